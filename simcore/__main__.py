@@ -1,0 +1,5 @@
+import sys
+
+from simcore.cli import main
+
+sys.exit(main())

@@ -1,0 +1,295 @@
+"""The high-level entry point: from a run specification to summary, series and per-job records.
+
+The command line and the dashboard's workers both go through :func:`run` (or
+:func:`run_objects` when the cluster and workload are already built, e.g.
+from an uploaded trace), so a run gives the same numbers wherever it runs.
+
+Seeds: one integer seed is split with :class:`numpy.random.SeedSequence`
+into independent streams for the workload generator and the scheduler, so
+every scheduler compared under one seed sees exactly the same jobs.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simcore import metrics
+from simcore.capacity import allocation_lp
+from simcore.engine import ProgressCallback, SimResult, simulate
+from simcore.errors import InputError, ParameterError
+from simcore.model import ClassTable, Cluster, Workload
+from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
+from simcore.schedulers import SCHEDULERS, create
+from simcore.version import code_version
+
+
+@dataclass
+class RunSpec:
+    """What to run. ``cluster``/``workload`` are preset names or file paths."""
+
+    cluster: str
+    workload: str
+    scheduler: str
+    seed: int = 0
+    load: float = 0.9
+    hours: float | None = None
+    drain: bool = False
+    cluster_params: dict[str, Any] = field(default_factory=dict)
+    workload_params: dict[str, Any] = field(default_factory=dict)
+    scheduler_params: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunOutcome:
+    """Everything a run produced."""
+
+    summary: dict[str, Any]
+    series: dict[str, Any]
+    per_class: list[dict[str, Any]]
+    offline: dict[str, Any] | None
+    result: SimResult
+    workload: Workload
+    cluster: Cluster
+
+    def jobs_columns(self) -> dict[str, np.ndarray]:
+        """The per-job records as named columns (what CSV and Parquet downloads hold)."""
+        r = self.result
+        n = int(r.extra.get("arrived", r.n_jobs))
+        start = r.start[:n]
+        finish = r.finish[:n]
+        submit = r.submit[:n]
+        machine = r.machine[:n]
+        config = np.where(machine >= 0, r.config_of_machine[np.maximum(machine, 0)], -1)
+        return {
+            "job": np.arange(n, dtype=np.int64),
+            "submit_s": submit,
+            "class": r.job_class[:n],
+            "machine": machine,
+            "config": config,
+            "start_s": start,
+            "finish_s": finish,
+            "response_s": start - submit,
+            "completion_s": finish - submit,
+        }
+
+    def iter_job_rows(self) -> Iterator[list[str]]:
+        """Per-job CSV rows, streamed (a million-job run is never one string)."""
+        cols = self.jobs_columns()
+        names = list(cols)
+        yield names
+        n = len(cols["job"])
+        step = 65_536
+        for lo in range(0, n, step):
+            chunk = [cols[c][lo : lo + step] for c in names]
+            for row in zip(*(c.tolist() for c in chunk)):
+                yield [_fmt(v) for v in row]
+
+    def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
+        """Write per-job results and series as CSV and JSON into ``out_dir``."""
+        d = Path(out_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        written = []
+        p = d / "jobs.csv"
+        with p.open("w", newline="") as f:
+            w = csv.writer(f)
+            for row in self.iter_job_rows():
+                w.writerow(row)
+        written.append(p)
+        p = d / "summary.json"
+        p.write_text(json.dumps(self.summary, indent=2))
+        written.append(p)
+        p = d / "series.json"
+        p.write_text(json.dumps({"series": self.series, "per_class": self.per_class, "offline": self.offline}))
+        written.append(p)
+        s = self.series
+        tables = {
+            "cdf.csv": (["p", "response_s"], zip(s["cdf"]["p"], s["cdf"]["response_s"])),
+            "per_day.csv": (["day", "mean_response_s", "jobs"],
+                            zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"])),
+            "queue.csv": (["t_s", "queued", "running"],
+                          zip(s["queue"]["t_s"], s["queue"]["queued"], s["queue"]["running"])),
+            "utilization.csv": (["t_s", *self.cluster.resources],
+                                zip(s["utilization"]["t_s"], *(s["utilization"][r] for r in self.cluster.resources))),
+        }
+        for name, (header, rows) in tables.items():
+            p = d / name
+            with p.open("w", newline="") as f:
+                w = csv.writer(f)
+                w.writerow(header)
+                w.writerows(rows)
+            written.append(p)
+        return written
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return "" if v != v else repr(v)
+    return str(v)
+
+
+def _looks_like_file(name: str) -> bool:
+    return os.sep in name or "/" in name or name.endswith((".json", ".csv", ".gz", ".swf")) or os.path.exists(name)
+
+
+def resolve_cluster(name: str, params: dict[str, Any] | None = None) -> Cluster:
+    """A cluster from a preset name or a JSON cluster file."""
+    params = dict(params or {})
+    if name in CLUSTERS:
+        preset = CLUSTERS.get(name)
+        return preset.build(**coerce_params(f"cluster {name!r}", preset.params, params))
+    if _looks_like_file(name):
+        if params:
+            raise ParameterError(f"cluster file {name!r} takes no parameters (got {sorted(params)})")
+        from simcore.clusterfile import read_cluster
+
+        return read_cluster(name)
+    CLUSTERS.get(name)  # raises UnknownNameError listing the presets
+    raise AssertionError  # pragma: no cover
+
+
+def resolve_workload(
+    name: str,
+    cluster: Cluster,
+    seed: int,
+    load: float = 0.9,
+    hours: float | None = None,
+    params: dict[str, Any] | None = None,
+) -> Workload:
+    """A workload from a preset name (generated under ``seed``) or a trace file."""
+    params = dict(params or {})
+    if not (load > 0 and np.isfinite(load)):
+        raise ParameterError(f"load must be a positive number, got {load}")
+    if hours is not None and not (hours > 0 and np.isfinite(hours)):
+        raise ParameterError(f"hours must be a positive number, got {hours}")
+    if name in WORKLOADS:
+        preset = WORKLOADS.get(name)
+        h = preset.default_hours if hours is None else hours
+        rng = workload_rng(seed)
+        return preset.build(cluster, rng, load=load, hours=h,
+                            **coerce_params(f"workload {name!r}", preset.params, params))
+    if _looks_like_file(name):
+        if params:
+            raise ParameterError(f"trace file {name!r} takes no parameters (got {sorted(params)})")
+        from simcore.tracefile import read_trace
+
+        wl = read_trace(name, resources=cluster.resources)
+        return cut_to_hours(wl, hours) if hours is not None else wl
+    WORKLOADS.get(name)
+    raise AssertionError  # pragma: no cover
+
+
+def cut_to_hours(wl: Workload, hours: float) -> Workload:
+    """The jobs of ``wl`` submitted in its first ``hours`` hours."""
+    horizon = hours * 3600.0
+    n = int(np.searchsorted(wl.submit, horizon, side="left"))
+    return Workload(
+        name=wl.name, resources=wl.resources, submit=wl.submit[:n], request=wl.request[:n],
+        work=wl.work[:n], job_class=wl.job_class[:n], horizon_s=horizon, classes=wl.classes,
+        runtime=wl.runtime, params={**wl.params, "hours": hours},
+    )
+
+
+def _seeds(seed: int) -> list[np.random.SeedSequence]:
+    if not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
+    return np.random.SeedSequence(int(seed)).spawn(2)
+
+
+def workload_rng(seed: int) -> np.random.Generator:
+    """The generator stream a workload preset draws from under ``seed``."""
+    return np.random.default_rng(_seeds(seed)[0])
+
+
+def scheduler_rng(seed: int) -> np.random.Generator:
+    """The generator stream a scheduler draws from under ``seed``."""
+    return np.random.default_rng(_seeds(seed)[1])
+
+
+def class_table(workload: Workload, cluster: Cluster) -> ClassTable:
+    """The workload's job classes, or one class summarising all jobs.
+
+    Traces without classes get a single class with the mean request and the
+    mean duration, so the allocation LP still gives a capacity bound (a loose
+    one: fragmentation between different job sizes is invisible to it).
+    """
+    if workload.classes is not None:
+        return workload.classes
+    if workload.n_jobs == 0:
+        raise InputError(f"workload {workload.name!r} has no jobs")
+    mean_req = workload.request.mean(axis=0)
+    mean_p = float(workload.work.mean())
+    if mean_p <= 0:
+        mean_p = 1e-9
+    return ClassTable(("all",), mean_req[None, :], np.full((1, cluster.n_configs), 1.0 / mean_p), np.ones(1))
+
+
+def lambda_star(workload: Workload, cluster: Cluster) -> float | None:
+    try:
+        return allocation_lp(cluster, class_table(workload, cluster)).lambda_star
+    except ParameterError:
+        return None
+
+
+def run_objects(
+    cluster: Cluster,
+    workload: Workload,
+    scheduler: str,
+    seed: int = 0,
+    *,
+    scheduler_params: dict[str, Any] | None = None,
+    drain: bool = False,
+    progress: ProgressCallback | None = None,
+    labels: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """Run a registered scheduler on a built cluster and workload."""
+    cls = SCHEDULERS.get(scheduler)
+    opts = coerce_params(f"scheduler {scheduler!r}", cls.params,
+                         {k: v for k, v in (scheduler_params or {}).items() if k in {p.name for p in cls.params}})
+    sched = create(scheduler, **opts)
+    res = simulate(cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress)
+    summ: dict[str, Any] = {
+        "scheduler": scheduler,
+        "cluster": cluster.name,
+        "workload": workload.name,
+        "seed": int(seed),
+        **(labels or {}),
+    }
+    summ.update(metrics.summary(res))
+    summ["lambda_star"] = lambda_star(workload, cluster)
+    summ["arrival_rate"] = float(workload.params.get("arrival_rate", 0.0)) or (
+        workload.n_jobs / workload.horizon_s if workload.horizon_s > 0 else None)
+    summ["machines"] = cluster.n_machines
+    summ["version"] = code_version()
+    names = list(workload.classes.names) if workload.classes is not None else None
+    return RunOutcome(
+        summary=summ,
+        series=metrics.series(res),
+        per_class=metrics.per_class(res, names),
+        offline=sched.offline_solution(),
+        result=res,
+        workload=workload,
+        cluster=cluster,
+    )
+
+
+def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
+    """Build the cluster and workload named in ``spec`` and run its scheduler."""
+    SCHEDULERS.get(spec.scheduler)  # fail on a bad name before generating anything
+    cluster = resolve_cluster(spec.cluster, spec.cluster_params)
+    workload = resolve_workload(spec.workload, cluster, spec.seed, spec.load, spec.hours, spec.workload_params)
+    labels = {"cluster": spec.cluster if spec.cluster in CLUSTERS else cluster.name,
+              "workload": spec.workload if spec.workload in WORKLOADS else workload.name,
+              "load": spec.load, "hours": workload.horizon_s / 3600.0}
+    return run_objects(cluster, workload, spec.scheduler, spec.seed, scheduler_params=spec.scheduler_params,
+                       drain=spec.drain, progress=progress, labels=labels)

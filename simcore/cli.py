@@ -1,0 +1,242 @@
+"""The ``simcore`` command line: run, compare, presets, bench, import.
+
+Every user error ends as a one-line message on stderr and exit status 2,
+never a traceback. Options for preset and scheduler parameters (``--phi``,
+``--omega``, ``--machines-per-config``...) are generated from the
+registries, so a new preset's parameters appear here by themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from simcore.errors import SimcoreError
+from simcore.presets import CLUSTERS, WORKLOADS
+from simcore.schedulers import SCHEDULERS
+from simcore.schedulers.base import Param
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+class UsageError(SimcoreError):
+    pass
+
+
+def _all_params() -> dict[str, Param]:
+    out: dict[str, Param] = {}
+    for _, cp in CLUSTERS.items():
+        for p in cp.params:
+            out.setdefault(p.name, p)
+    for _, wp in WORKLOADS.items():
+        for p in wp.params:
+            out.setdefault(p.name, p)
+    for _, sc in SCHEDULERS.items():
+        for p in sc.params:
+            out.setdefault(p.name, p)
+    return out
+
+
+def _bool(v: str) -> bool:
+    if v.lower() in ("1", "true", "yes", "on"):
+        return True
+    if v.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {v!r}")
+
+
+def _finite_float(v: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {v!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {v!r}")
+    return x
+
+
+def _nonneg_int(v: str) -> int:
+    try:
+        x = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}") from None
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}")
+    return x
+
+
+def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param]) -> None:
+    p.add_argument("--cluster", required=True, help="cluster preset name or JSON cluster file")
+    p.add_argument("--workload", required=True, help="workload preset name or trace file (CSV, optionally .gz)")
+    p.add_argument("--seed", type=_nonneg_int, default=0, help="random seed (default 0)")
+    p.add_argument("--load", type=_finite_float, default=0.9,
+                   help="arrival rate as a fraction of the allocation LP bound lambda* (default 0.9)")
+    p.add_argument("--hours", type=_finite_float, default=None,
+                   help="arrival window in hours (default: the workload preset's; whole trace for files)")
+    p.add_argument("--drain", action="store_true",
+                   help="after the arrival window, keep simulating until every job has finished")
+    p.add_argument("--progress", action="store_true", help="print progress to stderr")
+    group = p.add_argument_group("preset and scheduler parameters")
+    for name, prm in sorted(params.items()):
+        kind = _bool if prm.type is bool else (_finite_float if prm.type is float else prm.type)
+        group.add_argument(f"--{name.replace('_', '-')}", dest=f"param_{name}", type=kind, default=None,
+                           help=f"{prm.help} (default {prm.default})")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    params = _all_params()
+    parser = _Parser(prog="simcore", description="Simulate schedulers on heterogeneous datacenter clusters.")
+    from simcore.version import code_version
+
+    parser.add_argument("--version", action="version", version=f"simcore {code_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = sub.add_parser("run", help="run one scheduler and print a JSON summary")
+    _add_scenario_args(run, params)
+    run.add_argument("--scheduler", required=True, help="scheduler name (see `simcore presets`)")
+    run.add_argument("--out", help="directory for per-job results and series (CSV and JSON)")
+
+    cmp_ = sub.add_parser("compare", help="run several schedulers on the same workload; one JSON line each")
+    _add_scenario_args(cmp_, params)
+    cmp_.add_argument("--schedulers", "--scheduler", dest="schedulers", required=True,
+                      help="comma-separated scheduler names, or 'all'")
+    cmp_.add_argument("--out", help="directory; results go to DIR/<scheduler>/")
+
+    pre = sub.add_parser("presets", help="list clusters, workloads and schedulers")
+    pre.add_argument("--json", action="store_true", help="machine-readable output")
+
+    for name, module, text in (("bench", "simcore.bench", "print simulation speed per scheduler"),
+                               ("import", "simcore.importer", "convert a real trace to the project's format")):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        sp = sub.add_parser(name, help=text)
+        mod.add_arguments(sp)
+        sp.set_defaults(_module=mod)
+    return parser
+
+
+def _split_params(args: argparse.Namespace, cluster: str, workload: str, schedulers: list[str]) -> tuple[
+        dict[str, Any], dict[str, Any], dict[str, Any]]:
+    given = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_") and v is not None}
+    cp = {p.name for p in CLUSTERS.get(cluster).params} if cluster in CLUSTERS else set()
+    wp = {p.name for p in WORKLOADS.get(workload).params} if workload in WORKLOADS else set()
+    sp = {p.name for s in schedulers for p in SCHEDULERS.get(s).params}
+    c, w, s = {}, {}, {}
+    for k, v in given.items():
+        used = False
+        if k in cp:
+            c[k] = v
+            used = True
+        if k in wp:
+            w[k] = v
+            used = True
+        if k in sp:
+            s[k] = v
+            used = True
+        if not used:
+            raise UsageError(
+                f"--{k.replace('_', '-')} does not apply to cluster {cluster!r}, workload {workload!r} "
+                f"or scheduler(s) {', '.join(schedulers)}")
+    return c, w, s
+
+
+def _progress_printer(label: str) -> Any:
+    def show(p: Any) -> None:
+        eta = ""
+        if 0 < p.fraction < 1:
+            eta = f", ETA {p.wall_s * (1 - p.fraction) / p.fraction:.0f}s"
+        print(f"[{label}] {100 * p.fraction:5.1f}% simulated, {p.completed}/{p.jobs} jobs done{eta}",
+              file=sys.stderr, flush=True)
+
+    return show
+
+
+def _run_one(args: argparse.Namespace, scheduler: str, c: dict[str, Any], w: dict[str, Any],
+             s: dict[str, Any], out: str | None) -> dict[str, Any]:
+    from simcore import api
+
+    spec = api.RunSpec(cluster=args.cluster, workload=args.workload, scheduler=scheduler, seed=args.seed,
+                       load=args.load, hours=args.hours, drain=args.drain, cluster_params=c,
+                       workload_params=w, scheduler_params=s)
+    outcome = api.run(spec, progress=_progress_printer(scheduler) if args.progress else None)
+    if out:
+        outcome.write(out)
+    return outcome.summary
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    SCHEDULERS.get(args.scheduler)
+    c, w, s = _split_params(args, args.cluster, args.workload, [args.scheduler])
+    print(json.dumps(_run_one(args, args.scheduler, c, w, s, args.out)))
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    names = SCHEDULERS.names() if args.schedulers == "all" else [x.strip() for x in args.schedulers.split(",") if x.strip()]
+    if not names:
+        raise UsageError("--schedulers needs at least one scheduler name")
+    for n in names:
+        SCHEDULERS.get(n)
+    c, w, s = _split_params(args, args.cluster, args.workload, names)
+    for n in names:
+        out = f"{args.out}/{n}" if args.out else None
+        print(json.dumps(_run_one(args, n, c, w, s, out)), flush=True)
+    return 0
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    def params(ps: tuple[Param, ...]) -> list[dict[str, Any]]:
+        return [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help} for p in ps]
+
+    data = {
+        "clusters": [{"name": n, "description": p.description, "params": params(p.params)} for n, p in CLUSTERS.items()],
+        "workloads": [{"name": n, "description": p.description, "params": params(p.params),
+                       "default_cluster": p.default_cluster} for n, p in WORKLOADS.items()],
+        "schedulers": [{"name": n, "description": c.description, "params": params(c.params)}
+                       for n, c in SCHEDULERS.items()],
+    }
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    for title, key in (("Clusters", "clusters"), ("Workloads", "workloads"), ("Schedulers", "schedulers")):
+        print(f"{title}:")
+        for item in data[key]:
+            print(f"  {item['name']:<22} {item['description']}")
+        print()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "compare":
+            return _cmd_compare(args)
+        if args.command == "presets":
+            return _cmd_presets(args)
+        return int(args._module.main(args))
+    except SimcoreError as e:
+        print(f"simcore: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"simcore: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("simcore: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,329 @@
+"""The discrete-event engine: arrivals and completions, rules enforced here.
+
+Arrivals come from the workload's sorted ``submit`` array (no heap entry per
+job); completions live in a heap of ``(time, sequence, job, machine)`` tuples,
+the sequence number making ties deterministic (SimPy's habit). At equal
+times completions are handled before arrivals, so a job arriving exactly
+when another finishes sees the freed resources.
+
+The engine, not the scheduler, enforces the rules (:meth:`Simulation.start`):
+a machine never runs more than its capacity in any resource, a job starts no
+earlier than it arrives and only once, and it runs for its (machine-dependent)
+processing time.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simcore.errors import SchedulingError
+from simcore.model import Cluster, FloatArray, IntArray, Workload, check_compatible
+from simcore.schedulers.base import Scheduler
+
+#: Tolerance for capacity checks: requests and capacities are floats that are
+#: added and subtracted many times, so exact comparison would reject fits that
+#: are exact on paper.
+EPS = 1e-9
+
+#: Number of samples of the queue length and utilisation series.
+DEFAULT_SAMPLES = 2000
+
+QUEUED, RUNNING, DONE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a run is, for progress bars."""
+
+    now: float
+    horizon: float
+    arrived: int
+    started: int
+    completed: int
+    jobs: int
+    wall_s: float
+
+    @property
+    def fraction(self) -> float:
+        if self.horizon <= 0:
+            return 1.0
+        return min(1.0, self.now / self.horizon)
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+@dataclass
+class SimResult:
+    """Per-job records as flat arrays plus the sampled series."""
+
+    n_jobs: int
+    submit: FloatArray
+    start: FloatArray  # NaN if never started
+    finish: FloatArray  # NaN if not finished by the end
+    machine: IntArray  # -1 if never started
+    job_class: IntArray
+    sample_t: FloatArray
+    sample_queue: IntArray
+    sample_running: IntArray
+    sample_util: FloatArray  # (samples, resources)
+    horizon_s: float
+    end_s: float
+    wall_s: float
+    resources: tuple[str, ...]
+    config_of_machine: IntArray
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def started_mask(self) -> NDArray[np.bool_]:
+        return ~np.isnan(self.start)
+
+    @property
+    def completed_mask(self) -> NDArray[np.bool_]:
+        return ~np.isnan(self.finish)
+
+
+class Simulation:
+    """One run of one scheduler on one cluster and workload.
+
+    Schedulers read ``now``, ``free`` (free capacity per machine, shape
+    ``(machines, resources)``), ``request`` (per job), ``config_of`` (machine
+    -> configuration), ``running`` (jobs running per machine) and
+    ``last_class`` (class of the job each machine ran last), and act only
+    through :meth:`start`.
+    """
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        workload: Workload,
+        scheduler: Scheduler,
+        rng: np.random.Generator,
+        *,
+        drain: bool = False,
+        samples: int = DEFAULT_SAMPLES,
+        progress: ProgressCallback | None = None,
+        progress_every_s: float = 0.5,
+    ) -> None:
+        check_compatible(cluster, workload)
+        self.cluster = cluster
+        self.workload = workload
+        self.scheduler = scheduler
+        self.rng = rng
+        self.drain = drain
+        self.horizon = float(workload.horizon_s)
+        self.now = 0.0
+
+        n = workload.n_jobs
+        self.n_jobs = n
+        self.request: FloatArray = workload.request
+        self.job_class: IntArray = workload.job_class
+        self.submit: FloatArray = workload.submit
+        self.capacity: FloatArray = cluster.machine_capacity
+        self.free: FloatArray = self.capacity.copy()
+        self.config_of: IntArray = cluster.machine_config
+        self.n_machines = cluster.n_machines
+        self.running: IntArray = np.zeros(self.n_machines, dtype=np.int64)
+        self.last_class: IntArray = np.full(self.n_machines, -1, dtype=np.int64)
+        self.runtime = workload.runtime_model()
+
+        self.state = np.zeros(n, dtype=np.int8)
+        self.start_t = np.full(n, np.nan)
+        self.finish_t = np.full(n, np.nan)
+        self.machine_of = np.full(n, -1, dtype=np.int64)
+        self.arrived = 0
+        self.started = 0
+        self.completed = 0
+        self._seq = 0
+        self._heap: list[tuple[float, int, int, int]] = []
+        self._used = np.zeros(len(cluster.resources))
+        self._total_cap = cluster.total_capacity()
+        self._cls_list: list[int] = self.job_class.tolist()
+        self._config_list: list[int] = self.config_of.tolist()
+
+        self._n_samples = max(2, int(samples))
+        self._progress = progress
+        self._progress_every_s = progress_every_s
+
+    # -- the scheduler's one action -------------------------------------------------
+    def fits(self, job: int, machine: int) -> bool:
+        """Whether ``job`` fits in the free capacity of ``machine`` now."""
+        return bool(np.all(self.request[job] <= self.free[machine] + EPS))
+
+    def start(self, job: int, machine: int) -> float:
+        """Start ``job`` on ``machine`` now; returns its processing time (s).
+
+        Raises :class:`SchedulingError` if the job has not arrived, was already
+        started, or does not fit.
+        """
+        if job >= self.arrived or job < 0:
+            raise SchedulingError(f"job {job} started at t={self.now} before it arrived")
+        if self.state[job] != QUEUED:
+            raise SchedulingError(f"job {job} started twice")
+        req = self.request[job]
+        free = self.free[machine]
+        if np.any(req > free + EPS):
+            raise SchedulingError(
+                f"job {job} (request {req.tolist()}) does not fit on machine {machine} "
+                f"(free {free.tolist()})"
+            )
+        free -= req
+        self._used += req
+        self.state[job] = RUNNING
+        self.running[machine] += 1
+        self.started += 1
+        self.start_t[job] = self.now
+        self.machine_of[job] = machine
+        p = self.runtime.duration(job, self._config_list[machine], int(self.last_class[machine]))
+        if not p >= 0.0:  # also rejects NaN
+            raise SchedulingError(f"job {job} has invalid processing time {p}")
+        self._seq += 1
+        heapq.heappush(self._heap, (self.now + p, self._seq, job, machine))
+        return p
+
+    def processing_time(self, job: int, machine: int) -> float:
+        """How long ``job`` would run on ``machine`` if started now (s)."""
+        return self.runtime.duration(job, self._config_list[machine], int(self.last_class[machine]))
+
+    @property
+    def queued(self) -> int:
+        """Jobs that arrived and have not started."""
+        return self.arrived - self.started
+
+    # -- the loop ------------------------------------------------------------------------
+    def run(self) -> SimResult:
+        wall0 = time.perf_counter()
+        sched = self.scheduler
+        sched.setup(self, self.rng)
+        submit = self.submit.tolist()
+        n = self.n_jobs
+        heap = self._heap
+        horizon = self.horizon
+        inf = math.inf
+        i = 0
+        next_arrival = submit[0] if n else inf
+
+        n_s = self._n_samples
+        sample_t = np.linspace(0.0, horizon, n_s) if horizon > 0 else np.zeros(n_s)
+        s_queue = np.zeros(n_s, dtype=np.int64)
+        s_running = np.zeros(n_s, dtype=np.int64)
+        s_util = np.zeros((n_s, len(self._total_cap)))
+        safe_cap = np.where(self._total_cap > 0, self._total_cap, 1.0)
+        si = 0
+        next_sample = sample_t[0] if n_s else inf
+        sample_list = sample_t.tolist()
+
+        progress = self._progress
+        check_every = 4096
+        countdown = check_every
+        last_report = wall0
+
+        while True:
+            if heap and heap[0][0] <= next_arrival:
+                t = heap[0][0]
+                is_arrival = False
+            elif i < n:
+                t = next_arrival
+                is_arrival = True
+            else:
+                break
+            if t > horizon and not self.drain:
+                break
+            # Sample the state as it was just before this event.
+            while t >= next_sample and si < n_s:
+                s_queue[si] = self.arrived - self.started
+                s_running[si] = self.started - self.completed
+                s_util[si] = self._used / safe_cap
+                si += 1
+                next_sample = sample_list[si] if si < n_s else inf
+            self.now = t
+            if is_arrival:
+                self.arrived = i + 1
+                i += 1
+                next_arrival = submit[i] if i < n else inf
+                sched.on_arrival(i - 1)
+            else:
+                _, _, job, m = heapq.heappop(heap)
+                self._finish(job, m)
+                sched.on_completion(job, m)
+            countdown -= 1
+            if countdown == 0:
+                countdown = check_every
+                if progress is not None:
+                    w = time.perf_counter()
+                    if w - last_report >= self._progress_every_s:
+                        last_report = w
+                        progress(self._progress_info(w - wall0))
+
+        end = self.now if self.drain else max(self.now, horizon)
+        while si < n_s:
+            s_queue[si] = self.arrived - self.started
+            s_running[si] = self.started - self.completed
+            s_util[si] = self._used / safe_cap
+            si += 1
+        self.now = end
+        wall = time.perf_counter() - wall0
+        if progress is not None:
+            progress(self._progress_info(wall))
+        return SimResult(
+            n_jobs=n,
+            submit=self.submit,
+            start=self.start_t,
+            finish=self.finish_t,
+            machine=self.machine_of,
+            job_class=self.job_class,
+            sample_t=sample_t,
+            sample_queue=s_queue,
+            sample_running=s_running,
+            sample_util=s_util,
+            horizon_s=horizon,
+            end_s=end,
+            wall_s=wall,
+            resources=tuple(self.cluster.resources),
+            config_of_machine=self.config_of,
+            extra={"arrived": self.arrived},
+        )
+
+    def _finish(self, job: int, m: int) -> None:
+        req = self.request[job]
+        self.free[m] += req
+        self._used -= req
+        self.running[m] -= 1
+        self.state[job] = DONE
+        self.finish_t[job] = self.now
+        self.completed += 1
+        self.last_class[m] = self._cls_list[job]
+        if self.running[m] == 0:
+            # Drop accumulated rounding error: an idle machine is exactly empty.
+            self.free[m] = self.capacity[m]
+
+    def _progress_info(self, wall: float) -> Progress:
+        return Progress(
+            now=self.now,
+            horizon=self.horizon,
+            arrived=self.arrived,
+            started=self.started,
+            completed=self.completed,
+            jobs=self.n_jobs,
+            wall_s=wall,
+        )
+
+
+def simulate(
+    cluster: Cluster,
+    workload: Workload,
+    scheduler: Scheduler,
+    seed: int | np.random.Generator = 0,
+    **kwargs: Any,
+) -> SimResult:
+    """Run ``scheduler`` on ``cluster`` and ``workload``; see :class:`Simulation`."""
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    return Simulation(cluster, workload, scheduler, rng, **kwargs).run()

@@ -1,0 +1,238 @@
+"""The cluster and workload model: plain numpy arrays, never one object per job.
+
+Units: times are seconds; resource amounts are in whatever unit the cluster
+uses (the Google presets normalise every resource to the largest machine,
+as the LoTES paper does), requests and capacities in the same unit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from simcore.errors import InputError
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """A list of machine configurations, each with ``counts[j]`` identical machines.
+
+    ``capacity[j, l]`` is the capacity of one machine of configuration ``j``
+    in resource ``resources[l]``. Machines are numbered configuration by
+    configuration in the order given (the LoTES paper's Table 1 order), so
+    machine ``i`` belongs to configuration ``machine_config[i]``.
+    """
+
+    name: str
+    resources: tuple[str, ...]
+    config_names: tuple[str, ...]
+    counts: IntArray
+    capacity: FloatArray
+    attributes: tuple[dict[str, Any], ...] = ()
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        counts = np.asarray(self.counts, dtype=np.int64)
+        capacity = np.asarray(self.capacity, dtype=np.float64)
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "capacity", capacity)
+        if not self.resources:
+            raise InputError("a cluster needs at least one resource")
+        if len(set(self.resources)) != len(self.resources):
+            raise InputError(f"duplicate resource names in {list(self.resources)}")
+        if capacity.shape != (len(self.config_names), len(self.resources)):
+            raise InputError(
+                f"capacity has shape {capacity.shape}, expected "
+                f"({len(self.config_names)} configurations, {len(self.resources)} resources)"
+            )
+        if len(counts) != len(self.config_names):
+            raise InputError("one machine count per configuration is required")
+        if len(self.config_names) == 0:
+            raise InputError("a cluster needs at least one machine configuration")
+        if (counts < 0).any() or counts.sum() == 0:
+            raise InputError("machine counts must be non-negative and not all zero")
+        if not np.isfinite(capacity).all() or (capacity < 0).any():
+            raise InputError("capacities must be finite and non-negative")
+        if not self.attributes:
+            object.__setattr__(self, "attributes", tuple({} for _ in self.config_names))
+
+    @property
+    def n_configs(self) -> int:
+        return len(self.config_names)
+
+    @property
+    def n_machines(self) -> int:
+        return int(self.counts.sum())
+
+    @property
+    def machine_config(self) -> IntArray:
+        """Configuration index of every machine, shape ``(n_machines,)``."""
+        return np.repeat(np.arange(self.n_configs, dtype=np.int64), self.counts)
+
+    @property
+    def machine_capacity(self) -> FloatArray:
+        """Capacity of every machine, shape ``(n_machines, n_resources)``."""
+        return np.repeat(self.capacity, self.counts, axis=0)
+
+    def total_capacity(self) -> FloatArray:
+        """Capacity of the whole cluster per resource."""
+        return (self.capacity * self.counts[:, None]).sum(axis=0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The project's JSON cluster format (see :mod:`simcore.clusterfile`)."""
+        return {
+            "name": self.name,
+            "resources": list(self.resources),
+            "configurations": [
+                {
+                    "name": n,
+                    "count": int(c),
+                    "capacity": {r: float(v) for r, v in zip(self.resources, cap)},
+                    **({"attributes": a} if a else {}),
+                }
+                for n, c, cap, a in zip(self.config_names, self.counts, self.capacity, self.attributes)
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class ClassTable:
+    """Job classes as the LoTES allocation LP sees them.
+
+    ``requests[k, l]``: expected request of class ``k`` in resource ``l``.
+    ``rates[k, j]``: the paper's mu_jk, jobs per second that one job slot of
+    configuration ``j`` completes for class ``k`` (1 / expected processing time).
+    ``proportions[k]``: the paper's alpha_k, fraction of arrivals in class ``k``.
+    """
+
+    names: tuple[str, ...]
+    requests: FloatArray
+    rates: FloatArray
+    proportions: FloatArray
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "requests", np.asarray(self.requests, dtype=np.float64))
+        object.__setattr__(self, "rates", np.asarray(self.rates, dtype=np.float64))
+        object.__setattr__(self, "proportions", np.asarray(self.proportions, dtype=np.float64))
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.names)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "names": list(self.names),
+            "requests": self.requests.tolist(),
+            "rates": self.rates.tolist(),
+            "proportions": self.proportions.tolist(),
+        }
+
+
+class RuntimeModel(Protocol):
+    """How long a job runs on a machine.
+
+    ``last_class`` is the class of the job the machine ran last (-1 if none),
+    which the profile-driven study needs for its warm file cache.
+    """
+
+    def duration(self, job: int, config: int, last_class: int) -> float: ...
+
+
+class FixedRuntime:
+    """Processing time independent of the machine: ``duration = work``."""
+
+    def __init__(self, work: FloatArray) -> None:
+        self._work = np.asarray(work, dtype=np.float64).tolist()
+
+    def duration(self, job: int, config: int, last_class: int) -> float:
+        return self._work[job]  # type: ignore[no-any-return]
+
+
+class RateRuntime:
+    """Machine-dependent processing time ``work / mu[class, config]`` (LoTES section 5.4)."""
+
+    def __init__(self, work: FloatArray, job_class: IntArray, rates: FloatArray) -> None:
+        self._work = np.asarray(work, dtype=np.float64).tolist()
+        self._cls = np.asarray(job_class, dtype=np.int64).tolist()
+        self._rates = np.asarray(rates, dtype=np.float64).tolist()
+
+    def duration(self, job: int, config: int, last_class: int) -> float:
+        return self._work[job] / self._rates[self._cls[job]][config]  # type: ignore[no-any-return]
+
+
+@dataclass
+class Workload:
+    """A stream of ``n`` jobs, sorted by submission time.
+
+    ``work[z]`` is the job's duration in seconds when ``runtime`` is None
+    (machine-independent processing), otherwise whatever the runtime model
+    divides (LoTES: work, with mean 1, divided by mu).
+    ``job_class[z]`` is -1 where the class is unknown.
+    """
+
+    name: str
+    resources: tuple[str, ...]
+    submit: FloatArray
+    request: FloatArray
+    work: FloatArray
+    job_class: IntArray
+    horizon_s: float
+    classes: ClassTable | None = None
+    runtime: RuntimeModel | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.submit = np.asarray(self.submit, dtype=np.float64)
+        self.request = np.asarray(self.request, dtype=np.float64).reshape(len(self.submit), -1)
+        self.work = np.asarray(self.work, dtype=np.float64)
+        self.job_class = np.asarray(self.job_class, dtype=np.int64)
+        n = len(self.submit)
+        if self.request.shape[1] != len(self.resources):
+            raise InputError(
+                f"requests have {self.request.shape[1]} columns but the workload names "
+                f"{len(self.resources)} resources"
+            )
+        if len(self.work) != n or len(self.job_class) != n:
+            raise InputError("submit, request, work and job_class must have one entry per job")
+        if n and np.any(np.diff(self.submit) < 0):
+            raise InputError("jobs must be sorted by submission time")
+
+    @property
+    def n_jobs(self) -> int:
+        return len(self.submit)
+
+    def runtime_model(self) -> RuntimeModel:
+        return self.runtime if self.runtime is not None else FixedRuntime(self.work)
+
+
+def check_compatible(cluster: Cluster, workload: Workload) -> None:
+    """Fail with a clear message when the workload cannot run on the cluster."""
+    if tuple(workload.resources) != tuple(cluster.resources):
+        raise InputError(
+            f"workload {workload.name!r} requests resources {list(workload.resources)} "
+            f"but cluster {cluster.name!r} has {list(cluster.resources)}"
+        )
+    if workload.n_jobs == 0:
+        return
+    biggest = cluster.capacity[cluster.counts > 0]
+    fits_somewhere = (workload.request[:, None, :] <= biggest[None, :, :] + 1e-12).all(axis=2).any(axis=1) \
+        if workload.n_jobs * len(biggest) < 50_000_000 else _fits_chunked(workload.request, biggest)
+    if not fits_somewhere.all():
+        z = int(np.flatnonzero(~fits_somewhere)[0])
+        raise InputError(
+            f"job {z} requests {dict(zip(workload.resources, workload.request[z].tolist()))}, "
+            f"more than any machine of cluster {cluster.name!r} offers"
+        )
+
+
+def _fits_chunked(request: FloatArray, capacity: FloatArray) -> NDArray[np.bool_]:
+    out = np.zeros(len(request), dtype=bool)
+    for cap in capacity:
+        out |= (request <= cap + 1e-12).all(axis=1)
+    return out

@@ -1,0 +1,118 @@
+"""Named clusters and workloads ("presets"), found through registries.
+
+Each module in this package registers its presets with the decorators
+below. A cluster preset builds a :class:`~simcore.model.Cluster` from its
+parameters; a workload preset builds a :class:`~simcore.model.Workload` for a
+given cluster (the arrival rate is a fraction ``load`` of the cluster's
+allocation-LP bound lambda*), a random generator, and a horizon in hours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simcore.errors import ParameterError
+from simcore.model import Cluster, Workload
+from simcore.registry import Registry
+from simcore.schedulers.base import Param
+
+ClusterBuilder = Callable[..., Cluster]
+#: build(cluster, rng, load, hours, **params) -> Workload
+WorkloadBuilder = Callable[..., Workload]
+
+
+@dataclass(frozen=True)
+class ClusterPreset:
+    name: str
+    description: str
+    build: ClusterBuilder
+    params: tuple[Param, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkloadPreset:
+    name: str
+    description: str
+    build: WorkloadBuilder
+    params: tuple[Param, ...] = ()
+    #: The cluster to use when the user names none (e.g. ncbi-blast -> ncbi-heterogeneous).
+    default_cluster: str | None = None
+    #: False for workloads whose arrival rate is fixed by the data (load is ignored).
+    uses_load: bool = True
+    default_hours: float = 24.0
+
+
+CLUSTERS: Registry[ClusterPreset] = Registry("cluster", __name__)
+WORKLOADS: Registry[WorkloadPreset] = Registry("workload", __name__)
+
+
+def cluster_preset(
+    name: str, description: str, params: tuple[Param, ...] = ()
+) -> Callable[[ClusterBuilder], ClusterBuilder]:
+    def deco(fn: ClusterBuilder) -> ClusterBuilder:
+        CLUSTERS.register(name)(ClusterPreset(name, description, fn, params))
+        return fn
+
+    return deco
+
+
+def workload_preset(
+    name: str,
+    description: str,
+    params: tuple[Param, ...] = (),
+    *,
+    default_cluster: str | None = None,
+    uses_load: bool = True,
+    default_hours: float = 24.0,
+) -> Callable[[WorkloadBuilder], WorkloadBuilder]:
+    def deco(fn: WorkloadBuilder) -> WorkloadBuilder:
+        WORKLOADS.register(name)(
+            WorkloadPreset(name, description, fn, params, default_cluster, uses_load, default_hours)
+        )
+        return fn
+
+    return deco
+
+
+def coerce_params(kind: str, params: tuple[Param, ...], given: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``given`` against ``params``; fill defaults; name the bad one on error."""
+    known = {p.name: p for p in params}
+    out: dict[str, Any] = {}
+    for key in given:
+        if key not in known:
+            valid = ", ".join(sorted(known)) or "none"
+            raise ParameterError(f"{kind} has no parameter {key!r}; valid parameters: {valid}")
+    for p in params:
+        value = given.get(p.name, p.default)
+        if value is None:
+            out[p.name] = None
+            continue
+        try:
+            value = p.type(value)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{kind} parameter {p.name!r} must be {p.type.__name__}, got {value!r}") from None
+        if isinstance(value, float) and not np.isfinite(value):
+            raise ParameterError(f"{kind} parameter {p.name!r} must be finite, got {value!r}")
+        if p.min is not None and value < p.min:
+            raise ParameterError(f"{kind} parameter {p.name!r} must be at least {p.min}, got {value}")
+        if p.max is not None and value > p.max:
+            raise ParameterError(f"{kind} parameter {p.name!r} must be at most {p.max}, got {value}")
+        if p.choices is not None and value not in p.choices:
+            raise ParameterError(f"{kind} parameter {p.name!r} must be one of {list(p.choices)}, got {value!r}")
+        out[p.name] = value
+    return out
+
+
+__all__ = [
+    "CLUSTERS",
+    "WORKLOADS",
+    "ClusterPreset",
+    "WorkloadPreset",
+    "cluster_preset",
+    "coerce_params",
+    "workload_preset",
+]

@@ -1,0 +1,59 @@
+"""The one scheduler interface every scheduler in this project implements.
+
+A scheduler only decides; the engine enforces the rules. The engine tells
+the scheduler about each arrival and each completion, and the scheduler
+answers by calling ``sim.start(job, machine)`` zero or more times (start job
+J on machine M now). Jobs it does not start stay in whatever queues the
+scheduler keeps; the engine counts them as queued.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from simcore.engine import Simulation
+
+
+@dataclass(frozen=True)
+class Param:
+    """A tunable parameter of a scheduler or preset, so the CLI, forms and API can offer it."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[Any, ...] | None = None
+
+
+class Scheduler:
+    """Base class. Subclasses set ``name``, ``description`` and optionally ``params``."""
+
+    name: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
+        """Called once before the first event. Keep ``sim`` and ``rng``."""
+        self.sim = sim
+        self.rng = rng
+
+    def on_arrival(self, job: int) -> None:
+        """Job ``job`` arrived at ``self.sim.now``: start it or queue it."""
+        raise NotImplementedError
+
+    def on_completion(self, job: int, machine: int) -> None:
+        """Job ``job`` finished on ``machine``; its resources are already free."""
+        raise NotImplementedError
+
+    def offline_solution(self) -> dict[str, Any] | None:
+        """JSON-ready description of any offline plan (LoTES), or None."""
+        return None
