@@ -1,0 +1,98 @@
+"""Metrics on hand-built results: the numbers are computed by hand in the comments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simcore import metrics
+from simcore.engine import SimResult
+
+
+def _result(submit, start, finish, *, queue=None, util=None, horizon=10.0) -> SimResult:
+    submit = np.asarray(submit, dtype=float)
+    n = len(submit)
+    samples = 5
+    return SimResult(
+        n_jobs=n,
+        submit=submit,
+        start=np.asarray(start, dtype=float),
+        finish=np.asarray(finish, dtype=float),
+        machine=np.where(np.isnan(np.asarray(start, dtype=float)), -1, 0),
+        job_class=np.array([0, 1, 0, 1][:n] + [0] * max(0, n - 4)),
+        sample_t=np.linspace(0, horizon, samples),
+        sample_queue=np.asarray(queue if queue is not None else [0] * samples),
+        sample_running=np.zeros(samples, dtype=np.int64),
+        sample_util=np.asarray(util if util is not None else [[0.5, 0.25]] * samples, dtype=float),
+        horizon_s=horizon,
+        end_s=horizon,
+        wall_s=0.5,
+        resources=("cpu", "mem"),
+        config_of_machine=np.zeros(1, dtype=np.int64),
+        extra={"arrived": n},
+    )
+
+
+def test_it_summarises_waits_completions_and_counts() -> None:
+    # waits: 0, 2, 4 for the started jobs; job 3 never started.
+    # completions: 1, 5 (job 2 still running at the end).
+    r = _result(submit=[0, 1, 2, 3], start=[0, 3, 6, np.nan], finish=[1, 6, np.nan, np.nan])
+    s = metrics.summary(r)
+    assert s["jobs"] == 4 and s["started"] == 3 and s["completed"] == 2
+    assert s["queued_at_end"] == 1 and s["running_at_end"] == 1
+    assert s["mean_response_s"] == pytest.approx(2.0)
+    assert s["p50_response_s"] == pytest.approx(2.0)
+    assert s["max_response_s"] == pytest.approx(4.0)
+    # numpy's linear interpolation: p90 of [0, 2, 4] = 3.6
+    assert s["p90_response_s"] == pytest.approx(3.6)
+    assert s["mean_completion_s"] == pytest.approx(3.0)
+    assert s["mean_run_s"] == pytest.approx(2.0)  # runs 1 and 3
+    assert s["utilization"] == {"cpu": pytest.approx(0.5), "mem": pytest.approx(0.25)}
+    assert s["jobs_per_s"] == pytest.approx(8.0)
+
+
+def test_per_day_counts_a_job_in_the_day_it_starts() -> None:
+    day = metrics.DAY_S
+    # job 0 waits 10 s and starts on day 0; job 1 arrives late on day 0, waits 10 s and
+    # starts on day 1, so it counts on day 1 with job 2 (also a 10 s wait).
+    r = _result(
+        submit=[0.0, day - 5, day + 1],
+        start=[10.0, day + 5, day + 11],
+        finish=[11.0, day + 6, day + 12],
+        horizon=2 * day,
+    )
+    pd = metrics.series(r)["per_day"]
+    assert pd["day"] == [0, 1]
+    assert pd["jobs"] == [1, 2]
+    # day 1: waits 10 and 10 -> mean 10
+    assert pd["mean_response_s"] == pytest.approx([10.0, 10.0])
+
+
+def test_cdf_is_monotone_and_ends_at_the_maximum() -> None:
+    rng = np.random.default_rng(3)
+    submit = np.sort(rng.uniform(0, 100, 200))
+    start = submit + rng.exponential(5, 200)
+    r = _result(submit, start, start + 1, horizon=200)
+    cdf = metrics.series(r)["cdf"]
+    x = np.array(cdf["response_s"])
+    assert np.all(np.diff(x) >= 0)
+    assert x[-1] == pytest.approx((start - submit).max())
+    assert cdf["p"][0] == 0.0 and cdf["p"][-1] == 1.0
+
+
+def test_a_growing_queue_is_unstable_and_a_flat_one_is_stable() -> None:
+    t = np.linspace(0, 100, 40)
+    assert metrics.is_stable(t, np.full(40, 3.0))
+    assert metrics.is_stable(t, 5 + 3 * np.sin(t))
+    assert not metrics.is_stable(t, 2.0 * t)
+
+
+def test_per_class_splits_wait_and_run() -> None:
+    r = _result(submit=[0, 0, 0, 0], start=[0, 1, 2, 3], finish=[4, 2, 3, 9])
+    rows = {row["class"]: row for row in metrics.per_class(r, ["a", "b"])}
+    # class a: jobs 0 and 2: waits 0, 2; runs 4, 1
+    assert rows["a"]["mean_response_s"] == pytest.approx(1.0)
+    assert rows["a"]["mean_run_s"] == pytest.approx(2.5)
+    assert rows["a"]["mean_completion_s"] == pytest.approx(3.5)
+    # class b: jobs 1 and 3: waits 1, 3; runs 1, 6
+    assert rows["b"]["mean_completion_s"] == pytest.approx(5.5)
