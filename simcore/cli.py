@@ -114,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("--json", action="store_true", help="machine-readable output")
 
     for name, module, text in (("bench", "simcore.bench", "print simulation speed per scheduler"),
-                               ("import", "simcore.importer", "convert a real trace to the project's format")):
+                               ("import", "simcore.importer", "convert a real trace to the project's format"),
+                               ("rerun", "simcore.archive", "re-run an experiment archive")):
         try:
             mod = importlib.import_module(module)
         except ImportError:

@@ -99,6 +99,15 @@ class Simulation:
     -> configuration), ``running`` (jobs running per machine) and
     ``last_class`` (class of the job each machine ran last), and act only
     through :meth:`start`.
+
+    Speed: the per-event work touches single rows, where a numpy call costs
+    about a microsecond and a Python float operation a few tens of
+    nanoseconds. So the engine reads and writes the same memory as the
+    public numpy arrays through flat :class:`memoryview` objects (``_free_mv``
+    is ``free`` seen as one flat float64 buffer, and so on): schedulers keep
+    vectorised numpy views of the state while the engine's bookkeeping stays
+    scalar. Per-job inputs are never turned into Python lists, so a
+    10-million-job run holds only its numpy arrays.
     """
 
     def __init__(
@@ -124,9 +133,9 @@ class Simulation:
 
         n = workload.n_jobs
         self.n_jobs = n
-        self.request: FloatArray = workload.request
-        self.job_class: IntArray = workload.job_class
-        self.submit: FloatArray = workload.submit
+        self.request: FloatArray = np.ascontiguousarray(workload.request, dtype=np.float64)
+        self.job_class: IntArray = np.ascontiguousarray(workload.job_class, dtype=np.int64)
+        self.submit: FloatArray = np.ascontiguousarray(workload.submit, dtype=np.float64)
         self.capacity: FloatArray = cluster.machine_capacity
         self.free: FloatArray = self.capacity.copy()
         self.config_of: IntArray = cluster.machine_config
@@ -144,10 +153,21 @@ class Simulation:
         self.completed = 0
         self._seq = 0
         self._heap: list[tuple[float, int, int, int]] = []
-        self._used = np.zeros(len(cluster.resources))
         self._total_cap = cluster.total_capacity()
-        self._cls_list: list[int] = self.job_class.tolist()
+        self._R = len(cluster.resources)
         self._config_list: list[int] = self.config_of.tolist()
+        self._cap_list: list[float] = self.capacity.reshape(-1).tolist()
+        # Flat scalar views sharing memory with the arrays above (see the class docstring).
+        self._req_mv = memoryview(self.request.reshape(-1))
+        self._free_mv = memoryview(self.free.reshape(-1))
+        self._running_mv = memoryview(self.running)
+        self._last_mv = memoryview(self.last_class)
+        self._cls_mv = memoryview(self.job_class)
+        self._state_mv = memoryview(self.state)
+        self._start_mv = memoryview(self.start_t)
+        self._finish_mv = memoryview(self.finish_t)
+        self._machine_mv = memoryview(self.machine_of)
+        self._duration = self.runtime.duration
 
         self._n_samples = max(2, int(samples))
         self._progress = progress
@@ -156,7 +176,15 @@ class Simulation:
     # -- the scheduler's one action -------------------------------------------------
     def fits(self, job: int, machine: int) -> bool:
         """Whether ``job`` fits in the free capacity of ``machine`` now."""
-        return bool(np.all(self.request[job] <= self.free[machine] + EPS))
+        req = self._req_mv
+        free = self._free_mv
+        R = self._R
+        jb = job * R
+        mb = machine * R
+        for off in range(R):
+            if req[jb + off] > free[mb + off] + EPS:
+                return False
+        return True
 
     def start(self, job: int, machine: int) -> float:
         """Start ``job`` on ``machine`` now; returns its processing time (s).
@@ -166,50 +194,77 @@ class Simulation:
         """
         if job >= self.arrived or job < 0:
             raise SchedulingError(f"job {job} started at t={self.now} before it arrived")
-        if self.state[job] != QUEUED:
+        if not 0 <= machine < self.n_machines:
+            raise SchedulingError(f"job {job} started on machine {machine}, which does not exist")
+        state = self._state_mv
+        if state[job] != QUEUED:
             raise SchedulingError(f"job {job} started twice")
-        req = self.request[job]
-        free = self.free[machine]
-        if np.any(req > free + EPS):
-            raise SchedulingError(
-                f"job {job} (request {req.tolist()}) does not fit on machine {machine} "
-                f"(free {free.tolist()})"
-            )
-        free -= req
-        self._used += req
-        self.state[job] = RUNNING
-        self.running[machine] += 1
+        req = self._req_mv
+        free = self._free_mv
+        R = self._R
+        jb = job * R
+        mb = machine * R
+        for off in range(R):
+            if req[jb + off] > free[mb + off] + EPS:
+                raise SchedulingError(
+                    f"job {job} (request {self.request[job].tolist()}) does not fit on machine {machine} "
+                    f"(free {self.free[machine].tolist()})"
+                )
+        for off in range(R):
+            free[mb + off] -= req[jb + off]
+        now = self.now
+        state[job] = RUNNING
+        self._running_mv[machine] += 1
         self.started += 1
-        self.start_t[job] = self.now
-        self.machine_of[job] = machine
-        p = self.runtime.duration(job, self._config_list[machine], int(self.last_class[machine]))
+        self._start_mv[job] = now
+        self._machine_mv[job] = machine
+        p = self._duration(job, self._config_list[machine], self._last_mv[machine])
         if not p >= 0.0:  # also rejects NaN
             raise SchedulingError(f"job {job} has invalid processing time {p}")
         self._seq += 1
-        heapq.heappush(self._heap, (self.now + p, self._seq, job, machine))
-        return p
+        heapq.heappush(self._heap, (now + p, self._seq, job, machine))
+        return p  # type: ignore[no-any-return]
 
     def processing_time(self, job: int, machine: int) -> float:
         """How long ``job`` would run on ``machine`` if started now (s)."""
-        return self.runtime.duration(job, self._config_list[machine], int(self.last_class[machine]))
+        return self._duration(job, self._config_list[machine], self._last_mv[machine])  # type: ignore[no-any-return]
 
     @property
     def queued(self) -> int:
         """Jobs that arrived and have not started."""
         return self.arrived - self.started
 
+    def used(self) -> FloatArray:
+        """Capacity in use over the whole cluster, per resource."""
+        return self._total_cap - self.free.sum(axis=0)  # type: ignore[no-any-return]
+
     # -- the loop ------------------------------------------------------------------------
     def run(self) -> SimResult:
         wall0 = time.perf_counter()
         sched = self.scheduler
         sched.setup(self, self.rng)
-        submit = self.submit.tolist()
+        on_arrival = sched.on_arrival
+        on_completion = sched.on_completion
+        submit = memoryview(self.submit)
         n = self.n_jobs
         heap = self._heap
+        heappop = heapq.heappop
         horizon = self.horizon
+        drain = self.drain
         inf = math.inf
         i = 0
         next_arrival = submit[0] if n else inf
+
+        # Completion bookkeeping, inlined from _finish (it runs once per job).
+        R = self._R
+        req = self._req_mv
+        free = self._free_mv
+        running = self._running_mv
+        state = self._state_mv
+        finish = self._finish_mv
+        last = self._last_mv
+        cls = self._cls_mv
+        cap = self._cap_list
 
         n_s = self._n_samples
         sample_t = np.linspace(0.0, horizon, n_s) if horizon > 0 else np.zeros(n_s)
@@ -235,25 +290,37 @@ class Simulation:
                 is_arrival = True
             else:
                 break
-            if t > horizon and not self.drain:
+            if t > horizon and not drain:
                 break
             # Sample the state as it was just before this event.
             while t >= next_sample and si < n_s:
                 s_queue[si] = self.arrived - self.started
                 s_running[si] = self.started - self.completed
-                s_util[si] = self._used / safe_cap
+                s_util[si] = self.used() / safe_cap
                 si += 1
                 next_sample = sample_list[si] if si < n_s else inf
             self.now = t
             if is_arrival:
-                self.arrived = i + 1
                 i += 1
+                self.arrived = i
                 next_arrival = submit[i] if i < n else inf
-                sched.on_arrival(i - 1)
+                on_arrival(i - 1)
             else:
-                _, _, job, m = heapq.heappop(heap)
-                self._finish(job, m)
-                sched.on_completion(job, m)
+                _, _, job, m = heappop(heap)
+                jb = job * R
+                mb = m * R
+                for off in range(R):
+                    free[mb + off] += req[jb + off]
+                running[m] -= 1
+                state[job] = DONE
+                finish[job] = t
+                self.completed += 1
+                last[m] = cls[job]
+                if running[m] == 0:
+                    # Drop accumulated rounding error: an idle machine is exactly empty.
+                    for off in range(R):
+                        free[mb + off] = cap[mb + off]
+                on_completion(job, m)
             countdown -= 1
             if countdown == 0:
                 countdown = check_every
@@ -267,7 +334,7 @@ class Simulation:
         while si < n_s:
             s_queue[si] = self.arrived - self.started
             s_running[si] = self.started - self.completed
-            s_util[si] = self._used / safe_cap
+            s_util[si] = self.used() / safe_cap
             si += 1
         self.now = end
         wall = time.perf_counter() - wall0
@@ -293,17 +360,22 @@ class Simulation:
         )
 
     def _finish(self, job: int, m: int) -> None:
-        req = self.request[job]
-        self.free[m] += req
-        self._used -= req
-        self.running[m] -= 1
-        self.state[job] = DONE
-        self.finish_t[job] = self.now
+        """Release ``job``'s resources on ``m`` (the loop inlines this; kept for reuse)."""
+        R = self._R
+        req = self._req_mv
+        free = self._free_mv
+        jb = job * R
+        mb = m * R
+        for off in range(R):
+            free[mb + off] += req[jb + off]
+        self._running_mv[m] -= 1
+        self._state_mv[job] = DONE
+        self._finish_mv[job] = self.now
         self.completed += 1
-        self.last_class[m] = self._cls_list[job]
-        if self.running[m] == 0:
-            # Drop accumulated rounding error: an idle machine is exactly empty.
-            self.free[m] = self.capacity[m]
+        self._last_mv[m] = self._cls_mv[job]
+        if self._running_mv[m] == 0:
+            for off in range(R):
+                free[mb + off] = self._cap_list[mb + off]
 
     def _progress_info(self, wall: float) -> Progress:
         return Progress(

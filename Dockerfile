@@ -1,0 +1,19 @@
+# The dashboard image: web server (gunicorn + whitenoise) and Celery worker share it.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
+    DJANGO_SETTINGS_MODULE=dashboard.settings STATIC_ROOT=/app/staticfiles
+WORKDIR /app
+
+COPY . .
+RUN pip install --upgrade pip && pip install -e ".[web]" \
+ && DEBUG=0 SECRET_KEY=build-time-only-key-not-used-at-run-time python manage.py collectstatic --noinput -v0
+
+# Without .git inside the image, the code version comes from the build (docker compose build --build-arg).
+ARG SIMCORE_CODE_VERSION=""
+ENV SIMCORE_CODE_VERSION=${SIMCORE_CODE_VERSION}
+
+RUN useradd --create-home --uid 1000 simcore && mkdir -p /app/var && chown -R simcore /app/var
+USER simcore
+EXPOSE 8000
+CMD ["gunicorn", "dashboard.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", "--timeout", "300"]

@@ -1,0 +1,186 @@
+"""Download responses: per-job CSV (streamed) and Parquet, summary and series as JSON and CSV, archives.
+
+Large downloads never sit in memory whole: the per-job CSV is written in
+chunks of :data:`CSV_CHUNK_ROWS` rows as the client reads; Parquet and the
+experiment archive go to an anonymous temporary file (deleted when the
+response closes it) in row groups / one run at a time, then stream from there.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tempfile
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
+
+from dashboard import services
+from dashboard.models import Experiment, Run, Status
+from simcore.archive import JOB_COLUMNS
+
+#: Rows per streamed CSV chunk: ~6 MB of text, small against a worker's memory, big enough for pyarrow's speed.
+CSV_CHUNK_ROWS = 65_536
+#: Rows per Parquet row group (~10 MB of columns).
+PARQUET_ROW_GROUP = 262_144
+
+_CSV_OPTS = pacsv.WriteOptions(include_header=False, quoting_style="none")
+
+
+def _attachment(resp: HttpResponse | StreamingHttpResponse | FileResponse, filename: str) -> Any:
+    resp["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return resp
+
+
+def _table(cols: dict[str, np.ndarray], lo: int, hi: int, extra: dict[str, Any]) -> pa.Table:
+    arrays: dict[str, pa.Array] = {}
+    n = hi - lo
+    for k, v in extra.items():
+        arrays[k] = pa.repeat(pa.scalar(v, pa.int64() if isinstance(v, int) else pa.string()), n)
+    for k in JOB_COLUMNS:
+        # NaN (never started / not finished) becomes null: an empty CSV cell, a Parquet null.
+        arrays[k] = pa.array(cols[k][lo:hi], from_pandas=True)
+    return pa.table(arrays)
+
+
+def _job_tables(runs: Iterable[Run], with_run: bool) -> Iterator[pa.Table]:
+    for run in runs:
+        cols = services.run_jobs(run)
+        n = len(cols["job"])
+        extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
+        for lo in range(0, n, CSV_CHUNK_ROWS):
+            yield _table(cols, lo, min(n, lo + CSV_CHUNK_ROWS), extra)
+        del cols
+
+
+def _csv_stream(runs: list[Run], with_run: bool) -> Iterator[bytes]:
+    header = (["run", "scheduler", "seed"] if with_run else []) + list(JOB_COLUMNS)
+    yield (",".join(header) + "\n").encode()
+    for t in _job_tables(runs, with_run):
+        buf = io.BytesIO()
+        pacsv.write_csv(t, buf, _CSV_OPTS)
+        yield buf.getvalue()
+
+
+def _finished(runs: Iterable[Run]) -> list[Run]:
+    return [r for r in runs if r.status == Status.FINISHED]
+
+
+def jobs_csv(runs: list[Run], filename: str, with_run: bool) -> StreamingHttpResponse:
+    resp = StreamingHttpResponse(_csv_stream(_finished(runs), with_run), content_type="text/csv")
+    return _attachment(resp, filename)
+
+
+def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse:
+    tmp = tempfile.TemporaryFile()
+    schema = None
+    writer = None
+    for run in _finished(runs):
+        cols = services.run_jobs(run)
+        n = len(cols["job"])
+        extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
+        for lo in range(0, max(n, 1), PARQUET_ROW_GROUP):
+            t = _table(cols, lo, min(n, lo + PARQUET_ROW_GROUP), extra)
+            if writer is None:
+                schema = t.schema
+                writer = pq.ParquetWriter(tmp, schema)
+            writer.write_table(t.cast(schema))
+    if writer is None:
+        empty = {**({"run": pa.array([], pa.int64()), "scheduler": pa.array([], pa.string()),
+                     "seed": pa.array([], pa.int64())} if with_run else {})}
+        empty.update({k: pa.array([], pa.float64()) for k in JOB_COLUMNS})
+        pq.write_table(pa.table(empty), tmp)
+    else:
+        writer.close()
+    tmp.seek(0)
+    return FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
+
+
+def _run_record(run: Run) -> dict[str, Any]:
+    res = getattr(run, "result", None) if run.status == Status.FINISHED else None
+    return {"run": run.pk, "experiment": run.experiment_id, "scheduler": run.scheduler, "seed": run.seed,
+            "status": run.status, "error": run.error, "code_version": run.code_version,
+            "summary": res.summary if res else None, "per_class": res.per_class if res else None,
+            "offline": res.offline if res else None}
+
+
+def summary_json(runs: list[Run], filename: str, scenario: dict[str, Any] | None = None) -> HttpResponse:
+    body: dict[str, Any] = {"runs": [_run_record(r) for r in runs]}
+    if scenario is not None:
+        body["scenario"] = scenario
+    return _attachment(HttpResponse(json.dumps(body, indent=2), content_type="application/json"), filename)
+
+
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def summary_csv(runs: list[Run], filename: str) -> HttpResponse:
+    rows = []
+    for r in runs:
+        rec = _run_record(r)
+        rows.append({"run": r.pk, "scheduler": r.scheduler, "seed": r.seed, "status": r.status,
+                     "code_version": r.code_version, **_flat(rec["summary"] or {})})
+    header: list[str] = []
+    for row in rows:
+        header += [k for k in row if k not in header]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=header or ["run"], lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return _attachment(HttpResponse(buf.getvalue(), content_type="text/csv"), filename)
+
+
+def series_json(runs: list[Run], filename: str) -> HttpResponse:
+    body = {"runs": [{"run": r.pk, "scheduler": r.scheduler, "seed": r.seed,
+                      "series": r.result.series} for r in _finished(runs) if hasattr(r, "result")]}
+    return _attachment(HttpResponse(json.dumps(body), content_type="application/json"), filename)
+
+
+def series_rows(series: dict[str, Any]) -> Iterator[tuple[str, str, Any, str, Any]]:
+    """Long-format rows (series, x_name, x, y_name, y) of one run's plotted series."""
+    cdf = series.get("cdf") or {}
+    for p, v in zip(cdf.get("p", []), cdf.get("response_s", []), strict=False):
+        yield "cdf", "p", p, "response_s", v
+    pd = series.get("per_day") or {}
+    for d, m, n in zip(pd.get("day", []), pd.get("mean_response_s", []), pd.get("jobs", []), strict=False):
+        yield "per_day", "day", d, "mean_response_s", m
+        yield "per_day", "day", d, "jobs", n
+    q = series.get("queue") or {}
+    for t, a, b in zip(q.get("t_s", []), q.get("queued", []), q.get("running", []), strict=False):
+        yield "queue", "t_s", t, "queued", a
+        yield "queue", "t_s", t, "running", b
+    u = series.get("utilization") or {}
+    for r in [k for k in u if k != "t_s"]:
+        for t, v in zip(u.get("t_s", []), u[r], strict=False):
+            yield "utilization", "t_s", t, r, v
+
+
+def series_csv(runs: list[Run], filename: str) -> HttpResponse:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "scheduler", "seed", "series", "x_name", "x", "y_name", "y"])
+    for r in _finished(runs):
+        if hasattr(r, "result"):
+            for row in series_rows(r.result.series):
+                w.writerow([r.pk, r.scheduler, r.seed, *row])
+    return _attachment(HttpResponse(buf.getvalue(), content_type="text/csv"), filename)
+
+
+def experiment_archive(experiment: Experiment, filename: str) -> FileResponse:
+    tmp = tempfile.TemporaryFile()
+    services.write_experiment_archive(experiment, tmp)
+    tmp.seek(0)
+    return FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/zip")

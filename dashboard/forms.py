@@ -1,0 +1,241 @@
+"""Forms generated from the simcore registries, so new presets and schedulers appear by themselves.
+
+Every preset and scheduler parameter (a :class:`simcore.schedulers.base.Param`)
+becomes a field named ``<kind>__<name>__<param>``; the page shows only the
+fields of the chosen cluster, workload and schedulers, and validation looks
+only at those. Errors from simcore's own checks land next to the field they
+name.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+
+from dashboard.models import ClusterUpload, TraceUpload
+from simcore import archive
+from simcore.errors import SimcoreError
+from simcore.presets import CLUSTERS, WORKLOADS
+from simcore.schedulers import SCHEDULERS
+from simcore.schedulers.base import Param
+
+SEP = "__"
+MAX_SEEDS = 50
+
+
+def param_field(p: Param) -> forms.Field:
+    """A form field for one registry parameter, with its default, range and help."""
+    common: dict[str, Any] = {"required": False, "help_text": p.help, "label": p.name.replace("_", " ")}
+    if p.choices is not None:
+        return forms.TypedChoiceField(choices=[(c, str(c)) for c in p.choices], coerce=p.type,
+                                      initial=p.default, **common)
+    if p.type is bool:
+        return forms.BooleanField(initial=bool(p.default), **common)
+    if p.type is int:
+        return forms.IntegerField(initial=p.default, min_value=p.min, max_value=p.max, **common)
+    if p.type is float:
+        return forms.FloatField(initial=p.default, min_value=p.min, max_value=p.max,
+                                widget=forms.NumberInput(attrs={"step": "any"}), **common)
+    return forms.CharField(initial=p.default, **common)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """'0', '0,1,5' or '0-4' -> list of seeds; ValidationError says what is wrong."""
+    seeds: list[int] = []
+    for part in [x.strip() for x in (text or "").split(",") if x.strip()]:
+        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if hi < lo:
+                raise forms.ValidationError(f"range {part!r} goes backwards")
+            if hi - lo + 1 > MAX_SEEDS:
+                raise forms.ValidationError(f"at most {MAX_SEEDS} seeds")
+            seeds.extend(range(lo, hi + 1))
+        elif re.fullmatch(r"\d+", part):
+            seeds.append(int(part))
+        else:
+            raise forms.ValidationError(f"{part!r} is not a non-negative integer or a range like 0-4")
+    if not seeds:
+        raise forms.ValidationError("give at least one seed, e.g. 0 or 0,1,2 or 0-4")
+    if len(set(seeds)) != len(seeds):
+        raise forms.ValidationError("a seed is listed twice")
+    if len(seeds) > MAX_SEEDS:
+        raise forms.ValidationError(f"at most {MAX_SEEDS} seeds")
+    if max(seeds) >= 2**32:
+        raise forms.ValidationError("seeds must be below 2^32")
+    return seeds
+
+
+class ExperimentForm(forms.Form):
+    name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
+    cluster = forms.ChoiceField(help_text="a preset or one of your uploaded cluster files")
+    workload = forms.ChoiceField(help_text="a preset (generated) or one of your uploaded traces")
+    load = forms.FloatField(initial=0.9, min_value=0.01, max_value=10.0,
+                            widget=forms.NumberInput(attrs={"step": "any"}),
+                            help_text="arrival rate as a fraction of the allocation-LP bound lambda*")
+    hours = forms.FloatField(required=False, min_value=0.01, max_value=24 * 365,
+                             widget=forms.NumberInput(attrs={"step": "any"}),
+                             help_text="arrival window; blank: the preset's default (whole trace for uploads)")
+    drain = forms.BooleanField(required=False, help_text="keep simulating after the window until all jobs finish")
+    schedulers = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="the schedulers to compare")
+    seeds = forms.CharField(initial="0", max_length=200, help_text="e.g. 0 or 0,1,2 or 0-4")
+
+    def __init__(self, *args: Any, owner: AbstractBaseUser, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+        self.cluster_uploads = {str(u.pk): u for u in ClusterUpload.objects.filter(owner=owner).defer("content_gz")}
+        self.trace_uploads = {str(u.pk): u for u in TraceUpload.objects.filter(owner=owner).defer("content_gz")}
+        cluster_choices: list[Any] = [("Presets", [(f"preset:{n}", f"{n} - {p.description}")
+                                                   for n, p in CLUSTERS.items()])]
+        if self.cluster_uploads:
+            cluster_choices.append(("Uploaded", [(f"upload:{k}", str(u)) for k, u in self.cluster_uploads.items()]))
+        workload_choices: list[Any] = [("Presets", [(f"preset:{n}", f"{n} - {p.description}")
+                                                    for n, p in WORKLOADS.items()])]
+        if self.trace_uploads:
+            workload_choices.append(("Uploaded", [(f"upload:{k}", str(u)) for k, u in self.trace_uploads.items()]))
+        self.fields["cluster"].choices = cluster_choices
+        self.fields["workload"].choices = workload_choices
+        names = SCHEDULERS.names()
+        self.fields["schedulers"].choices = [(n, n) for n in names]
+        self.fields["schedulers"].initial = names[:3]
+        if WORKLOADS.names():
+            first = WORKLOADS.names()[0]
+            self.fields["workload"].initial = f"preset:{first}"
+            dc = WORKLOADS.get(first).default_cluster
+            self.fields["cluster"].initial = f"preset:{dc}" if dc and dc in CLUSTERS else None
+        # One field per parameter of every preset and scheduler; the template groups them.
+        self.param_groups: list[tuple[str, str, list[str]]] = []
+        for kind, items in (("cluster", CLUSTERS.items()), ("workload", WORKLOADS.items()),
+                            ("scheduler", SCHEDULERS.items())):
+            for name, obj in items:
+                keys = []
+                for p in obj.params:
+                    key = SEP.join((kind, name, p.name))
+                    self.fields[key] = param_field(p)
+                    keys.append(key)
+                self.param_groups.append((kind, name, keys))
+
+    # -- the groups the template shows -------------------------------------------
+    def groups(self, kind: str) -> list[tuple[str, list[forms.BoundField]]]:
+        return [(name, [self[k] for k in keys]) for k_, name, keys in self.param_groups if k_ == kind and keys]
+
+    def cluster_param_groups(self) -> list[tuple[str, list[forms.BoundField]]]:
+        return self.groups("cluster")
+
+    def workload_param_groups(self) -> list[tuple[str, list[forms.BoundField]]]:
+        return self.groups("workload")
+
+    def scheduler_param_groups(self) -> list[tuple[str, list[forms.BoundField]]]:
+        return self.groups("scheduler")
+
+    # -- validation ---------------------------------------------------------------
+    def _selected(self) -> set[tuple[str, str]]:
+        data = self.data
+        out = set()
+        for kind in ("cluster", "workload"):
+            v = str(data.get(kind, ""))
+            if v.startswith("preset:"):
+                out.add((kind, v[len("preset:"):]))
+        for s in data.getlist("schedulers") if hasattr(data, "getlist") else data.get("schedulers", []):
+            out.add(("scheduler", s))
+        return out
+
+    def _clean_fields(self) -> None:
+        super()._clean_fields()
+        # Parameters of presets and schedulers that were not chosen do not matter.
+        chosen = self._selected()
+        for kind, name, keys in self.param_groups:
+            if (kind, name) not in chosen:
+                for key in keys:
+                    self._errors.pop(key, None)
+                    self.cleaned_data.pop(key, None)
+
+    def clean_seeds(self) -> list[int]:
+        return parse_seeds(self.cleaned_data.get("seeds", ""))
+
+    def _params(self, kind: str, name: str) -> dict[str, Any]:
+        out = {}
+        for k_, n, keys in self.param_groups:
+            if (k_, n) == (kind, name):
+                for key in keys:
+                    v = self.cleaned_data.get(key)
+                    if v is not None and v != "":
+                        out[key.split(SEP)[2]] = v
+        return out
+
+    def clean(self) -> dict[str, Any]:
+        cd = super().clean()
+        if self.errors:
+            return cd
+        scenario: dict[str, Any] = {"load": cd["load"], "hours": cd.get("hours"), "drain": cd.get("drain", False),
+                                    "schedulers": cd["schedulers"], "seeds": cd["seeds"]}
+        self.cluster_upload = self.trace_upload = None
+        for kind, uploads in (("cluster", self.cluster_uploads), ("workload", self.trace_uploads)):
+            src, _, ref = cd[kind].partition(":")
+            if src == "preset":
+                scenario[kind] = {"preset": ref, "params": self._params(kind, ref)}
+            else:
+                up = uploads[ref]
+                if kind == "cluster":
+                    self.cluster_upload = up
+                else:
+                    self.trace_upload = up
+        from dashboard.services import scenario_file_names
+
+        for kind, fname in scenario_file_names(self.cluster_upload, self.trace_upload).items():
+            up = self.cluster_upload if kind == "cluster" else self.trace_upload
+            scenario[kind] = {"file": fname, "name": up.name if up else fname}
+        if "preset" in scenario["workload"] and "file" in scenario["cluster"]:
+            pass  # a generated workload on an uploaded cluster: fine, the LP sizes the arrival rate
+        scenario["scheduler_params"] = {s: self._params("scheduler", s) for s in cd["schedulers"]}
+        if len(cd["schedulers"]) * len(cd["seeds"]) > settings.SIMCORE_MAX_RUNS:
+            self.add_error("seeds", f"{len(cd['schedulers'])} schedulers x {len(cd['seeds'])} seeds is more than "
+                                    f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have")
+            return cd
+        try:
+            self.scenario = archive.validate_scenario(scenario)
+            # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
+            if "preset" in self.scenario["cluster"]:
+                archive.build_cluster(self.scenario)
+        except SimcoreError as e:
+            self.add_error(self._field_for(str(e)), str(e))
+        return cd
+
+    def _field_for(self, message: str) -> str | None:
+        """The field a simcore error message is about (it names the parameter), else the form."""
+        m = re.search(r"(cluster|workload|scheduler) '([^']+)' (?:parameter|has no parameter) '([^']+)'", message)
+        if m:
+            key = SEP.join(m.groups())
+            if key in self.fields:
+                return key
+        for name in ("load", "hours", "seeds"):
+            if message.startswith(name):
+                return name
+        if message.startswith("unknown scheduler"):
+            return "schedulers"
+        if "cluster" in message.split(" ", 2)[:2]:
+            return "cluster"
+        return None
+
+
+class UploadForm(forms.Form):
+    name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
+    file = forms.FileField()
+
+    def clean_file(self) -> Any:
+        f = self.cleaned_data["file"]
+        limit = settings.SIMCORE_MAX_UPLOAD_MB * 1024 * 1024
+        if f.size > limit:
+            raise forms.ValidationError(f"the file is {f.size / 2**20:.1f} MB; the limit is "
+                                        f"{settings.SIMCORE_MAX_UPLOAD_MB} MB")
+        if f.size == 0:
+            raise forms.ValidationError("the file is empty")
+        return f
+
+
+class CompareForm(forms.Form):
+    run = forms.TypedMultipleChoiceField(coerce=int, required=False)

@@ -1,0 +1,96 @@
+"""``make run``: migrate, then run the web server and a Celery worker together; Ctrl-C stops both.
+
+Uses the environment like everything else: the embedded default (SQLite and
+the filesystem broker under var/) when DATABASE_URL and REDIS_URL are unset,
+the real servers when they are set. With DEBUG on (the default for a
+checkout) it also creates or resets the user ``demo`` (password ``demo``)
+and prints the credentials; with DEBUG off create users with
+``python manage.py createsuperuser``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_USER = DEMO_PASSWORD = "demo"
+
+
+def _setup() -> bool:
+    """Migrate and prepare static files and the demo user; returns DEBUG."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+    import django
+    from django.conf import settings
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", interactive=False, verbosity=0)
+    if not settings.DEBUG:
+        call_command("collectstatic", interactive=False, verbosity=0)
+    else:
+        from django.contrib.auth.models import User
+
+        user, _ = User.objects.get_or_create(username=DEMO_USER, defaults={"is_staff": True, "is_superuser": True})
+        user.set_password(DEMO_PASSWORD)
+        user.save()
+    return bool(settings.DEBUG)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dashboard.launcher", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=int(os.environ.get("SIMCORE_WORKERS", "1")),
+                        help="Celery worker processes (runs simulated at the same time)")
+    args = parser.parse_args(argv)
+    debug = _setup()
+
+    py = sys.executable
+    web = [py, "-m", "gunicorn", "dashboard.wsgi", "--bind", f"{args.host}:{args.port}", "--workers", "2",
+           "--threads", "4", "--timeout", "300", "--access-logfile", "-"]
+    worker = [py, "-m", "celery", "-A", "dashboard", "worker", "--concurrency", str(args.workers),
+              "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
+    procs = [subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for cmd in (web, worker)]
+    url = f"http://{args.host}:{args.port}/"
+    db = "SQLite (var/)" if not os.environ.get("DATABASE_URL") else "DATABASE_URL"
+    broker = "filesystem broker (var/broker/)" if not os.environ.get("REDIS_URL") else "REDIS_URL"
+    print(f"\nsimcore dashboard on {url}  [{db}, {broker}]", flush=True)
+    if debug:
+        print(f"sign in as user {DEMO_USER!r} with password {DEMO_PASSWORD!r}  (Ctrl-C stops everything)\n",
+              flush=True)
+
+    stopping = False
+
+    def stop(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    code = 0
+    while not stopping:
+        for p in procs:
+            if p.poll() is not None:
+                print(f"{p.args[2]} exited with status {p.returncode}; stopping", file=sys.stderr)
+                code = p.returncode or 1
+                stopping = True
+        time.sleep(0.3)
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

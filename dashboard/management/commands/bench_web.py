@@ -1,0 +1,155 @@
+"""``python manage.py bench_web``: the web platform's speed figures (issue 5).
+
+1. Submit to results shown: an experiment of about ``--jobs`` jobs with three
+   schedulers, run by a real Celery worker process started here, timed from
+   the submit until its page renders with the results.
+2. Store and download a million-job run: simulate it in this process, then
+   time :func:`services.store_outcome` and full downloads (CSV streamed,
+   Parquet) through Django's request handling.
+3. Experiment page server time with that run stored (median of 10 GETs).
+
+Uses the configured database and broker (DATABASE_URL / REDIS_URL or the
+embedded default); everything it creates belongs to the user ``bench`` and is
+deleted at the end unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand
+from django.db import connection
+from django.test import Client
+from django.urls import reverse
+
+from dashboard import services
+from dashboard.celery import READY_FILE_ENV
+from dashboard.models import Experiment, Run, Status
+from simcore import archive
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _scenario(machines_per_config: int, hours: float, schedulers: list[str]) -> dict[str, Any]:
+    return {"cluster": {"preset": "google-balanced", "params": {"machines_per_config": machines_per_config}},
+            "workload": {"preset": "google-like", "params": {}}, "load": 0.9, "hours": hours,
+            "schedulers": schedulers, "seeds": [0]}
+
+
+class Command(BaseCommand):
+    help = __doc__.splitlines()[0] if __doc__ else ""
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--jobs", type=int, default=100_000, help="jobs of the submit-to-results experiment")
+        parser.add_argument("--big-jobs", type=int, default=1_000_000, help="jobs of the stored run")
+        parser.add_argument("--schedulers", default="greedy,tetris,lotes")
+        parser.add_argument("--worker-concurrency", type=int, default=1)
+        parser.add_argument("--skip-submit", action="store_true")
+        parser.add_argument("--skip-big", action="store_true")
+        parser.add_argument("--keep", action="store_true", help="keep what the benchmark created")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        user, _ = User.objects.get_or_create(username="bench")
+        client = Client()
+        client.force_login(user)
+        self.stdout.write(f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':')[0]}")
+        created: list[int] = []
+        try:
+            if not opts["skip_submit"]:
+                created.append(self.submit_to_results(user, client, opts))
+            if not opts["skip_big"]:
+                created.append(self.big_run(user, client, opts["big_jobs"]))
+        finally:
+            if not opts["keep"]:
+                Experiment.objects.filter(pk__in=created).delete()
+
+    # -- 1 ----------------------------------------------------------------------------
+    def submit_to_results(self, user: User, client: Client, opts: dict[str, Any]) -> int:
+        schedulers = [s.strip() for s in opts["schedulers"].split(",") if s.strip()]
+        # 20 machines (2 per configuration) see ~6,230 jobs an hour at load 0.9; scale machines, keep 4 h.
+        mpc = max(1, round(2 * opts["jobs"] / (6230 * 4)))
+        scenario = _scenario(mpc, 4.0 * 2 * opts["jobs"] / (6230 * 4 * mpc), schedulers)
+        queue = f"bench-{os.getpid()}"
+        from dashboard.celery import app
+
+        app.conf.task_default_queue = queue
+        with tempfile.TemporaryDirectory() as tmp:
+            ready = Path(tmp) / "ready"
+            env = {**os.environ, READY_FILE_ENV: str(ready)}
+            proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", queue,
+                                     "--concurrency", str(opts["worker_concurrency"]), "--without-gossip",
+                                     "--without-mingle", "--loglevel", "WARNING"], cwd=ROOT, env=env)
+            try:
+                while not ready.exists():
+                    if proc.poll() is not None:
+                        raise RuntimeError("worker exited")
+                    time.sleep(0.1)
+                t0 = time.perf_counter()
+                exp = services.create_experiment(user, scenario, name="bench submit-to-results")
+                t_submit = time.perf_counter() - t0
+                while True:
+                    exp.refresh_from_db()
+                    if exp.status not in (Status.PENDING, Status.RUNNING):
+                        break
+                    time.sleep(0.2)
+                t_done = time.perf_counter() - t0
+                resp = client.get(exp.get_absolute_url())
+                t_shown = time.perf_counter() - t0
+            finally:
+                proc.terminate()
+                proc.wait(timeout=60)
+        runs = list(exp.runs.select_related("result"))
+        jobs = runs[0].result.summary["jobs"] if runs and hasattr(runs[0], "result") else 0
+        sim = ", ".join(f"{r.scheduler} {r.result.summary['wall_s']:.1f} s" for r in runs if hasattr(r, "result"))
+        self.stdout.write(f"[1] {jobs:,} jobs x {len(schedulers)} schedulers ({exp.status}), "
+                          f"worker concurrency {opts['worker_concurrency']}: submit {t_submit * 1000:.0f} ms, "
+                          f"all runs finished {t_done:.1f} s, page with results {t_shown:.1f} s "
+                          f"(status {resp.status_code}); simulation wall time: {sim}")
+        return exp.pk
+
+    # -- 2 and 3 ----------------------------------------------------------------------
+    def big_run(self, user: User, client: Client, n_jobs: int) -> int:
+        # ~62,300 jobs an hour on 200 machines (20 per configuration) at load 0.9.
+        hours = n_jobs / 62_300
+        scenario = archive.validate_scenario(_scenario(20, hours, ["greedy"]))
+        t0 = time.perf_counter()
+        outcome = archive.run_scenario(scenario, "greedy", 0)
+        t_sim = time.perf_counter() - t0
+        exp = Experiment.objects.create(owner=user, name="bench million", scenario=scenario,
+                                        cluster_label="google-balanced", workload_label="google-like")
+        run = Run.objects.create(experiment=exp, scheduler="greedy", seed=0)
+        run.transition(Status.RUNNING)
+        t0 = time.perf_counter()
+        services.store_outcome(run, outcome)
+        t_store = time.perf_counter() - t0
+        exp.refresh_status()
+        n = outcome.summary["jobs"]
+        self.stdout.write(f"[2] run of {n:,} jobs (simulated in {t_sim:.1f} s): stored in {t_store:.2f} s "
+                          f"(results + {len(archive.pack_jobs(outcome.jobs_columns())) / 1e6:.0f} MB per-job blob, "
+                          f"one transaction)")
+        del outcome
+        for kind in ("jobs.csv", "jobs.parquet"):
+            t0 = time.perf_counter()
+            resp = client.get(reverse("run-download", args=[run.pk, kind]))
+            size = sum(len(chunk) for chunk in resp.streaming_content)
+            dt = time.perf_counter() - t0
+            self.stdout.write(f"    download {kind}: {size / 1e6:.0f} MB in {dt:.2f} s")
+        times = []
+        for _ in range(10):
+            t0 = time.perf_counter()
+            resp = client.get(exp.get_absolute_url())
+            assert resp.status_code == 200
+            times.append(time.perf_counter() - t0)
+        median = statistics.median(times) * 1000
+        self.stdout.write(f"[3] experiment page with the {n:,}-job run stored: median {median:.0f}"
+                          f" ms, max {max(times) * 1000:.0f} ms over 10 requests ({len(resp.content) / 1e3:.0f} kB)")
+        return exp.pk

@@ -1,0 +1,183 @@
+"""Clusters and traces uploaded by users, experiments, runs and their results.
+
+Uploaded files live in the database (gzip bytes), not on a worker's disk:
+workers may run on other machines. A run's per-job records are one compact
+binary column in their own table (:class:`RunJobs`), so the pages, which read
+:class:`RunResult`, never load them.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+
+class Upload(models.Model):
+    """Common part of an uploaded cluster file or trace file."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    name = models.CharField(max_length=100)
+    filename = models.CharField(max_length=200)
+    content_gz = models.BinaryField()
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    #: What the reader found (machines, configurations, resources / jobs, horizon...).
+    info = models.JSONField(default=dict)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.filename})"
+
+    def content(self) -> bytes:
+        return gzip.decompress(bytes(self.content_gz))
+
+
+class ClusterUpload(Upload):
+    """A cluster description file (JSON) read by simcore.clusterfile."""
+
+
+class TraceUpload(Upload):
+    """A job trace (CSV, optionally gzipped) read by simcore.tracefile."""
+
+
+class Status(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+#: Allowed run transitions (OpenDC's guarded state machine). Anything else is refused.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    Status.PENDING: frozenset({Status.RUNNING, Status.CANCELLED}),
+    Status.RUNNING: frozenset({Status.FINISHED, Status.FAILED, Status.CANCELLED}),
+    Status.FINISHED: frozenset(),
+    Status.FAILED: frozenset(),
+    Status.CANCELLED: frozenset(),
+}
+ACTIVE = (Status.PENDING, Status.RUNNING)
+
+
+class Experiment(models.Model):
+    """A scenario (cluster, workload, parameters, schedulers, seeds) and its runs."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="experiments")
+    name = models.CharField(max_length=200, blank=True)
+    #: The simcore.archive scenario dict (uploaded files referred to by file name).
+    scenario = models.JSONField()
+    cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.PROTECT)
+    trace_upload = models.ForeignKey(TraceUpload, null=True, blank=True, on_delete=models.PROTECT)
+    #: Denormalised for the list's filters.
+    cluster_label = models.CharField(max_length=200, db_index=True)
+    workload_label = models.CharField(max_length=200, db_index=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.name or f"Experiment {self.pk}"
+
+    @property
+    def title(self) -> str:
+        return str(self)
+
+    def get_absolute_url(self) -> str:
+        return reverse("experiment-detail", args=[self.pk])
+
+    def refresh_status(self) -> str:
+        """Recompute the status from the runs: active while any run is, else the worst outcome.
+
+        Called after every run transition, after its commit, so the last run to
+        change sees all the others.
+        """
+        states = set(self.runs.values_list("status", flat=True))
+        if states & {Status.RUNNING} or (Status.PENDING in states and states - {Status.PENDING}):
+            status = Status.RUNNING
+        elif Status.PENDING in states:
+            status = Status.PENDING
+        elif Status.FAILED in states:
+            status = Status.FAILED
+        elif Status.CANCELLED in states:
+            status = Status.CANCELLED
+        else:
+            status = Status.FINISHED
+        Experiment.objects.filter(pk=self.pk).update(status=status)
+        self.status = status
+        return status
+
+
+class Run(models.Model):
+    """One scheduler under one seed of an experiment."""
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
+    scheduler = models.CharField(max_length=100, db_index=True)
+    seed = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    #: Simulated time over horizon, 0..1.
+    fraction = models.FloatField(default=0.0)
+    jobs_done = models.BigIntegerField(default=0)
+    jobs_total = models.BigIntegerField(default=0)
+    eta_s = models.FloatField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    #: A message a user can read (never a stack trace).
+    error = models.TextField(blank=True)
+    code_version = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["experiment_id", "seed", "id"]
+        constraints = [models.UniqueConstraint(fields=["experiment", "scheduler", "seed"], name="one_run_per_cell")]
+
+    def __str__(self) -> str:
+        return f"{self.scheduler} seed {self.seed}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE
+
+    def transition(self, new: str, **fields: Any) -> bool:
+        """Move to ``new`` if the row is still in this object's status; False if someone moved it first.
+
+        A conditional UPDATE (healthchecks' claim habit): of two workers, or a
+        worker and a cancel, exactly one wins.
+        """
+        if new not in TRANSITIONS[self.status]:
+            raise ValueError(f"run {self.pk}: {self.status} -> {new} is not an allowed transition")
+        won = Run.objects.filter(pk=self.pk, status=self.status).update(status=new, **fields) == 1
+        if won:
+            self.status = new
+            for k, v in fields.items():
+                setattr(self, k, v)
+            transaction.on_commit(self.experiment.refresh_status)
+        return won
+
+
+class RunResult(models.Model):
+    """What the pages show: summary, plotted series, per-class means, offline plan. Small."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="result")
+    summary = models.JSONField()
+    series = models.JSONField()
+    per_class = models.JSONField(default=list)
+    offline = models.JSONField(null=True, blank=True)
+
+
+class RunJobs(models.Model):
+    """Per-job records as one simcore.archive.pack_jobs blob (36 bytes a job)."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="jobs")
+    n_jobs = models.BigIntegerField()
+    data = models.BinaryField()

@@ -1,0 +1,332 @@
+"""The one place that converts between database rows and simcore objects.
+
+Views and tasks call these functions and hold no domain logic themselves.
+Scenario dicts follow :mod:`simcore.archive`; a worker runs a run through
+:func:`simcore.archive.run_scenario`, exactly as ``simcore rerun`` does, so
+the numbers on the page are the numbers a colleague reproduces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import importlib
+import logging
+import math
+import re
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from dashboard.models import (
+    ClusterUpload,
+    Experiment,
+    Run,
+    RunJobs,
+    RunResult,
+    Status,
+    TraceUpload,
+)
+from simcore import archive
+from simcore.api import RunOutcome
+from simcore.engine import Progress
+from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
+from simcore.version import code_version
+
+log = logging.getLogger(__name__)
+
+#: Least wall time between two progress writes of one run (s): the bars move, the DB rests.
+PROGRESS_EVERY_S = 0.5
+
+
+# ---------------------------------------------------------------------------- uploads
+
+
+def _reader(module: str, func: str) -> Any:
+    try:
+        return getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError):
+        raise ParameterError(f"this version of simcore cannot read these files ({module}.{func} is missing)") from None
+
+
+def safe_filename(name: str, default: str) -> str:
+    """A plain file name (no directories, no leading dot) keeping the suffixes readers look at."""
+    base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name or "").name).lstrip("._")
+    return base[:150] or default
+
+
+@contextlib.contextmanager
+def _as_file(content: bytes, filename: str) -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="simcore-upload-") as tmp:
+        p = Path(tmp) / filename
+        p.write_bytes(content)
+        yield p
+
+
+def _store_upload(model: type[ClusterUpload] | type[TraceUpload], owner: AbstractBaseUser, name: str,
+                  filename: str, content: bytes, info: dict[str, Any]) -> ClusterUpload | TraceUpload:
+    return model.objects.create(
+        owner=owner, name=name or filename, filename=filename, content_gz=gzip.compress(content, 6),
+        size_bytes=len(content), sha256=hashlib.sha256(content).hexdigest(), info=info)
+
+
+def read_cluster_bytes(content: bytes, filename: str) -> Any:
+    """The Cluster in an uploaded file; InputError names the file, line and column on bad content."""
+    read_cluster = _reader("simcore.clusterfile", "read_cluster")
+    with _as_file(content, filename) as p:
+        try:
+            return read_cluster(str(p))
+        except InputError as e:
+            raise InputError(e.reason, file=filename, line=e.line, column=e.column) from None
+
+
+def create_cluster_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> ClusterUpload:
+    """Validate a cluster file by reading it, then store it. Nothing is stored on error."""
+    filename = safe_filename(filename, "cluster.json")
+    cluster = read_cluster_bytes(content, filename)
+    info = {"machines": int(cluster.n_machines), "configurations": int(cluster.n_configs),
+            "resources": list(cluster.resources)}
+    return _store_upload(ClusterUpload, owner, name, filename, content, info)  # type: ignore[return-value]
+
+
+def create_trace_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> TraceUpload:
+    """Validate a trace by reading it, then store it. Nothing is stored on error."""
+    filename = safe_filename(filename, "trace.csv")
+    read_trace = _reader("simcore.tracefile", "read_trace")
+    with _as_file(content, filename) as p:
+        try:
+            wl = read_trace(str(p))
+        except InputError as e:
+            raise InputError(e.reason, file=filename, line=e.line, column=e.column) from None
+    if wl.n_jobs == 0:
+        raise InputError("the trace has no jobs", file=filename)
+    info = {"jobs": int(wl.n_jobs), "hours": float(wl.horizon_s) / 3600.0, "resources": list(wl.resources)}
+    return _store_upload(TraceUpload, owner, name, filename, content, info)  # type: ignore[return-value]
+
+
+def scenario_file_names(cluster: ClusterUpload | None, trace: TraceUpload | None) -> dict[str, str]:
+    """File names the scenario uses for uploads (prefixed so a cluster and a trace never collide)."""
+    out = {}
+    if cluster is not None:
+        out["cluster"] = f"cluster_{cluster.filename}"
+    if trace is not None:
+        out["workload"] = f"trace_{trace.filename}"
+    return out
+
+
+def experiment_files(experiment: Experiment) -> dict[str, bytes]:
+    """The uploaded files an experiment's scenario names, by scenario file name."""
+    names = scenario_file_names(experiment.cluster_upload, experiment.trace_upload)
+    out = {}
+    if experiment.cluster_upload is not None:
+        out[names["cluster"]] = experiment.cluster_upload.content()
+    if experiment.trace_upload is not None:
+        out[names["workload"]] = experiment.trace_upload.content()
+    return out
+
+
+@contextlib.contextmanager
+def materialised_files(experiment: Experiment) -> Iterator[dict[str, Path]]:
+    """The experiment's uploads written to a private temp folder for the simcore readers."""
+    files = experiment_files(experiment)
+    with tempfile.TemporaryDirectory(prefix="simcore-run-") as tmp:
+        paths = {}
+        for name, content in files.items():
+            paths[name] = Path(tmp) / name
+            paths[name].write_bytes(content)
+        yield paths
+
+
+# ---------------------------------------------------------------------------- experiments
+
+
+def create_experiment(owner: AbstractBaseUser, scenario: dict[str, Any], *, name: str = "",
+                      cluster_upload: ClusterUpload | None = None,
+                      trace_upload: TraceUpload | None = None) -> Experiment:
+    """Store an experiment and its runs and enqueue one task per run (after the commit)."""
+    scenario = archive.validate_scenario(scenario)
+    names = archive.labels_of(scenario)
+    with transaction.atomic():
+        exp = Experiment.objects.create(
+            owner=owner, name=name, scenario=scenario, cluster_upload=cluster_upload, trace_upload=trace_upload,
+            cluster_label=names["cluster"][:200], workload_label=names["workload"][:200])
+        runs = Run.objects.bulk_create(
+            [Run(experiment=exp, scheduler=s, seed=seed) for seed in scenario["seeds"] for s in scenario["schedulers"]])
+        ids = [r.pk for r in runs] if all(r.pk for r in runs) else list(
+            exp.runs.order_by("id").values_list("id", flat=True))
+        transaction.on_commit(lambda: enqueue(ids))
+    return exp
+
+
+def enqueue(run_ids: list[int]) -> None:
+    from dashboard.tasks import run_simulation
+
+    for rid in run_ids:
+        run_simulation.delay(rid)
+
+
+def cancel_run(run: Run) -> bool:
+    """Cancel a pending or running run; a running one stops at its next progress report."""
+    if not run.is_active:
+        return False
+    return run.transition(Status.CANCELLED, finished_at=timezone.now(), eta_s=None)
+
+
+def cancel_experiment(experiment: Experiment) -> int:
+    n = 0
+    for run in experiment.runs.filter(status__in=[Status.PENDING, Status.RUNNING]):
+        n += cancel_run(run)
+    return n
+
+
+# ---------------------------------------------------------------------------- execution
+
+
+class _Reporter:
+    """simcore progress callback: writes the run's progress, stops the run when it was cancelled."""
+
+    def __init__(self, run: Run) -> None:
+        self.run_id = run.pk
+        self.last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        if now - self.last < PROGRESS_EVERY_S and p.fraction < 1.0:
+            return
+        self.last = now
+        f = p.fraction
+        eta = p.wall_s * (1.0 - f) / f if 0.0 < f < 1.0 else (0.0 if f >= 1.0 else None)
+        alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(
+            fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta)
+        if not alive:
+            raise Cancelled(f"run {self.run_id} was cancelled")
+
+
+def execute_run(run_id: int, worker: str = "") -> str:
+    """Claim a pending run, simulate it, store its results; returns the final status.
+
+    A run that is gone, already claimed or cancelled is left alone. Errors
+    become the run's message; other runs are untouched.
+    """
+    run = Run.objects.select_related("experiment", "experiment__cluster_upload",
+                                     "experiment__trace_upload").filter(pk=run_id).first()
+    if run is None or run.status != Status.PENDING:
+        return run.status if run else "missing"
+    if not run.transition(Status.RUNNING, started_at=timezone.now(), worker=worker[:200],
+                          code_version=code_version()[:100]):
+        return "claimed elsewhere"
+    try:
+        with materialised_files(run.experiment) as files:
+            outcome = archive.run_scenario(run.experiment.scenario, run.scheduler, run.seed, files,
+                                           progress=_Reporter(run))
+    except Cancelled:
+        return Status.CANCELLED
+    except SimcoreError as e:
+        return _fail(run, str(e))
+    except MemoryError:
+        return _fail(run, "the run needed more memory than the worker has")
+    except Exception as e:  # a bug: log the traceback for us, show the user one line
+        log.exception("run %s failed", run_id)
+        return _fail(run, f"internal error ({type(e).__name__}): {e}")
+    return Status.FINISHED if store_outcome(run, outcome) else Status.CANCELLED
+
+
+def _fail(run: Run, message: str) -> str:
+    run.refresh_from_db(fields=["status"])
+    if run.status == Status.RUNNING:
+        run.transition(Status.FAILED, error=message[:2000], finished_at=timezone.now(), eta_s=None)
+    return run.status
+
+
+def clean_json(x: Any) -> Any:
+    """JSON-safe copy: NaN and infinities become null (PostgreSQL's jsonb rejects them)."""
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {str(k): clean_json(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean_json(v) for v in x]
+    if hasattr(x, "item"):  # numpy scalar
+        return clean_json(x.item())
+    return x
+
+
+def store_outcome(run: Run, outcome: RunOutcome) -> bool:
+    """Write a run's results and mark it finished in one transaction; False if it was cancelled first."""
+    blob = archive.pack_jobs(outcome.jobs_columns())
+    n = int(outcome.summary.get("jobs", 0))
+    with transaction.atomic():
+        if not run.transition(Status.FINISHED, finished_at=timezone.now(), fraction=1.0,
+                              jobs_done=int(outcome.summary.get("completed", 0)), jobs_total=n, eta_s=0.0):
+            return False
+        RunResult.objects.create(run=run, summary=clean_json(outcome.summary), series=clean_json(outcome.series),
+                                 per_class=clean_json(outcome.per_class), offline=clean_json(outcome.offline))
+        RunJobs.objects.create(run=run, n_jobs=n, data=blob)
+    return True
+
+
+# ---------------------------------------------------------------------------- reading results
+
+
+def runs_with_results(experiment: Experiment) -> list[Run]:
+    """The experiment's runs with their small results (never the per-job blob)."""
+    return list(experiment.runs.select_related("result").order_by("seed", "id"))
+
+
+def labelled_series(runs: list[Run]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, series) of the finished runs; labels carry the seed only when seeds differ."""
+    done = [r for r in runs if r.status == Status.FINISHED and hasattr(r, "result")]
+    seeds = {r.seed for r in done}
+    return [(r.scheduler if len(seeds) <= 1 else f"{r.scheduler} (seed {r.seed})", r.result.series) for r in done]
+
+
+def run_jobs(run: Run) -> dict[str, Any]:
+    """The per-job columns of a finished run (reads the blob: downloads only)."""
+    data = RunJobs.objects.filter(run=run).values_list("data", flat=True).first()
+    if data is None:
+        raise ParameterError(f"run {run.pk} has no per-job results")
+    return archive.unpack_jobs(data)
+
+
+def progress_payload(experiment: Experiment) -> dict[str, Any]:
+    """What the page's progress poller reads."""
+    runs = list(experiment.runs.order_by("seed", "id").values(
+        "id", "scheduler", "seed", "status", "fraction", "jobs_done", "jobs_total", "eta_s", "error",
+        "started_at", "finished_at"))
+    for r in runs:
+        for k in ("started_at", "finished_at"):
+            r[k] = r[k].isoformat() if r[k] else None
+    experiment.refresh_from_db(fields=["status"])
+    return {"status": experiment.status, "runs": runs}
+
+
+def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
+    """The experiment's runs for an archive, one per-job blob in memory at a time."""
+    for run in runs_with_results(experiment):
+        res = getattr(run, "result", None) if run.status == Status.FINISHED else None
+        blob = RunJobs.objects.filter(run=run).values_list("data", flat=True).first() if res else None
+        yield archive.ArchivedRun(
+            scheduler=run.scheduler, seed=run.seed, status=run.status, error=run.error,
+            summary=res.summary if res else None, series=res.series if res else None,
+            per_class=res.per_class if res else None, offline=res.offline if res else None,
+            jobs=bytes(blob) if blob is not None else None)
+
+
+def write_experiment_archive(experiment: Experiment, target: IO[bytes]) -> None:
+    versions = set(experiment.runs.exclude(code_version="").values_list("code_version", flat=True))
+    archive.write_archive(target, experiment.scenario, experiment_files(experiment), archive_runs(experiment),
+                          name=experiment.title, version=", ".join(sorted(versions)) or None)
+
+
+def eta_text(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return str(timedelta(seconds=round(seconds)))

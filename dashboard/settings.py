@@ -1,0 +1,204 @@
+"""Django settings, read from the environment through typed helpers that fail fast.
+
+Embedded default (no variables set): SQLite under ``var/`` and Celery's
+broker on kombu's filesystem transport under ``var/broker/``, so ``make run``
+needs no server yet still runs simulations in a separate worker process.
+Production (docker-compose.yml): ``DATABASE_URL`` (PostgreSQL), ``REDIS_URL``,
+``SECRET_KEY``, ``DEBUG=0``, ``ALLOWED_HOSTS``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str | None = None) -> str:
+    value = os.environ.get(name, default)
+    if value is None:
+        raise ImproperlyConfigured(f"environment variable {name} is required")
+    return value
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    if raw.lower() in ("1", "true", "yes", "on"):
+        return True
+    if raw.lower() in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false (1/0, yes/no), got {raw!r}")
+
+
+def env_int(name: str, default: int, *, minimum: int = 0) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [x.strip() for x in env_str(name, default).split(",") if x.strip()]
+
+
+#: Where the embedded default keeps its SQLite file and broker folders.
+VAR_DIR = Path(env_str("SIMCORE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+
+# Like healthchecks: DEBUG defaults to on for a checkout; deployments set DEBUG=0 and a SECRET_KEY.
+DEBUG = env_bool("DEBUG", True)
+if DEBUG:
+    SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-do-not-use-in-production")
+else:
+    SECRET_KEY = env_str("SECRET_KEY")
+    if len(SECRET_KEY) < 32:
+        raise ImproperlyConfigured("SECRET_KEY must be at least 32 characters when DEBUG is off")
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if not DEBUG else "*")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "dashboard.apps.DashboardConfig",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "dashboard.urls"
+WSGI_APPLICATION = "dashboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "dashboard.views.version_context",
+            ],
+        },
+    },
+]
+
+_default_db = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+DATABASE_URL = env_str("DATABASE_URL", _default_db)
+if DATABASE_URL.startswith("sqlite") and DATABASE_URL == _default_db:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The web server and the worker write to the same file: WAL lets readers run during a
+    # write, IMMEDIATE takes the write lock up front (no upgrade deadlocks), and the timeout
+    # waits for the other process instead of failing with "database is locked".
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    # Tests need a file (not :memory:) so that the separate worker process sees the same data.
+    _name = Path(DATABASES["default"]["NAME"])
+    DATABASES["default"]["TEST"] = {"NAME": str(_name.with_name("test_" + _name.name))}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "experiment-list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+try:  # whitenoise warns on every request when the folder is missing (before collectstatic)
+    STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+except OSError:
+    pass
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+# Serve straight from static/ when collectstatic has not run (the embedded default and tests).
+WHITENOISE_USE_FINDERS = True
+
+#: Largest uploaded cluster or trace file, in megabytes.
+SIMCORE_MAX_UPLOAD_MB = env_int("SIMCORE_MAX_UPLOAD_MB", 200, minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+#: Most runs (schedulers x seeds) one experiment may create.
+SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", 200, minimum=1)
+#: Extra modules imported at start-up, e.g. private schedulers or presets registering themselves.
+SIMCORE_PLUGINS = env_list("SIMCORE_PLUGINS", "")
+
+# Celery: Redis when REDIS_URL is set, else kombu's filesystem transport (no server needed).
+REDIS_URL = os.environ.get("REDIS_URL", "")
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {"visibility_timeout": 12 * 3600}
+else:
+    BROKER_DIR = Path(env_str("SIMCORE_BROKER_DIR", str(VAR_DIR / "broker")))
+    for _sub in ("queue", "processed", "control"):
+        (BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+# Results live in the database (RunResult), not in a Celery result backend.
+CELERY_TASK_IGNORE_RESULT = True
+# A run is long and CPU-bound: take one at a time, acknowledge after it ends so a killed
+# worker's run is redelivered (the conditional claim then skips it if it already ran).
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,387 @@
+"""Experiments as data: the scenario format, the compact per-job format, and experiment archives.
+
+A *scenario* is a JSON-ready dict naming everything a comparison needs::
+
+    {"cluster":  {"preset": "google-2011", "params": {}}      # or {"file": "cluster.json"}
+     "workload": {"preset": "google-like", "params": {}}      # or {"file": "trace.csv.gz"}
+     "load": 0.9, "hours": 24.0, "drain": false,             # hours null: the preset's default
+     "schedulers": ["greedy", "lotes"], "scheduler_params": {"lotes": {}},
+     "seeds": [0, 1]}
+
+The dashboard stores it with every experiment and its workers run it through
+:func:`run_scenario`; ``simcore rerun`` reads an experiment archive (a zip
+written by :func:`write_archive`) and runs the same function, so a run gives
+the same numbers in a worker and on a colleague's laptop (same seed, same
+code version; the archive records both).
+
+Archive layout::
+
+    scenario.json                      {"format": "simcore-experiment", "format_version": 1,
+                                        "code_version": ..., "name": ..., "scenario": {...}}
+    files/<name>                       uploaded cluster / trace files the scenario names
+    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error)
+    runs/<scheduler>/seed-<seed>/series.json    (series, per_class, offline)
+    runs/<scheduler>/seed-<seed>/jobs.npz       per-job records, see pack_jobs
+
+This module must not import Django: it is part of the simulation library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import math
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from simcore import api
+from simcore.engine import ProgressCallback
+from simcore.errors import InputError, ParameterError
+from simcore.model import Cluster, Workload
+from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
+from simcore.schedulers import SCHEDULERS
+from simcore.version import code_version
+
+FORMAT = "simcore-experiment"
+FORMAT_VERSION = 1
+
+#: Column names of the per-job records, in download order (as RunOutcome.jobs_columns()).
+JOB_COLUMNS = ("job", "submit_s", "class", "machine", "config", "start_s", "finish_s", "response_s", "completion_s")
+
+#: Summary keys that depend on the machine, not on the scenario; ignored when checking a re-run.
+VOLATILE_KEYS = frozenset({"wall_s", "jobs_per_s", "version"})
+
+# ---------------------------------------------------------------------------- scenarios
+
+
+def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
+    """A normalised copy of ``scenario``; raises ParameterError/UnknownNameError naming the bad part."""
+    if not isinstance(scenario, Mapping):
+        raise ParameterError("scenario must be a JSON object")
+    out: dict[str, Any] = {}
+    for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
+        spec = scenario.get(part)
+        if not isinstance(spec, Mapping) or ("preset" in spec) == ("file" in spec):
+            raise ParameterError(f"scenario {part} must be an object with either 'preset' or 'file'")
+        if "preset" in spec:
+            preset = registry.get(str(spec["preset"]))
+            params = spec.get("params") or {}
+            if not isinstance(params, Mapping):
+                raise ParameterError(f"scenario {part} params must be an object")
+            out[part] = {"preset": preset.name,
+                         "params": coerce_params(f"{part} {preset.name!r}", preset.params, dict(params))}
+        else:
+            name = str(spec["file"])
+            if not name or "/" in name or "\\" in name or name.startswith("."):
+                raise ParameterError(f"scenario {part} file must be a plain file name, got {name!r}")
+            out[part] = {"file": name}
+            if spec.get("name"):
+                out[part]["name"] = str(spec["name"])
+    load = _number(scenario.get("load", 0.9), "load")
+    if load <= 0:
+        raise ParameterError(f"load must be a positive number, got {load}")
+    hours = scenario.get("hours")
+    if hours is not None:
+        hours = _number(hours, "hours")
+        if hours <= 0:
+            raise ParameterError(f"hours must be a positive number, got {hours}")
+    out["load"] = load
+    out["hours"] = hours
+    out["drain"] = bool(scenario.get("drain", False))
+    names = scenario.get("schedulers")
+    if not isinstance(names, list) or not names:
+        raise ParameterError("scenario needs a non-empty list of schedulers")
+    for n in names:
+        SCHEDULERS.get(str(n))  # raises UnknownNameError listing the registered schedulers
+    out["schedulers"] = [str(n) for n in names]
+    if len(set(out["schedulers"])) != len(out["schedulers"]):
+        raise ParameterError("scenario lists a scheduler twice")
+    given = scenario.get("scheduler_params") or {}
+    if not isinstance(given, Mapping):
+        raise ParameterError("scenario scheduler_params must be an object")
+    out["scheduler_params"] = {}
+    for n in out["schedulers"]:
+        cls = SCHEDULERS.get(n)
+        out["scheduler_params"][n] = coerce_params(f"scheduler {n!r}", cls.params, dict(given.get(n) or {}))
+    seeds = scenario.get("seeds")
+    if not isinstance(seeds, list) or not seeds:
+        raise ParameterError("scenario needs a non-empty list of seeds")
+    for s in seeds:
+        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
+            raise ParameterError(f"seeds must be non-negative integers, got {s!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ParameterError("scenario lists a seed twice")
+    out["seeds"] = [int(s) for s in seeds]
+    return out
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool):
+        raise ParameterError(f"{name} must be a number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise ParameterError(f"{name} must be finite, got {value!r}")
+    return x
+
+
+def _file(files: Mapping[str, Path], part: str, name: str) -> str:
+    try:
+        return str(files[name])
+    except KeyError:
+        raise InputError(f"scenario {part} names file {name!r}, which is missing") from None
+
+
+def build_cluster(scenario: Mapping[str, Any], files: Mapping[str, Path] | None = None) -> Cluster:
+    """The scenario's cluster: a preset built with its parameters, or a cluster file from ``files``."""
+    spec = scenario["cluster"]
+    if "preset" in spec:
+        return api.resolve_cluster(spec["preset"], spec.get("params") or {})
+    return api.resolve_cluster(_file(files or {}, "cluster", spec["file"]))
+
+
+def build_workload(scenario: Mapping[str, Any], cluster: Cluster, seed: int,
+                   files: Mapping[str, Path] | None = None) -> Workload:
+    """The scenario's workload under ``seed``: a generated preset or a trace file from ``files``."""
+    spec = scenario["workload"]
+    name = spec["preset"] if "preset" in spec else _file(files or {}, "workload", spec["file"])
+    return api.resolve_workload(name, cluster, seed, scenario.get("load", 0.9), scenario.get("hours"),
+                                spec.get("params") or {})
+
+
+def labels_of(scenario: Mapping[str, Any]) -> dict[str, str]:
+    """Short names of the scenario's cluster and workload: the preset, or the upload's name or file."""
+    c, w = scenario["cluster"], scenario["workload"]
+    return {"cluster": str(c.get("preset") or c.get("name") or c["file"]),
+            "workload": str(w.get("preset") or w.get("name") or w["file"])}
+
+
+def labels(scenario: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
+    """The summary's scenario labels (what the CLI's ``run`` puts there too)."""
+    return {**labels_of(scenario), "load": scenario.get("load", 0.9), "hours": workload.horizon_s / 3600.0}
+
+
+def run_scenario(scenario: Mapping[str, Any], scheduler: str, seed: int, files: Mapping[str, Path] | None = None,
+                 progress: ProgressCallback | None = None) -> api.RunOutcome:
+    """Run one scheduler under one seed of a (validated) scenario."""
+    SCHEDULERS.get(scheduler)
+    cluster = build_cluster(scenario, files)
+    workload = build_workload(scenario, cluster, seed, files)
+    return api.run_objects(cluster, workload, scheduler, seed,
+                           scheduler_params=(scenario.get("scheduler_params") or {}).get(scheduler) or {},
+                           drain=bool(scenario.get("drain")), progress=progress,
+                           labels=labels(scenario, workload))
+
+
+# ---------------------------------------------------------------------------- per-job records
+
+# Stored columns and their on-disk types; job, response and completion are derived on reading
+# (the same float operations as RunOutcome.jobs_columns, so values are bit-identical).
+_STORED = {"submit_s": np.float64, "class": np.int32, "machine": np.int32, "config": np.int32,
+           "start_s": np.float64, "finish_s": np.float64}
+
+
+def pack_jobs(columns: Mapping[str, np.ndarray]) -> bytes:
+    """Per-job columns as one compact binary blob (uncompressed npz, 36 bytes a job).
+
+    Uncompressed on purpose: a million jobs pack in tens of milliseconds; deflate
+    would take seconds and gain little on float times.
+    """
+    buf = io.BytesIO()
+    np.savez(buf, **{k: np.ascontiguousarray(columns[k], dtype=t) for k, t in _STORED.items()})
+    return buf.getvalue()
+
+
+def unpack_jobs(blob: bytes | memoryview) -> dict[str, np.ndarray]:
+    """The columns of :data:`JOB_COLUMNS` from a :func:`pack_jobs` blob."""
+    with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as z:
+        raw = {k: z[k] for k in _STORED}
+    n = len(raw["submit_s"])
+    submit, start, finish = raw["submit_s"], raw["start_s"], raw["finish_s"]
+    return {
+        "job": np.arange(n, dtype=np.int64),
+        "submit_s": submit,
+        "class": raw["class"].astype(np.int64),
+        "machine": raw["machine"].astype(np.int64),
+        "config": raw["config"].astype(np.int64),
+        "start_s": start,
+        "finish_s": finish,
+        "response_s": start - submit,
+        "completion_s": finish - submit,
+    }
+
+
+# ---------------------------------------------------------------------------- archives
+
+
+@dataclass
+class ArchivedRun:
+    scheduler: str
+    seed: int
+    status: str = "finished"
+    error: str = ""
+    summary: dict[str, Any] | None = None
+    series: dict[str, Any] | None = None
+    per_class: list[dict[str, Any]] | None = None
+    offline: dict[str, Any] | None = None
+    jobs: bytes | None = None  # a pack_jobs blob
+
+    @property
+    def folder(self) -> str:
+        return f"runs/{self.scheduler}/seed-{self.seed}"
+
+
+@dataclass
+class ExperimentArchive:
+    scenario: dict[str, Any]
+    name: str = ""
+    code_version: str = ""
+    files: dict[str, bytes] = field(default_factory=dict)
+    runs: list[ArchivedRun] = field(default_factory=list)
+
+
+def write_archive(target: str | Path | IO[bytes], scenario: Mapping[str, Any], files: Mapping[str, bytes],
+                  runs: Iterable[ArchivedRun], *, name: str = "", version: str | None = None) -> None:
+    """Write an experiment archive (zip) to a path or a binary file object."""
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "code_version": version or code_version(),
+            "name": name, "scenario": dict(scenario)}
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        z.writestr("scenario.json", json.dumps(meta, indent=2))
+        for fname, content in files.items():
+            z.writestr(f"files/{fname}", content, compress_type=zipfile.ZIP_STORED)
+        for r in runs:
+            z.writestr(f"{r.folder}/summary.json",
+                       json.dumps({"status": r.status, "error": r.error, "summary": r.summary}, indent=2))
+            if r.series is not None:
+                z.writestr(f"{r.folder}/series.json",
+                           json.dumps({"series": r.series, "per_class": r.per_class, "offline": r.offline}))
+            if r.jobs is not None:
+                z.writestr(f"{r.folder}/jobs.npz", r.jobs, compress_type=zipfile.ZIP_STORED)
+
+
+def read_archive(source: str | Path | IO[bytes]) -> ExperimentArchive:
+    """Read an archive written by :func:`write_archive`; InputError names what is wrong."""
+    label = str(source) if isinstance(source, (str, Path)) else "archive"
+    try:
+        z = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise InputError(f"not a simcore experiment archive ({e})", file=label) from None
+    with z:
+        names = set(z.namelist())
+        if "scenario.json" not in names:
+            raise InputError("not a simcore experiment archive (no scenario.json)", file=label)
+        try:
+            meta = json.loads(z.read("scenario.json"))
+        except ValueError as e:
+            raise InputError(f"scenario.json is not valid JSON ({e})", file=label) from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise InputError(f"scenario.json is not a {FORMAT} file", file=label)
+        if meta.get("format_version") != FORMAT_VERSION:
+            raise InputError(f"archive format version {meta.get('format_version')!r} is not supported "
+                             f"(this simcore reads version {FORMAT_VERSION})", file=label)
+        arch = ExperimentArchive(scenario=meta.get("scenario") or {}, name=meta.get("name") or "",
+                                 code_version=meta.get("code_version") or "")
+        for n in sorted(names):
+            if n.startswith("files/") and not n.endswith("/"):
+                arch.files[n[len("files/"):]] = z.read(n)
+        folders = sorted({n.rsplit("/", 1)[0] for n in names if n.startswith("runs/") and n.count("/") == 3})
+        for folder in folders:
+            _, sched, seed_part = folder.split("/")
+            try:
+                seed = int(seed_part.removeprefix("seed-"))
+            except ValueError:
+                raise InputError(f"bad run folder {folder!r}", file=label) from None
+            run = ArchivedRun(scheduler=sched, seed=seed)
+            if f"{folder}/summary.json" in names:
+                s = json.loads(z.read(f"{folder}/summary.json"))
+                run.status, run.error, run.summary = s.get("status", ""), s.get("error", ""), s.get("summary")
+            if f"{folder}/series.json" in names:
+                s = json.loads(z.read(f"{folder}/series.json"))
+                run.series, run.per_class, run.offline = s.get("series"), s.get("per_class"), s.get("offline")
+            if f"{folder}/jobs.npz" in names:
+                run.jobs = z.read(f"{folder}/jobs.npz")
+            arch.runs.append(run)
+    return arch
+
+
+def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any], rel: float = 1e-9) -> bool:
+    """Whether two summaries agree on every key except the machine-dependent ones."""
+    keys = (set(a) | set(b)) - VOLATILE_KEYS
+    for k in keys:
+        x, y = a.get(k), b.get(k)
+        if isinstance(x, dict) and isinstance(y, dict):
+            if not same_numbers(x, y, rel):
+                return False
+        elif isinstance(x, float) and isinstance(y, (int, float)) and not isinstance(y, bool):
+            if not (x == y or math.isclose(x, y, rel_tol=rel) or (math.isnan(x) and math.isnan(y))):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------- `simcore rerun`
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("archive", help="experiment archive (.zip) downloaded from the dashboard")
+    parser.add_argument("--out", help="directory; results go to DIR/<scheduler>/seed-<seed>/")
+    parser.add_argument("--schedulers", help="comma-separated subset of the archive's schedulers")
+    parser.add_argument("--progress", action="store_true", help="print progress to stderr")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Re-run every scheduler x seed of an archive; one JSON summary line each.
+
+    Each line carries ``matches_archive``: true when every number but the
+    machine-dependent ones (wall time, speed, version) equals the archived
+    run's, null when the archive holds no finished result for that run.
+    Exit status 1 when a re-run disagrees with its archived result.
+    """
+    arch = read_archive(args.archive)
+    scenario = validate_scenario(arch.scenario)
+    chosen = scenario["schedulers"]
+    if args.schedulers:
+        chosen = [s.strip() for s in args.schedulers.split(",") if s.strip()]
+        for s in chosen:
+            if s not in scenario["schedulers"]:
+                have = ", ".join(scenario["schedulers"])
+                raise ParameterError(f"scheduler {s!r} is not in the archive; it has {have}")
+    stored = {(r.scheduler, r.seed): r for r in arch.runs}
+    if arch.code_version and arch.code_version != code_version():
+        print(f"simcore: note: archive written by {arch.code_version}, re-running with {code_version()}",
+              file=sys.stderr)
+    mismatches = 0
+    with tempfile.TemporaryDirectory(prefix="simcore-rerun-") as tmp:
+        paths: dict[str, Path] = {}
+        for fname, content in arch.files.items():
+            p = Path(tmp) / fname
+            p.write_bytes(content)
+            paths[fname] = p
+        for seed in scenario["seeds"]:
+            for sched in chosen:
+                progress = None
+                if args.progress:
+                    from simcore.cli import _progress_printer
+
+                    progress = _progress_printer(f"{sched} seed {seed}")
+                outcome = run_scenario(scenario, sched, seed, paths, progress)
+                if args.out:
+                    outcome.write(Path(args.out) / sched / f"seed-{seed}")
+                old = stored.get((sched, seed))
+                match = None
+                if old is not None and old.status == "finished" and old.summary is not None:
+                    match = same_numbers(old.summary, outcome.summary)
+                    mismatches += not match
+                print(json.dumps({**outcome.summary, "matches_archive": match}), flush=True)
+    return 1 if mismatches else 0

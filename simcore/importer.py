@@ -1,0 +1,391 @@
+"""``simcore import``: real traces (Google 2011, SWF, the project CSV) to a trace file and a cluster file.
+
+The command writes ``DIR/trace.csv`` (or ``trace.csv.gz`` with ``--gzip``),
+``DIR/cluster.json`` and, with ``--classes K``, ``DIR/classes.json``, and
+prints a JSON summary (jobs, time span, request and duration ranges, rows
+skipped and jobs dropped by reason). ``simcore run --cluster DIR/cluster.json
+--workload DIR/trace.csv`` then runs on them.
+
+The functions below work on *sources* (paths, the bytes of an upload, or
+binary file objects) and take a ``progress`` callback, so the dashboard's
+Celery task calls :func:`import_trace`, :func:`write_outputs` and
+:func:`summary` exactly as the command line does.
+
+Job classes (``--classes K``): k-means on the requests (and, with
+``--class-duration``, the durations) of the jobs submitted in the first
+``--class-window-hours`` (default 24, the LoTES paper's first day, section
+5.3.2) via :func:`simcore.classify.kmeans_classes`; every later job gets the
+class of its nearest centroid. Deterministic under ``--seed``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from simcore.errors import InputError, ParameterError
+from simcore.model import Cluster, Workload
+from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
+
+Format = Literal["google2011", "swf", "csv"]
+FORMATS: tuple[str, ...] = ("google2011", "swf", "csv")
+
+
+def _resolve_cluster(spec: str | Cluster | None) -> Cluster | None:
+    if spec is None or isinstance(spec, Cluster):
+        return spec
+    from simcore.api import resolve_cluster
+
+    return resolve_cluster(spec)
+
+
+def _cut_window(wl: Workload, start_s: float, end_s: float | None, report: ImportReport) -> Workload:
+    """Jobs submitted in ``[start_s, end_s)``, shifted to start at 0 (project CSV traces)."""
+    lo = int(np.searchsorted(wl.submit, start_s, side="left"))
+    hi = int(np.searchsorted(wl.submit, end_s, side="left")) if end_s is not None else wl.n_jobs
+    report.drop("submitted before the window's start", lo)
+    report.drop("submitted at or after the window's end", wl.n_jobs - hi)
+    horizon = (end_s - start_s) if end_s is not None else max(wl.horizon_s - start_s, 0.0)
+    sl = slice(lo, hi)
+    return dataclasses.replace(wl, submit=wl.submit[sl] - start_s, request=wl.request[sl], work=wl.work[sl],
+                               job_class=wl.job_class[sl], horizon_s=float(horizon))
+
+
+def _read_csv(inputs: Sequence[Source], cluster: Cluster | None, start_s: float, end_s: float | None,
+              name: str | None, progress: ProgressFn | None) -> ImportResult:
+    from simcore.tracefile import read_trace
+
+    if len(inputs) != 1:
+        raise ParameterError(f"--format csv reads one trace file, got {len(inputs)}")
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    src = inputs[0]
+    label = os.fspath(src) if isinstance(src, (str, os.PathLike)) else "upload"
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        import io
+
+        src = io.BytesIO(bytes(src))
+    wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)  # type: ignore[arg-type]
+    report = ImportReport("csv")
+    report.files["trace"] = [label]
+    report.rows_read["trace"] = wl.n_jobs
+    report.notes.append("read with simcore.tracefile (stops at the first bad line: --on-error skip does not apply)")
+    if cluster is None:
+        from simcore.presets import CLUSTERS
+
+        cluster = CLUSTERS.get("google-2011").build()
+        if tuple(cluster.resources) != tuple(wl.resources):
+            raise ParameterError(f"the trace's resources {list(wl.resources)} are not those of the default cluster "
+                                 f"google-2011 {list(cluster.resources)}; name one with --cluster")
+    if wl.params.get("sorted_on_read"):
+        report.notes.append("rows were not in submit order: sorted (stable)")
+    if start_s > 0 or end_s is not None:
+        wl = _cut_window(wl, start_s, end_s, report)
+    from simcore.traces.google2011 import _fits_any
+
+    fits = _fits_any(wl.request, cluster)
+    report.drop("request larger than every machine of the cluster", int(np.count_nonzero(~fits)))
+    if not fits.all():
+        wl = dataclasses.replace(wl, submit=wl.submit[fits], request=wl.request[fits], work=wl.work[fits],
+                                 job_class=wl.job_class[fits])
+    if progress is not None:
+        progress(ImportProgress("trace", label, 0, 1, 1, 1, wl.n_jobs))
+    report.wall_s = time.perf_counter() - t0
+    report.cpu_s = time.process_time() - c0
+    return ImportResult(wl, cluster, report)
+
+
+def import_trace(
+    fmt: Format,
+    inputs: Sequence[Source],
+    *,
+    job_events: Sequence[Source] = (),
+    machine_events: Source | None = None,
+    cluster: str | Cluster | None = None,
+    start_s: float = 0.0,
+    end_s: float | None = None,
+    unfinished: Literal["cut", "drop"] = "cut",
+    on_error: Literal["raise", "skip"] = "raise",
+    procs: Literal["allocated", "requested"] = "allocated",
+    memory: Literal["requested", "used"] = "requested",
+    machine_procs: float | None = None,
+    machine_mem_kb: float | None = None,
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+) -> ImportResult:
+    """Read a trace in format ``fmt`` (times in seconds) into a workload and its cluster.
+
+    ``cluster``: a preset name, a JSON cluster file or a Cluster; default:
+    the ``google-2011`` preset (or the machines of ``machine_events``) for
+    Google and CSV traces, the parallel computer as one machine for SWF.
+    """
+    if fmt not in FORMATS:
+        raise ParameterError(f"unknown trace format {fmt!r}; valid formats: {', '.join(FORMATS)}")
+    if not inputs:
+        raise ParameterError("no input files given")
+    cl = _resolve_cluster(cluster)
+    if fmt == "google2011":
+        from simcore.traces.google2011 import read_google2011
+
+        return read_google2011(inputs, job_events=job_events, machine_events=machine_events, cluster=cl,
+                               start_s=start_s, end_s=end_s, unfinished=unfinished, on_error=on_error,
+                               progress=progress, name=name or "google-2011-trace")
+    if job_events or machine_events is not None:
+        raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
+    if fmt == "swf":
+        from simcore.traces.swf import read_swf
+
+        return read_swf(inputs, cluster=cl, procs=procs, memory=memory, machine_procs=machine_procs,
+                        machine_mem_kb=machine_mem_kb, start_s=start_s, end_s=end_s, on_error=on_error,
+                        progress=progress, name=name)
+    return _read_csv(inputs, cl, start_s, end_s, name, progress)
+
+
+def classify(result: ImportResult, k: int, *, window_hours: float = 24.0, seed: int = 0,
+             use_duration: bool = False) -> ImportResult:
+    """Give every job a k-means class (LoTES section 5.3.2) learnt on the first ``window_hours``."""
+    from simcore.classify import kmeans_classes
+
+    if seed < 0:
+        raise ParameterError(f"seed must be a non-negative integer, got {seed}")
+    if not (np.isfinite(window_hours) and window_hours > 0):
+        raise ParameterError(f"the class window must be a positive number of hours, got {window_hours}")
+    wl = result.workload
+    n_configs = result.cluster.n_configs if result.cluster is not None else 1
+    labels, table = kmeans_classes(wl, k, window_hours * 3600.0, np.random.default_rng(seed),
+                                   use_duration, n_configs=n_configs)
+    wl2 = dataclasses.replace(wl, job_class=labels, classes=table,
+                              params={**wl.params, "classes": {"k": k, "window_hours": window_hours, "seed": seed,
+                                                                "use_duration": use_duration}})
+    result.report.extra["classification"] = {
+        "k": k, "found": table.n_classes, "window_hours": window_hours, "seed": seed, "use_duration": use_duration,
+        "training_jobs": max(int(np.searchsorted(wl.submit, window_hours * 3600.0)), k),
+    }
+    return ImportResult(wl2, result.cluster, result.report)
+
+
+def class_table_dict(wl: Workload) -> dict[str, Any]:
+    """The class table as written to ``classes.json``: per class mean duration (s), mean requests, proportion."""
+    if wl.classes is None:
+        raise ParameterError("the workload has no job classes")
+    c = wl.classes
+    jobs = np.bincount(wl.job_class[wl.job_class >= 0], minlength=c.n_classes)
+    return {
+        "resources": list(wl.resources),
+        "params": wl.params.get("classes", {}),
+        "classes": [
+            {"id": k, "name": c.names[k], "mean_duration_s": float(1.0 / c.rates[k, 0]),
+             "mean_request": dict(zip(wl.resources, c.requests[k].tolist(), strict=True)),
+             "proportion": float(c.proportions[k]), "jobs_in_trace": int(jobs[k])}
+            for k in range(c.n_classes)
+        ],
+        "table": c.to_dict(),
+    }
+
+
+def write_outputs(result: ImportResult, out_dir: str | os.PathLike[str], *, gzip: bool = False) -> dict[str, str]:
+    """Write the trace, the cluster and (if classified) the class table into ``out_dir``; returns their paths."""
+    from simcore.clusterfile import write_cluster
+    from simcore.tracefile import write_trace
+
+    d = Path(out_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the output directory: {e.strerror or e}", file=str(d)) from None
+    paths: dict[str, str] = {}
+    trace = d / ("trace.csv.gz" if gzip else "trace.csv")
+    write_trace(result.workload, trace)
+    paths["trace"] = str(trace)
+    if result.cluster is not None:
+        cp = d / "cluster.json"
+        write_cluster(result.cluster, cp)
+        paths["cluster"] = str(cp)
+    if result.workload.classes is not None:
+        kp = d / "classes.json"
+        kp.write_text(json.dumps(class_table_dict(result.workload), indent=2))
+        paths["classes"] = str(kp)
+    return paths
+
+
+def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[str, Any]:
+    """The JSON summary: the workload's numbers, then every count of the import report."""
+    wl = workload_summary(result.workload)
+    out: dict[str, Any] = {
+        "format": result.report.format,
+        "jobs": wl.pop("jobs"),
+        "time_span_s": [wl.pop("first_submit_s"), wl.pop("last_submit_s")],
+        **wl,
+        "cluster": None if result.cluster is None else {
+            "name": result.cluster.name, "machines": result.cluster.n_machines,
+            "configurations": result.cluster.n_configs},
+    }
+    out.update(result.report.to_dict())
+    if files:
+        out["written"] = files
+    return out
+
+
+# -- command line ----------------------------------------------------------------------------------
+
+
+def _positive(v: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {v!r}") from None
+    if not (np.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {v!r}")
+    return x
+
+
+def _seconds(v: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {v!r}") from None
+    if not (np.isfinite(x) and x >= 0):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {v!r}")
+    return x
+
+
+def _count(v: str) -> int:
+    try:
+        x = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}") from None
+    if x < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}")
+    return x
+
+
+def _seed(v: str) -> int:
+    try:
+        x = int(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}") from None
+    if x < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}")
+    return x
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``simcore import`` options."""
+    p.description = ("Convert a real trace into the project's trace CSV and JSON cluster files "
+                     "(DIR/trace.csv, DIR/cluster.json, DIR/classes.json with --classes) and print a JSON summary.")
+    p.add_argument("--format", required=True, choices=FORMATS,
+                   help="google2011: task_events parts in time order (or the dataset directory); "
+                        "swf: Parallel Workloads Archive file; csv: the project's trace format")
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files (.gz or plain)")
+    p.add_argument("--out", default=".", metavar="DIR", help="output directory (default: current directory)")
+    p.add_argument("--name", help="workload name (default: from the input)")
+    p.add_argument("--cluster", help="cluster preset or JSON file to normalise against and write "
+                                     "(default: google-2011 / machine events for Google and CSV, one machine for SWF)")
+    p.add_argument("--start", type=_seconds, default=0.0, metavar="S",
+                   help="window start in seconds (Google: trace time minus the 600 s offset); default 0")
+    p.add_argument("--end", type=_seconds, default=None, metavar="S", help="window end in seconds (default: trace end)")
+    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
+                   help="malformed rows: stop with an error naming file, line and column (default), "
+                        "or skip them and count them in the summary")
+    p.add_argument("--gzip", action="store_true", help="write DIR/trace.csv.gz")
+    p.add_argument("--progress", action="store_true", help="print progress to stderr")
+    g = p.add_argument_group("Google 2011")
+    g.add_argument("--job-events", nargs="+", default=[], metavar="FILE",
+                   help="job_events parts (cross-checked against the task events)")
+    g.add_argument("--machine-events", metavar="FILE",
+                   help="machine_events file: machine configurations from the initial machines (LoTES Table 1)")
+    g.add_argument("--unfinished", choices=("cut", "drop"), default="cut",
+                   help="tasks running at the window's end: cut their duration there (default) or drop them")
+    s = p.add_argument_group("SWF")
+    s.add_argument("--procs", choices=("allocated", "requested"), default="allocated",
+                   help="processor field used for the cpu request (default allocated)")
+    s.add_argument("--memory", choices=("requested", "used"), default="requested",
+                   help="memory field used for the mem request (default requested)")
+    s.add_argument("--machine-procs", type=_positive, metavar="N",
+                   help="processors of the largest machine (default: header MaxProcs, else MaxNodes)")
+    s.add_argument("--machine-mem-kb", type=_positive, metavar="KB",
+                   help="memory of the largest machine in KB (default: the largest job's memory)")
+    c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
+    c.add_argument("--classes", type=_count, metavar="K", help="cluster the jobs into K classes")
+    c.add_argument("--class-window-hours", type=_positive, default=24.0, metavar="H",
+                   help="learn the classes on the jobs of the first H hours (default 24)")
+    c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
+    c.add_argument("--seed", type=_seed, default=0, help="k-means seed (default 0)")
+
+
+def _expand_google(args: argparse.Namespace) -> tuple[list[str], list[str], str | None]:
+    """Directories as inputs: DIR/task_events/*, and job/machine events beside them unless given."""
+    tasks: list[str] = []
+    jobs = list(args.job_events)
+    machines = args.machine_events
+    for inp in args.inputs:
+        p = Path(inp)
+        if not p.is_dir():
+            tasks.append(inp)
+            continue
+        sub = p / "task_events"
+        if sub.is_dir():
+            tasks += sorted(str(f) for f in sub.iterdir() if f.is_file())
+            if not args.job_events and (p / "job_events").is_dir():
+                jobs += sorted(str(f) for f in (p / "job_events").iterdir() if f.is_file())
+            me = sorted((p / "machine_events").glob("*")) if (p / "machine_events").is_dir() else []
+            if machines is None and me:
+                machines = str(me[0])
+        else:
+            tasks += sorted(str(f) for f in p.iterdir() if f.is_file())
+    if not tasks:
+        raise InputError("no task_events files found", file=", ".join(args.inputs))
+    return tasks, jobs, machines
+
+
+def _printer() -> ProgressFn:
+    last = [0.0]
+
+    def show(p: ImportProgress) -> None:
+        now = time.perf_counter()
+        if now - last[0] < 0.5 and p.bytes_done != p.bytes_total:
+            return
+        last[0] = now
+        print(f"[import {p.stage}] file {p.file_index + 1}/{p.n_files} {100 * p.fraction:5.1f}%, "
+              f"{p.rows:,} rows", file=sys.stderr, flush=True)
+
+    return show
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``simcore import``; prints the JSON summary. Errors propagate as SimcoreError (exit 2)."""
+    cpu0 = time.process_time()
+    if args.end is not None and args.end <= args.start:
+        raise ParameterError(f"--end ({args.end}) must be after --start ({args.start})")
+    inputs: list[str] = list(args.inputs)
+    jobs: list[str] = list(args.job_events)
+    machines = args.machine_events
+    if args.format == "google2011":
+        inputs, jobs, machines = _expand_google(args)
+    result = import_trace(
+        args.format, inputs, job_events=jobs, machine_events=machines, cluster=args.cluster,
+        start_s=args.start, end_s=args.end, unfinished=args.unfinished, on_error=args.on_error,
+        procs=args.procs, memory=args.memory, machine_procs=args.machine_procs, machine_mem_kb=args.machine_mem_kb,
+        name=args.name, progress=_printer() if args.progress else None,
+    )
+    if args.classes is not None:
+        result = classify(result, args.classes, window_hours=args.class_window_hours, seed=args.seed,
+                          use_duration=args.class_duration)
+    files = write_outputs(result, args.out, gzip=args.gzip)
+    out = summary(result, files)
+    out["total_cpu_s"] = round(time.process_time() - cpu0, 3)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+__all__ = ["FORMATS", "add_arguments", "class_table_dict", "classify", "import_trace", "main", "summary",
+           "write_outputs"]

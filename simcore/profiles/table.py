@@ -1,0 +1,329 @@
+"""Profile tables: run time per job type and machine type, cold and warm, loaded and validated.
+
+The profile-driven study (Kontothanassis & Goddeau, HPL-2004-192) measures,
+for every job type (Blast executable + database) and machine type, the run
+time split into a CPU part and an I/O part (its Figures 1-5) and the run time
+when the machine's file cache is warm from a previous run of the same job
+type (its Figures 6-7). A :class:`ProfileTable` holds exactly that, in
+seconds, plus the job-type mix and the machine types' attributes.
+
+Two file formats are accepted (see ``docs`` in :func:`load_profile`):
+
+JSON (the shipped ``simcore/data/ncbi_profile.json`` is an example)::
+
+    {"machine_types": [{"name": "type1", "cpu_mhz": 733, "memory_mb": 256, "disk": "IDE"}, ...],
+     "job_types": [{"name": "blastn", "proportion": 0.558}, ...],
+     "runtimes": [{"job_type": "blastn", "machine_type": "type1",
+                   "cpu_s": 60.0, "io_s": 40.0, "warm_s": 100.0}, ...]}
+
+CSV, one row per (job type, machine type)::
+
+    job_type,machine_type,cpu_s,io_s,warm_s,proportion
+    blastn,type1,60.0,40.0,,0.558
+
+``warm_s`` (run time with a warm cache) is optional and defaults to the cold
+time ``cpu_s + io_s``; ``proportion`` is optional when every job type is one
+of the paper's five (Table 2's mix is then used), and must be the same on
+every row of a job type.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from simcore.errors import InputError
+from simcore.model import FloatArray
+
+#: The paper's Table 2: percentage of each job type in the NCBI trace.
+TABLE2_MIX: dict[str, float] = {
+    "blastn": 0.558,
+    "blastp": 0.188,
+    "blastx": 0.212,
+    "tblastn": 0.014,
+    "tblastx": 0.028,
+}
+
+SHIPPED = Path(__file__).resolve().parent.parent / "data" / "ncbi_profile.json"
+
+CSV_REQUIRED = ("job_type", "machine_type", "cpu_s", "io_s")
+CSV_OPTIONAL = ("warm_s", "proportion")
+
+
+@dataclass(frozen=True)
+class ProfileTable:
+    """Run times (s) per job type ``k`` and machine type ``j``.
+
+    ``cpu_s[k, j]`` and ``io_s[k, j]``: the two parts of a cold run (the
+    paper's Figures 1-5); ``cold_s = cpu_s + io_s``. ``warm_s[k, j]``: run time
+    when the machine last ran job type ``k`` (Figures 6-7); equal to
+    ``cold_s`` where the paper saw no affinity effect. ``proportions[k]``: the
+    job mix (Table 2), summing to 1.
+    """
+
+    job_types: tuple[str, ...]
+    machine_types: tuple[str, ...]
+    cpu_s: FloatArray
+    io_s: FloatArray
+    warm_s: FloatArray
+    proportions: FloatArray
+    machine_attributes: tuple[dict[str, Any], ...] = ()
+    meta: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def cold_s(self) -> FloatArray:
+        """Cold run time (s), shape ``(job types, machine types)``."""
+        return self.cpu_s + self.io_s  # type: ignore[no-any-return]
+
+    @property
+    def io_share(self) -> FloatArray:
+        """I/O fraction of the cold run time."""
+        return self.io_s / self.cold_s  # type: ignore[no-any-return]
+
+    @property
+    def affinity_gain(self) -> FloatArray:
+        """Relative saving of a warm run, ``1 - warm / cold``."""
+        return 1.0 - self.warm_s / self.cold_s  # type: ignore[no-any-return]
+
+    def job_index(self, name: str) -> int:
+        try:
+            return self.job_types.index(name)
+        except ValueError:
+            raise InputError(f"unknown job type {name!r}; this profile has {', '.join(self.job_types)}") from None
+
+    def machine_index(self, name: str) -> int:
+        try:
+            return self.machine_types.index(name)
+        except ValueError:
+            raise InputError(
+                f"unknown machine type {name!r}; this profile has {', '.join(self.machine_types)}") from None
+
+    def subset(self, job_types: tuple[str, ...]) -> ProfileTable:
+        """The table restricted to ``job_types``, with the mix renormalised (the reduced trace)."""
+        idx = [self.job_index(n) for n in job_types]
+        p = self.proportions[idx]
+        return ProfileTable(
+            job_types=tuple(job_types), machine_types=self.machine_types, cpu_s=self.cpu_s[idx],
+            io_s=self.io_s[idx], warm_s=self.warm_s[idx], proportions=p / p.sum(),
+            machine_attributes=self.machine_attributes, meta=self.meta, source=self.source,
+        )
+
+    def fingerprint(self) -> str:
+        """A short stable digest of the numbers (keys caches of derived results)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        h.update(repr((self.job_types, self.machine_types)).encode())
+        for a in (self.cpu_s, self.io_s, self.warm_s, self.proportions):
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+        return h.hexdigest()[:16]
+
+
+def load_profile(path: str | Path | None = None) -> ProfileTable:
+    """Read a profile table from a JSON or CSV file (``None`` or ``""``: the shipped table).
+
+    Raises :class:`InputError` naming the file, line and column of the first problem.
+    """
+    if path is None or str(path) == "":
+        return _shipped()
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read profile table: {e.strerror or e}", file=str(p)) from None
+    except UnicodeDecodeError:
+        raise InputError("profile table is not UTF-8 text", file=str(p)) from None
+    return parse_profile(text, name=str(p))
+
+
+def parse_profile(text: str, name: str = "<profile>") -> ProfileTable:
+    """Parse a profile table given as text: JSON if it starts with ``{``, CSV otherwise."""
+    if text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON: {e.msg}", file=name, line=e.lineno) from None
+        return profile_from_dict(data, name=name)
+    return _parse_csv(text, name)
+
+
+_SHIPPED_CACHE: list[ProfileTable] = []
+
+
+def _shipped() -> ProfileTable:
+    if not _SHIPPED_CACHE:
+        _SHIPPED_CACHE.append(load_profile(SHIPPED))
+    return _SHIPPED_CACHE[0]
+
+
+def _number(value: Any, what: str, name: str, line: int | None = None, *, positive: bool = False) -> float:
+    """A finite non-negative (or positive) float, or an InputError naming ``what``."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be a number, got {value!r}", file=name, line=line) from None
+    if not math.isfinite(x) or x < 0 or (positive and x == 0):
+        kind = "positive" if positive else "non-negative"
+        raise InputError(f"{what} must be a finite {kind} number, got {value!r}", file=name, line=line)
+    return x
+
+
+def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
+    """Build and validate a table from the JSON format's parsed object."""
+    if not isinstance(data, dict):
+        raise InputError("a JSON profile must be an object with 'runtimes'", file=name)
+    rows = data.get("runtimes")
+    if not isinstance(rows, list) or not rows:
+        raise InputError("'runtimes' must be a non-empty list of "
+                         "{job_type, machine_type, cpu_s, io_s[, warm_s]} objects", file=name)
+    mtypes_decl = data.get("machine_types")
+    jtypes_decl = data.get("job_types")
+    attrs: dict[str, dict[str, Any]] = {}
+    mix: dict[str, float] = {}
+    if mtypes_decl is not None:
+        if not isinstance(mtypes_decl, list):
+            raise InputError("'machine_types' must be a list of objects with a 'name'", file=name)
+        for i, m in enumerate(mtypes_decl):
+            if not isinstance(m, dict) or not isinstance(m.get("name"), str):
+                raise InputError(f"machine_types[{i}] needs a string 'name'", file=name)
+            attrs[m["name"]] = {k: v for k, v in m.items() if k not in ("name", "source")}
+    if jtypes_decl is not None:
+        if not isinstance(jtypes_decl, list):
+            raise InputError("'job_types' must be a list of objects with a 'name'", file=name)
+        for i, jt in enumerate(jtypes_decl):
+            if not isinstance(jt, dict) or not isinstance(jt.get("name"), str):
+                raise InputError(f"job_types[{i}] needs a string 'name'", file=name)
+            if "proportion" in jt:
+                mix[jt["name"]] = _number(jt["proportion"], f"job_types[{i}].proportion", name)
+    records = []
+    for i, r in enumerate(rows):
+        where = f"runtimes[{i}]"
+        if not isinstance(r, dict):
+            raise InputError(f"{where} must be an object", file=name)
+        for key in CSV_REQUIRED:
+            if key not in r:
+                raise InputError(f"{where} has no {key!r}", file=name)
+        records.append({
+            "job_type": str(r["job_type"]), "machine_type": str(r["machine_type"]),
+            "cpu_s": _number(r["cpu_s"], f"{where}.cpu_s", name),
+            "io_s": _number(r["io_s"], f"{where}.io_s", name),
+            "warm_s": None if r.get("warm_s") is None else _number(r["warm_s"], f"{where}.warm_s", name,
+                                                                    positive=True),
+            "where": where, "line": None,
+        })
+    meta = {k: v for k, v in data.items() if k not in ("runtimes", "machine_types", "job_types")}
+    return _assemble(records, mix, attrs, name, meta,
+                     job_order=[j["name"] for j in jtypes_decl] if jtypes_decl else None,
+                     machine_order=[m["name"] for m in mtypes_decl] if mtypes_decl else None)
+
+
+def _parse_csv(text: str, name: str) -> ProfileTable:
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise InputError("empty profile table", file=name) from None
+    missing = [c for c in CSV_REQUIRED if c not in header]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}; a profile CSV needs "
+                         f"{', '.join(CSV_REQUIRED)} (optional: {', '.join(CSV_OPTIONAL)})", file=name, line=1)
+    unknown = [c for c in header if c not in CSV_REQUIRED + CSV_OPTIONAL]
+    if unknown:
+        raise InputError(f"unknown column(s) {', '.join(unknown)}", file=name, line=1)
+    col = {c: header.index(c) for c in header}
+    records = []
+    mix: dict[str, float] = {}
+    for lineno, row in enumerate(reader, start=2):
+        if not row or all(not c.strip() for c in row):
+            continue
+        if len(row) != len(header):
+            raise InputError(f"expected {len(header)} fields, found {len(row)}", file=name, line=lineno)
+
+        def num(c: str, *, positive: bool = False, _row: list[str] = row, _line: int = lineno) -> float:
+            try:
+                return _number(_row[col[c]].strip(), c, name, _line, positive=positive)
+            except InputError as e:
+                raise InputError(e.reason, file=name, line=_line, column=c) from None
+
+        jt = row[col["job_type"]].strip()
+        mt = row[col["machine_type"]].strip()
+        if not jt:
+            raise InputError("empty job type", file=name, line=lineno, column="job_type")
+        if not mt:
+            raise InputError("empty machine type", file=name, line=lineno, column="machine_type")
+        warm = None
+        if "warm_s" in col and row[col["warm_s"]].strip():
+            warm = num("warm_s", positive=True)
+        if "proportion" in col and row[col["proportion"]].strip():
+            p = num("proportion")
+            if jt in mix and mix[jt] != p:
+                raise InputError(f"job type {jt!r} has proportion {p} here but {mix[jt]} on an earlier row",
+                                 file=name, line=lineno, column="proportion")
+            mix[jt] = p
+        records.append({"job_type": jt, "machine_type": mt, "cpu_s": num("cpu_s"), "io_s": num("io_s"),
+                        "warm_s": warm, "where": f"row for ({jt}, {mt})", "line": lineno})
+    if not records:
+        raise InputError("the profile table has no rows", file=name)
+    return _assemble(records, mix, {}, name, {})
+
+
+def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[str, dict[str, Any]],
+              name: str, meta: dict[str, Any], job_order: list[str] | None = None,
+              machine_order: list[str] | None = None) -> ProfileTable:
+    jobs = job_order or list(dict.fromkeys(r["job_type"] for r in records))
+    machines = machine_order or list(dict.fromkeys(r["machine_type"] for r in records))
+    if len(set(jobs)) != len(jobs):
+        raise InputError("duplicate job type names", file=name)
+    if len(set(machines)) != len(machines):
+        raise InputError("duplicate machine type names", file=name)
+    K, M = len(jobs), len(machines)
+    ji = {n: i for i, n in enumerate(jobs)}
+    mi = {n: i for i, n in enumerate(machines)}
+    cpu = np.full((K, M), np.nan)
+    iot = np.full((K, M), np.nan)
+    warm = np.full((K, M), np.nan)
+    for r in records:
+        if r["job_type"] not in ji:
+            raise InputError(f"{r['where']}: job type {r['job_type']!r} is not declared in job_types",
+                             file=name, line=r["line"], column="job_type")
+        if r["machine_type"] not in mi:
+            raise InputError(f"{r['where']}: machine type {r['machine_type']!r} is not declared in machine_types",
+                             file=name, line=r["line"], column="machine_type")
+        k, j = ji[r["job_type"]], mi[r["machine_type"]]
+        if not np.isnan(cpu[k, j]):
+            raise InputError(f"({r['job_type']}, {r['machine_type']}) appears twice", file=name, line=r["line"])
+        cold = r["cpu_s"] + r["io_s"]
+        if cold <= 0:
+            raise InputError(f"({r['job_type']}, {r['machine_type']}): cpu_s + io_s must be positive",
+                             file=name, line=r["line"], column="cpu_s")
+        cpu[k, j], iot[k, j] = r["cpu_s"], r["io_s"]
+        warm[k, j] = cold if r["warm_s"] is None else r["warm_s"]
+    gaps = [f"({jobs[k]}, {machines[j]})" for k, j in zip(*np.nonzero(np.isnan(cpu)), strict=True)]
+    if gaps:
+        raise InputError(f"missing run time(s) for {', '.join(gaps[:6])}{' ...' if len(gaps) > 6 else ''}; "
+                         "every job type needs a row for every machine type", file=name)
+    props = []
+    for jt in jobs:
+        if jt in mix:
+            props.append(mix[jt])
+        elif jt in TABLE2_MIX and not mix:
+            props.append(TABLE2_MIX[jt])
+        else:
+            raise InputError(f"no proportion for job type {jt!r} (give a 'proportion' for every job type "
+                             "unless all are the paper's five)", file=name)
+    p = np.array(props, dtype=np.float64)
+    if p.sum() <= 0:
+        raise InputError("job type proportions must not all be zero", file=name)
+    return ProfileTable(
+        job_types=tuple(jobs), machine_types=tuple(machines), cpu_s=cpu, io_s=iot, warm_s=warm,
+        proportions=p / p.sum(), machine_attributes=tuple(attrs.get(m, {}) for m in machines),
+        meta=meta, source=name,
+    )

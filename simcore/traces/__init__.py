@@ -1,0 +1,31 @@
+"""Readers that turn real cluster traces into :class:`~simcore.model.Workload` objects.
+
+* :mod:`simcore.traces.google2011`: Google cluster-data 2011 task, job and
+  machine events (the LoTES paper's section 5.3 trace).
+* :mod:`simcore.traces.swf`: the Standard Workload Format of the Parallel
+  Workloads Archive.
+
+Every reader takes *sources* (paths, bytes of an upload, or binary file
+objects), streams them block by block, applies a bad-input policy
+(``on_error="raise"`` stops at the first malformed row with its file, line
+and column; ``"skip"`` counts and quotes skipped rows) and returns an
+:class:`ImportResult`: the workload, the cluster it was derived for (or
+None), and an :class:`ImportReport` saying what was read, dropped and why.
+An optional ``progress`` callback receives :class:`ImportProgress` after
+every block, so a Celery task can report progress or cancel by raising.
+"""
+
+from __future__ import annotations
+
+from simcore.traces._stream import ImportProgress, ProgressFn, RowErrors, Source
+from simcore.traces.report import ImportReport, ImportResult, workload_summary
+
+__all__ = [
+    "ImportProgress",
+    "ImportReport",
+    "ImportResult",
+    "ProgressFn",
+    "RowErrors",
+    "Source",
+    "workload_summary",
+]

@@ -1,0 +1,108 @@
+"""What an import produced: the workload, its cluster, and a report of every row read, skipped or dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from simcore.model import Cluster, Workload
+from simcore.traces._stream import RowErrors
+
+
+@dataclass
+class ImportReport:
+    """Counts that account for every input row and every candidate job.
+
+    ``rows_read``: data rows parsed (per stage: ``task_events``, ...).
+    ``rows_skipped``: malformed rows skipped under ``on_error="skip"``, by reason.
+    ``dropped``: well-formed records that did not become jobs, by reason
+    (e.g. a task killed before it was scheduled).
+    ``kept_notes``: jobs kept but changed, by reason (e.g. cut at the window's end).
+    ``notes``: how the reader interpreted the data (documented choices).
+    """
+
+    format: str
+    files: dict[str, list[str]] = field(default_factory=dict)
+    rows_read: dict[str, int] = field(default_factory=dict)
+    rows_skipped: dict[str, int] = field(default_factory=dict)
+    skipped_examples: list[str] = field(default_factory=list)
+    dropped: dict[str, int] = field(default_factory=dict)
+    kept_notes: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    wall_s: float = 0.0
+    #: CPU time of the read (all threads of the process), the fair speed measure on a busy machine.
+    cpu_s: float = 0.0
+
+    def drop(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.dropped[reason] = self.dropped.get(reason, 0) + int(n)
+
+    def keep_note(self, reason: str, n: int = 1) -> None:
+        if n:
+            self.kept_notes[reason] = self.kept_notes.get(reason, 0) + int(n)
+
+    def absorb(self, errors: RowErrors) -> None:
+        """Copy the skipped-row counts of a bad-input policy into the report."""
+        for k, v in errors.counts.items():
+            self.rows_skipped[k] = self.rows_skipped.get(k, 0) + v
+        self.skipped_examples.extend(errors.examples[: max(0, 20 - len(self.skipped_examples))])
+
+    def to_dict(self) -> dict[str, Any]:
+        rows = sum(self.rows_read.values())
+        return {
+            "format": self.format,
+            "files": self.files,
+            "rows_read": self.rows_read,
+            "rows_skipped": self.rows_skipped,
+            "skipped_examples": self.skipped_examples,
+            "dropped": self.dropped,
+            "kept_but_changed": self.kept_notes,
+            "notes": self.notes,
+            **self.extra,
+            "wall_s": round(self.wall_s, 3),
+            "rows_per_s": round(rows / self.wall_s) if self.wall_s > 0 else None,
+            "cpu_s": round(self.cpu_s, 3),
+            "rows_per_cpu_s": round(rows / self.cpu_s) if self.cpu_s > 0 else None,
+        }
+
+
+@dataclass
+class ImportResult:
+    """A reader's output. ``cluster`` is None when the format says nothing about machines."""
+
+    workload: Workload
+    cluster: Cluster | None
+    report: ImportReport
+
+
+def _range(x: np.ndarray) -> dict[str, float | None]:
+    if len(x) == 0:
+        return {"min": None, "mean": None, "max": None}
+    return {"min": float(x.min()), "mean": float(x.mean()), "max": float(x.max())}
+
+
+def workload_summary(wl: Workload) -> dict[str, Any]:
+    """Jobs, time span (s), request and duration ranges of a workload, as JSON-ready numbers."""
+    n = wl.n_jobs
+    out: dict[str, Any] = {
+        "name": wl.name,
+        "jobs": n,
+        "horizon_s": float(wl.horizon_s),
+        "first_submit_s": float(wl.submit[0]) if n else None,
+        "last_submit_s": float(wl.submit[-1]) if n else None,
+        "jobs_at_time_0": int(np.count_nonzero(wl.submit == 0.0)),
+        "requests": {r: _range(wl.request[:, i]) for i, r in enumerate(wl.resources)},
+        "duration_s": _range(wl.work),
+    }
+    if wl.classes is not None:
+        counts = np.bincount(wl.job_class[wl.job_class >= 0], minlength=wl.classes.n_classes)
+        out["classes"] = [
+            {"name": name, "jobs": int(counts[k]), "proportion": float(wl.classes.proportions[k]),
+             "mean_request": dict(zip(wl.resources, wl.classes.requests[k].tolist(), strict=True)),
+             "mean_duration_s": float(1.0 / wl.classes.rates[k, 0]) if wl.classes.rates[k, 0] > 0 else None}
+            for k, name in enumerate(wl.classes.names)
+        ]
+    return out

@@ -1,0 +1,66 @@
+// The dashboard's few lines of vanilla JS: charts, progress polling, form sections.
+(function () {
+  "use strict";
+
+  // Charts: the server hands over Plotly figure dicts; we only draw them.
+  var chartData = document.getElementById("charts-data");
+  if (chartData && window.Plotly) {
+    var figs = JSON.parse(chartData.textContent);
+    Object.keys(figs).forEach(function (id) {
+      var el = document.getElementById(id);
+      if (el) Plotly.newPlot(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+    });
+  }
+
+  // Progress: poll the JSON endpoint while runs are active; reload once when all are done to show results.
+  var table = document.getElementById("runs");
+  function fmtEta(s) {
+    if (s === null || s === undefined) return "";
+    s = Math.round(s);
+    var h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    return (h ? h + "h " : "") + (h || m ? m + "m " : "") + sec + "s";
+  }
+  function poll() {
+    fetch(table.dataset.progressUrl, {credentials: "same-origin"})
+      .then(function (r) { return r.json(); })
+      .then(function (p) {
+        var active = false;
+        p.runs.forEach(function (run) {
+          var row = document.getElementById("run-" + run.id);
+          if (!row) return;
+          var st = row.querySelector(".run-status .status");
+          st.textContent = run.status;
+          st.className = "status " + run.status;
+          row.querySelector("progress").value = run.fraction;
+          row.querySelector(".pct").textContent = (100 * run.fraction).toFixed(1) + "%";
+          row.querySelector(".jobs").textContent = run.jobs_done.toLocaleString() + " / " + run.jobs_total.toLocaleString();
+          var isActive = run.status === "pending" || run.status === "running";
+          row.querySelector(".eta").textContent = isActive && run.status === "running" ? fmtEta(run.eta_s) : "";
+          var err = document.getElementById("run-" + run.id + "-error");
+          if (run.error) { err.hidden = false; err.querySelector("td").textContent = run.error; }
+          if (isActive) active = true;
+        });
+        var es = document.getElementById("experiment-status");
+        es.textContent = p.status;
+        es.className = "status " + p.status;
+        if (active) setTimeout(poll, 1000);
+        else window.location.reload();
+      })
+      .catch(function () { setTimeout(poll, 3000); });
+  }
+  if (table && table.dataset.active === "1") setTimeout(poll, 500);
+
+  // Experiment form: show only the parameters of the chosen cluster, workload and schedulers.
+  var form = document.getElementById("experiment-form");
+  function sync() {
+    var cluster = form.elements["cluster"].value, workload = form.elements["workload"].value;
+    var chosen = {};
+    form.querySelectorAll("input[name=schedulers]").forEach(function (c) { chosen[c.value] = c.checked; });
+    form.querySelectorAll(".params").forEach(function (div) {
+      var k = div.dataset.kind, n = div.dataset.name;
+      div.hidden = !((k === "cluster" && n === cluster) || (k === "workload" && n === workload) ||
+                     (k === "schedulers" && chosen[n]));
+    });
+  }
+  if (form) { form.addEventListener("change", sync); sync(); }
+})();

@@ -1,0 +1,126 @@
+"""Fixtures: users, a small scenario, and a real Celery worker process.
+
+The worker is a separate ``celery -A dashboard worker`` process (not eager
+mode) pointed at pytest-django's test database: PostgreSQL's test database
+when DATABASE_URL is set (CI), else the SQLite test file; its broker is Redis
+when REDIS_URL is set, else the filesystem transport. Each test session uses
+its own queue name, so a ``make run`` worker on the same broker never takes
+the tests' tasks.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import connection
+
+from dashboard.celery import READY_FILE_ENV
+from dashboard.models import Experiment, Status
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+
+#: A scenario small enough for a test (50 machines, ~6,000 jobs, about a second per run).
+SMALL = {
+    "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
+    "workload": {"preset": "google-like", "params": {}},
+    "load": 0.9, "hours": 1.0, "drain": False,
+    "schedulers": ["greedy", "fcfs"], "scheduler_params": {}, "seeds": [0],
+}
+
+
+def small_scenario(**changes: Any) -> dict[str, Any]:
+    return {**SMALL, **changes}
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    # The default hasher spends ~1 s of CPU per password on purpose; tests need no such protection.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def owner(db: None) -> User:
+    return User.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def other(db: None) -> User:
+    return User.objects.create_user("bob", password="bob-password-1")
+
+
+@pytest.fixture
+def owner_client(client: Any, owner: User) -> Any:
+    client.force_login(owner)
+    return client
+
+
+def _test_database_url() -> str:
+    name = connection.settings_dict["NAME"]
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{name}"
+    parts = urlsplit(os.environ["DATABASE_URL"])
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factory: Any) -> Iterator[str]:
+    """A real worker process on this session's queue; yields the queue name."""
+    from dashboard.celery import app
+
+    queue = f"simcore-test-{uuid.uuid4().hex[:8]}"
+    app.conf.task_default_queue = queue
+    ready = tmp_path_factory.mktemp("worker") / "ready"
+    env = {**os.environ, "DATABASE_URL": _test_database_url(), READY_FILE_ENV: str(ready),
+           "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
+    if not os.environ.get("REDIS_URL"):
+        env["SIMCORE_BROKER_DIR"] = str(Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)
+    log = (ARTIFACTS / "celery-worker.log")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--concurrency", "1", "-Q", queue,
+             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            if proc.poll() is not None:
+                raise RuntimeError(f"celery worker exited with {proc.returncode}; see {log}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"celery worker not ready after 60 s; see {log}")
+            time.sleep(0.1)
+        yield queue
+    finally:
+        # Cold shutdown (SIGQUIT): nothing is running any more, and a warm one waits seconds for the broker.
+        proc.send_signal(signal.SIGQUIT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def wait_for(experiment: Experiment, timeout: float = 90.0) -> Experiment:
+    """Poll until every run of ``experiment`` has left pending/running."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        experiment.refresh_from_db()
+        active = experiment.runs.filter(status__in=[Status.PENDING, Status.RUNNING]).exists()
+        if not active and experiment.status not in (Status.PENDING, Status.RUNNING):
+            return experiment
+        time.sleep(0.2)
+    states = list(experiment.runs.values_list("scheduler", "status", "fraction"))
+    raise AssertionError(f"experiment {experiment.pk} still active after {timeout} s: {states}")

@@ -1,0 +1,103 @@
+"""Uploaded clusters and traces: validated on upload, stored in the database, usable in experiments."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
+from django.urls import reverse
+
+from dashboard import services
+from dashboard.models import ClusterUpload, Experiment, Status, TraceUpload
+from simcore import archive
+
+CLUSTER = {"name": "two-kinds", "resources": ["cpu", "mem"], "configurations": [
+    {"name": "big", "count": 4, "capacity": {"cpu": 1.0, "mem": 1.0}},
+    {"name": "small", "count": 8, "capacity": {"cpu": 0.5, "mem": 0.25}}]}
+
+TRACE = "# simcore trace v1\n# horizon_s: 600\nsubmit_s,duration_s,cpu,mem\n" + "".join(
+    f"{i * 2.5},{30 + (i % 7) * 10},{0.1 + (i % 3) * 0.1},{0.05 + (i % 4) * 0.05}\n" for i in range(200))
+
+
+def upload(client, kind, name, content, filename):
+    return client.post(reverse("uploads"), {"kind": kind, f"{kind}-name": name,
+                                            f"{kind}-file": SimpleUploadedFile(filename, content)})
+
+
+def test_a_valid_cluster_and_trace_are_stored_and_run(owner_client, owner):
+    assert upload(owner_client, "cluster", "mine", json.dumps(CLUSTER).encode(), "c.json").status_code == 302
+    assert upload(owner_client, "trace", "t", gzip.compress(TRACE.encode()), "t.csv.gz").status_code == 302
+    c, t = ClusterUpload.objects.get(), TraceUpload.objects.get()
+    assert c.info == {"machines": 12, "configurations": 2, "resources": ["cpu", "mem"]} and c.owner == owner
+    assert t.info["jobs"] == 200 and t.content() == gzip.compress(TRACE.encode())
+    assert "mine" in owner_client.get(reverse("uploads")).content.decode()
+
+    resp = owner_client.post(reverse("experiment-new"), {
+        "cluster": f"upload:{c.pk}", "workload": f"upload:{t.pk}", "load": "1", "schedulers": ["greedy"],
+        "seeds": "0"})
+    assert resp.status_code == 302
+    exp = Experiment.objects.get()
+    assert exp.scenario["cluster"] == {"file": "cluster_c.json", "name": "mine"}
+    assert exp.cluster_label == "mine" and exp.workload_label == "t"
+    # The worker's code path, in this process: the files come from the database, not a disk.
+    run = exp.runs.get()
+    assert services.execute_run(run.pk) == Status.FINISHED
+    run.refresh_from_db()
+    assert run.result.summary["jobs"] == 200 and run.result.summary["machines"] == 12
+    # The archive carries the uploads and re-runs to the same numbers.
+    import io
+
+    buf = io.BytesIO()
+    services.write_experiment_archive(exp, buf)
+    arch = archive.read_archive(io.BytesIO(buf.getvalue()))
+    assert set(arch.files) == {"cluster_c.json", "trace_t.csv.gz"}
+
+
+def test_uploads_are_private(owner_client, other):
+    ClusterUpload.objects.create(owner=other, name="secret-cluster", filename="c.json", content_gz=gzip.compress(b"{}"),
+                                 size_bytes=2, sha256="", info={})
+    assert "secret-cluster" not in owner_client.get(reverse("uploads")).content.decode()
+    assert "secret-cluster" not in owner_client.get(reverse("experiment-new")).content.decode()
+
+
+@pytest.mark.parametrize(("kind", "content", "filename", "message"), [
+    ("cluster", b'{"name": "x", "resources": ["cpu"],\n "configurations": [}', "c.json", "line 2"),
+    ("cluster", json.dumps({**CLUSTER, "configurations": [
+        {"name": "a", "count": -1, "capacity": {"cpu": 1, "mem": 1}}]}).encode(), "c.json", "count"),
+    ("cluster", b"\x00\x01binary", "c.json", "c.json"),
+    ("trace", b"submit_s,duration_s,cpu,mem\n1,10,0.1,0.1\n2,ten,0.1,0.1\n", "t.csv", "line 3"),
+    ("trace", b"submit_s,cpu\n1,0.1\n", "t.csv", "duration_s"),
+    ("trace", b"", "t.csv", "The submitted file is empty"),
+    ("cluster", b"", "c.json", "The submitted file is empty"),
+])
+def test_bad_files_get_a_message_next_to_the_file_field_and_store_nothing(owner_client, kind, content, filename,
+                                                                           message):
+    resp = upload(owner_client, kind, "bad", content, filename)
+    assert resp.status_code == 400
+    html = resp.content.decode().replace("&#x27;", "'").replace("&quot;", '"')
+    assert f'id="error-{kind}-file"' in html
+    err = html.split(f'id="error-{kind}-file">', 1)[1].split("</p>", 1)[0]
+    assert message in err
+    assert "/tmp/" not in err  # names the user's file, not our temp copy
+    assert ClusterUpload.objects.count() == 0 and TraceUpload.objects.count() == 0
+
+
+def test_a_missing_file_is_reported(owner_client):
+    resp = owner_client.post(reverse("uploads"), {"kind": "trace", "trace-name": "x"})
+    assert resp.status_code == 400 and 'id="error-trace-file"' in resp.content.decode()
+    assert TraceUpload.objects.count() == 0
+
+
+@override_settings(SIMCORE_MAX_UPLOAD_MB=1)
+def test_a_file_over_the_limit_is_refused(owner_client):
+    resp = upload(owner_client, "trace", "big", b"0" * (1024 * 1024 + 10), "t.csv")
+    assert resp.status_code == 400 and "the limit is 1 MB" in resp.content.decode()
+    assert TraceUpload.objects.count() == 0
+
+
+def test_an_unknown_upload_kind_is_refused(owner_client):
+    resp = owner_client.post(reverse("uploads"), {"kind": "model"})
+    assert resp.status_code == 400
