@@ -198,7 +198,8 @@ def pack_jobs(columns: Mapping[str, np.ndarray]) -> bytes:
     would take seconds and gain little on float times.
     """
     buf = io.BytesIO()
-    np.savez(buf, **{k: np.ascontiguousarray(columns[k], dtype=t) for k, t in _STORED.items()})
+    arrays: dict[str, Any] = {k: np.ascontiguousarray(columns[k], dtype=t) for k, t in _STORED.items()}
+    np.savez(buf, **arrays)
     return buf.getvalue()
 
 

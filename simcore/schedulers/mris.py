@@ -89,8 +89,10 @@ is a pool of its own):
 * Starvation: MRIS favours efficient jobs and may keep passing over a large
   one, as the paper's heuristic does; the window bounds how many younger jobs
   compete with it.
-* Tolerance: fits are tested with ``demand <= free + 1e-10``, tighter than the
-  engine's 1e-9, so float round-off never makes the engine reject a start.
+* Tolerance: every fit test here is ``demand <= free + EPS/2``, half the
+  engine's tolerance: the selection subtracts ``x * w`` where the engine
+  subtracts ``w`` x times, and the round-off difference (~1e-16) stays far
+  inside the margin, so the engine never rejects a start.
 """
 
 from __future__ import annotations
@@ -112,11 +114,8 @@ if TYPE_CHECKING:
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-#: Fit tolerance in the scheduler (resource units); below the engine's EPS.
-TOL = 1e-10
-
-#: First fit accepts ``free >= request - HALF_EPS``: stricter than the engine's test.
-HALF_EPS = EPS / 2
+#: Fit tolerance of every test here (resource units): half the engine's, see the module docstring.
+TOL = EPS / 2
 
 #: Default size of the candidate set (oldest waiting jobs) per selection.
 DEFAULT_WINDOW = 4096
@@ -459,9 +458,9 @@ class MRIS(Scheduler):
         """
         free = self._free
         r = self._req[job].tolist()
-        ok = free[:, 0] >= r[0] - HALF_EPS
+        ok = free[:, 0] >= r[0] - TOL
         for i in range(1, len(r)):
-            ok &= free[:, i] >= r[i] - HALF_EPS
+            ok &= free[:, i] >= r[i] - TOL
         m = int(ok.argmax())
         return m if ok[m] else -1
 
@@ -488,8 +487,8 @@ class MRIS(Scheduler):
             m = min(hits)
             started = set(self._select_on(m))
             if not started:
-                # Only possible when a job fits within the engine's tolerance but
-                # not within the selection's tighter TOL: start it as first fit did.
+                # Defensive: first fit and the selection use the same test, so a
+                # fitting job is always selected; never loop without progress.
                 j = next(j for j in pending if first_fit(j) == m)
                 self._start(j, m)
                 started = {j}

@@ -165,6 +165,7 @@ def _decompressed(f: BinaryIO, name: str, errors: RowErrors, lines_before: Calla
             yield b, consumed
         return
     d = zlib.decompressobj(wbits=31)
+    out_max = max(1 << 16, BLOCK_BYTES // 4)
     fed = False  # whether the current gzip member has been given any bytes
     chunk: bytes | None = first
     while chunk is not None:
@@ -172,7 +173,8 @@ def _decompressed(f: BinaryIO, name: str, errors: RowErrors, lines_before: Calla
         try:
             while data:
                 fed = True
-                out = d.decompress(data)
+                # Bounded output: highly compressible input must not inflate into one huge chunk.
+                out = d.decompress(data, out_max)
                 if out:
                     yield out, consumed
                 if d.eof:
@@ -180,6 +182,18 @@ def _decompressed(f: BinaryIO, name: str, errors: RowErrors, lines_before: Calla
                     data = d.unused_data
                     d = zlib.decompressobj(wbits=31)
                     fed = False
+                elif d.unconsumed_tail:
+                    data = d.unconsumed_tail
+                elif len(out) == out_max:
+                    data = b""
+                    while len(out) == out_max and not d.eof:  # drain output zlib still holds
+                        out = d.decompress(b"", out_max)
+                        if out:
+                            yield out, consumed
+                    if d.eof:
+                        data = d.unused_data
+                        d = zlib.decompressobj(wbits=31)
+                        fed = False
                 else:
                     data = b""
         except zlib.error as e:

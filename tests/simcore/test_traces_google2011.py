@@ -304,9 +304,9 @@ def test_the_real_part_0_gives_every_scheduled_task_instance_as_a_job() -> None:
 def test_memory_follows_the_result_not_the_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tracemalloc
 
-    # 300,000 rows (about 16 MB of text) whose tasks are all killed while pending, and one real job:
+    # 400,000 rows (about 16 MB of text) whose tasks are all killed while pending, and one real job:
     # a reader holding the input, or one object per row, would peak far above the 1 MB blocks used here.
-    n = 150_000
+    n = 200_000
     rows = [f"{OFFSET_US + i},,{i},0,,{ev},u,0,0,0.1,0.1,0,0\n" for i in range(n) for ev in (0, 5)]
     text = "".join(rows) + _row(n, n, 0, 0) + _row(n + 1, n, 0, 1) + _row(n + 2, n, 0, 4)
     path = tmp_path / "part.csv.gz"

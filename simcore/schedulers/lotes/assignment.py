@@ -143,13 +143,41 @@ def assignment_lp(
         raise ParameterError(f"the machine assignment LP failed: {res.message}")
     x_all = res.x[1:]
     x_lp = tuple(x_all[offsets[j] - 1: offsets[j] - 1 + sizes[j]].copy() for j in range(M))
-    x = tuple(round_assignment(x_lp[j], int(n[j])) for j in range(M))
-    slots_lp = np.array([x_lp[j] @ bins[j] for j in range(M)]).reshape(M, K)
-    slots = np.array([x[j] @ bins[j] for j in range(M)], dtype=np.float64).reshape(M, K)
+    x = [round_assignment(x_lp[j], int(n[j])) for j in range(M)]
+    return assignment_from_counts(cluster, classes, bins, x, x_lp=list(x_lp), lambda_lp=float(res.x[0]),
+                                  rho_weighting=rho_weighting)
+
+
+def assignment_from_counts(
+    cluster: Cluster,
+    classes: ClassTable,
+    bins: list[IntArray],
+    x: list[IntArray],
+    *,
+    x_lp: list[FloatArray] | None = None,
+    lambda_lp: float | None = None,
+    rho_weighting: str = "paper",
+) -> Assignment:
+    """An :class:`Assignment` from integer machine counts ``x[j]`` per bin (Delta, lambda, rho recomputed).
+
+    Used after rounding, and to build a plan by hand (tests, or a plan
+    computed elsewhere). ``x[j]`` must sum to the machine count of j.
+    """
+    mu = fit_classes(classes, cluster).rates.T
+    M, K = mu.shape
+    xi = tuple(np.asarray(v, dtype=np.int64) for v in x)
+    for j in range(M):
+        if len(xi[j]) != len(bins[j]) or int(xi[j].sum()) != int(cluster.counts[j]):
+            raise ParameterError(
+                f"configuration {j}: {int(xi[j].sum())} machines assigned to {len(xi[j])} counts for "
+                f"{len(bins[j])} bins, expected {int(cluster.counts[j])} machines")
+    slots = np.array([xi[j] @ bins[j] for j in range(M)], dtype=np.float64).reshape(M, K)
+    xl = tuple(np.asarray(v, dtype=np.float64) for v in (x_lp if x_lp is not None else xi))
+    slots_lp = np.array([xl[j] @ bins[j] for j in range(M)]).reshape(M, K)
+    lam = _lambda_of(slots, mu, classes.proportions)
     return Assignment(
-        bins=tuple(bins), x_lp=x_lp, x=x, lambda_lp=float(res.x[0]),
-        lambda_rounded=_lambda_of(slots, mu, alpha), slots_lp=slots_lp, slots=slots,
-        rho=_rho(slots, mu, rho_weighting),
+        bins=tuple(bins), x_lp=xl, x=xi, lambda_lp=lam if lambda_lp is None else lambda_lp,
+        lambda_rounded=lam, slots_lp=slots_lp, slots=slots, rho=_rho(slots, mu, rho_weighting),
     )
 
 

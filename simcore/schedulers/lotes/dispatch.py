@@ -112,7 +112,9 @@ class LoTESDispatcher(Scheduler):
         self.kmeans_window_s = float(options.get("kmeans_window_hours", 24.0)) * 3600.0
         self.max_bins = int(options.get("max_bins", DEFAULT_MAX_BINS))
         self.rho_weighting = str(options.get("rho_weighting", "paper"))
-        self.plan: OfflinePlan | None = None
+        # A precomputed plan (Python API only, not a Param): reuse one offline
+        # solution across runs, or hand-build one in tests.
+        self.plan: OfflinePlan | None = options.get("plan")
         self._offline: dict[str, Any] | None = None
 
     # -- offline stages ------------------------------------------------------------------
@@ -134,11 +136,15 @@ class LoTESDispatcher(Scheduler):
         super().setup(sim, rng)
         cluster = sim.cluster
         classes, labels, origin = self._classes(sim, rng)
-        plan = plan_offline(cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting)
-        self.plan = plan
+        if self.plan is None:
+            plan = plan_offline(cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting)
+            self.plan = plan
+        else:
+            plan = self.plan
+            origin = {**origin, "plan": "given"}
         self._offline = {**plan_to_dict(plan, cluster), "class_source": origin}
         a = plan.assignment
-        K = classes.n_classes
+        K = plan.classes.n_classes
         M = cluster.n_configs
         N = cluster.n_machines
 

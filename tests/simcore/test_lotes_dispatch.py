@@ -1,0 +1,144 @@
+"""LoTES stage 3 (section 4.3): hand-computed dispatch cases on hand-built plans."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simcore import api
+from simcore.classify import kmeans_classes
+from simcore.engine import Simulation
+from simcore.model import ClassTable, Cluster, Workload
+from simcore.schedulers import SCHEDULERS
+from simcore.schedulers.lotes import LoTES
+from simcore.schedulers.lotes.assignment import OfflinePlan, assignment_from_counts
+from simcore.schedulers.lotes.stage1 import solve_stage1
+
+Job = tuple[float, int, float, float]  # submit (s), class, request (one resource), duration (s)
+
+
+def _run(caps: list[float], counts: list[int], sizes: list[float], bins: list[list[list[int]]],
+         x: list[list[int]], jobs: list[Job], seed: int = 0) -> tuple[object, LoTES]:
+    """Simulate ``jobs`` under LoTES with the given (hand-made) bins and machine counts."""
+    cluster = Cluster("t", ("cpu",), tuple(f"cfg{j}" for j in range(len(caps))), np.array(counts),
+                      np.array(caps, dtype=float)[:, None])
+    K = len(sizes)
+    classes = ClassTable(tuple(f"c{k}" for k in range(K)), np.array(sizes, dtype=float)[:, None],
+                         np.ones((K, len(caps))), np.full(K, 1.0 / K))
+    b = [np.array(bj, dtype=np.int64).reshape(-1, K) for bj in bins]
+    asg = assignment_from_counts(cluster, classes, b, [np.array(xj) for xj in x])
+    plan = OfflinePlan(classes, solve_stage1(cluster, classes), tuple(tuple(range(K)) for _ in caps), asg)
+    wl = Workload("t", ("cpu",), np.array([j[0] for j in jobs]), np.array([[j[2]] for j in jobs]),
+                  np.array([j[3] for j in jobs]), np.array([j[1] for j in jobs]), horizon_s=1e6, classes=classes)
+    sched = LoTES(plan=plan)
+    res = Simulation(cluster, wl, sched, np.random.default_rng(seed), drain=True).run()
+    return res, sched
+
+
+def test_arrival_takes_the_fitting_machine_with_the_highest_v() -> None:
+    # cfg0: machine 0 emulates {2 x c1}, machine 1 emulates {3 x c0}; cfg1 serves c1 only.
+    res, _ = _run([6, 6], [2, 1], [2, 3], [[[0, 2], [3, 0]], [[0, 2]]], [[1, 1], [1]],
+                  [(1, 0, 2, 1000), (2, 0, 2, 1000), (3, 0, 2, 1000), (4, 0, 2, 1000)])
+    # v on machine 1 is 3, 2, 1 for the first three jobs; then it is full and machine 0 (v = 0) fits.
+    assert res.machine.tolist() == [1, 1, 1, 0]
+
+
+def test_ties_in_v_go_to_the_lowest_machine_index() -> None:
+    res, _ = _run([4], [3], [1], [[[2]]], [[3]], [(1, 0, 1, 1000), (2, 0, 1, 1000), (3, 0, 1, 1000)])
+    assert res.machine.tolist() == [0, 1, 2]  # all v = 2: lowest index, then v drops to 1
+
+
+def test_fallback_other_planned_configuration_then_any_machine_then_queue() -> None:
+    # c0 is planned on cfg0 and cfg1 (one machine each), c1 on cfg2; all capacities 2, sizes 2.
+    jobs = [(1, 0, 2, 100), (2, 0, 2, 200), (3, 0, 2, 50), (4, 0, 2, 10)]
+    res, sched = _run([2, 2, 2], [1, 1, 1], [2, 2], [[[1, 0]], [[1, 0]], [[0, 1]]], [[1], [1], [1]], jobs)
+    assert sorted(res.machine[:2].tolist()) == [0, 1]  # the two planned configurations first
+    assert res.machine[2] == 2  # then a configuration with Delta = 0 that has room
+    # Job 3 queues. Machine 2 frees at t=53 but c0 has Delta = 0 there: it idles.
+    # Job 3 starts when job 0 frees its planned machine at t=101.
+    assert res.start[3] == 101.0
+    assert res.machine[3] == res.machine[0]
+
+
+def test_roulette_wheel_follows_rho() -> None:
+    # rho_c0 = slots 1 : 3 on cfg0 : cfg1. Short jobs always find an empty machine.
+    n = 4000
+    jobs = [(float(i), 0, 1.0, 1e-3) for i in range(n)]
+    res, sched = _run([1, 3], [1, 1], [1], [[[1]], [[3]]], [[1], [1]], jobs, seed=7)
+    assert sched.plan is not None
+    assert sched.plan.assignment.rho[:, 0].tolist() == [0.25, 0.75]
+    share = float((res.machine == 1).mean())
+    assert abs(share - 0.75) < 3 * np.sqrt(0.75 * 0.25 / n)
+
+
+def test_completion_serves_classes_by_v_and_idles_rather_than_take_a_class_with_delta_zero() -> None:
+    # cfg0 (machine 0, capacity 6) emulates {2 x c0, 1 x c1}; cfg1 (machine 1, capacity 2) {1 x c2}.
+    jobs = [
+        (0, 2, 2, 100),   # 0 -> machine 1
+        (1, 0, 2, 10),    # 1 -> machine 0, ends at 11
+        (2, 0, 2, 30),    # 2 -> machine 0, ends at 32
+        (3, 1, 2, 20),    # 3 -> machine 0, ends at 23; machine 0 is full
+        (4, 2, 2, 50),    # 4 queues (c2)
+        (5, 1, 2, 1000),  # 5 queues (c1)
+        (6, 0, 2, 1000),  # 6 queues (c0)
+        (40, 2, 2, 5),    # 7: arrival fallback to any machine with room
+    ]
+    res, _ = _run([6, 2], [1, 1], [2, 2, 2], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs)
+    # t=11, c0 finished: v(c0) = 2-1 = 1 > v(c1) = 1-1 = 0, so job 6 goes before the older job 5.
+    assert res.start[6] == 11.0 and res.machine[6] == 0
+    # t=23, c1 finished: v(c1) = 1 > v(c0) = 0: job 5.
+    assert res.start[5] == 23.0 and res.machine[5] == 0
+    # t=32, job 2 ends: only job 4 (c2, Delta = 0 on cfg0) is queued and fits, but machine 0 idles ...
+    # ... while an arriving c2 job at t=40 may take that room (arrivals exploit idle resources).
+    assert res.start[7] == 40.0 and res.machine[7] == 0
+    # Job 4 waits for its planned machine, free at t=100.
+    assert res.start[4] == 100.0 and res.machine[4] == 1
+
+
+def test_a_class_demoted_by_its_dispatches_hands_over_to_the_next_class() -> None:
+    # cfg0 (machine 0, capacity 4) emulates {2 x c0, 1 x c1}; cfg1 (machine 1, capacity 4) {1 x c2}.
+    jobs = [(0, 2, 4, 100), (1, 2, 4, 10)] + [(t, 0, 1, 1000) for t in (2, 3, 4)] + [(t, 1, 1, 1000) for t in (5, 6)]
+    res, _ = _run([4, 4], [1, 1], [1, 1, 4], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs)
+    # t=11: machine 0 is empty. v(c0)=2, v(c1)=1. c0: job 2 (v 1, tie: no demotion), job 3 (v 0 < 1:
+    # demoted); c1: job 5 (v 0, tie), job 6 (v -1 < 0: demoted); c0: job 4 no longer fits.
+    started = [z for z in range(len(jobs)) if res.start[z] == 11.0]
+    assert started == [2, 3, 5, 6]
+    assert res.start[4] == 1011.0  # first completion on machine 0 (cfg1 never takes c0)
+
+
+def test_lotes_is_registered_and_exposes_its_offline_solution() -> None:
+    assert SCHEDULERS.get("lotes") is LoTES
+    out = api.run(api.RunSpec(cluster="google-2011", workload="google-like", scheduler="lotes", load=0.5,
+                              hours=20 / 3600))
+    off = out.offline
+    assert off is not None
+    assert off["lambda_stage1"] == pytest.approx(1314.11, abs=0.01)
+    assert off["lambda_rounded"] <= off["lambda_assignment_lp"] <= off["lambda_stage1"]
+    assert [c["machines"] for c in off["configs"]][:3] == [6732, 3863, 1001]
+    assert out.summary["queued_at_end"] == 0
+
+
+def test_kappa_tracks_the_running_jobs() -> None:
+    cluster = api.resolve_cluster("google-2011")
+    wl = api.resolve_workload("google-like", cluster, 3, 0.8, 30 / 3600)
+    sched = LoTES()
+    sim = Simulation(cluster, wl, sched, api.scheduler_rng(3))
+    res = sim.run()
+    running = res.started_mask & ~res.completed_mask
+    expected = np.zeros((cluster.n_machines, 4), dtype=np.int64)
+    np.add.at(expected, (res.machine[running], wl.job_class[running]), 1)
+    assert running.sum() > 1000
+    assert np.array_equal(sched.kappa, expected)
+
+
+def test_a_trace_without_classes_gets_k_means_classes() -> None:
+    cluster = api.resolve_cluster("google-2011")
+    wl = api.resolve_workload("google-like", cluster, 1, 0.5, 10 / 3600)
+    bare = Workload("bare", wl.resources, wl.submit, wl.request, wl.work, np.full(wl.n_jobs, -1), wl.horizon_s)
+    sched = LoTES(kmeans_classes=3, kmeans_window_hours=5 / 3600)
+    Simulation(cluster, bare, sched, np.random.default_rng(11)).run()
+    labels, table = kmeans_classes(bare, 3, 5.0, np.random.default_rng(11))
+    assert np.array_equal(sched.labels, labels)
+    off = sched.offline_solution()
+    assert off is not None and off["class_source"]["source"] == "kmeans"
+    assert off["classes"] == list(table.names)
