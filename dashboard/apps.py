@@ -11,6 +11,9 @@ class DashboardConfig(AppConfig):
     verbose_name = "Scheduling experiments"
 
     def ready(self) -> None:
+        # Sign-in throttling listens to Django's login signals.
+        from dashboard import accounts  # noqa: F401
+
         # Private schedulers or presets register themselves on import (see SIMCORE_PLUGINS).
         for module in settings.SIMCORE_PLUGINS:
             importlib.import_module(module)

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
-from django.http import FileResponse, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 
 from dashboard import services
 from dashboard.models import Experiment, Run, Status
@@ -110,10 +110,16 @@ def _run_record(run: Run) -> dict[str, Any]:
             "offline": res.offline if res else None}
 
 
-def summary_json(runs: list[Run], filename: str, scenario: dict[str, Any] | None = None) -> HttpResponse:
+def summary_body(runs: list[Run], scenario: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every run's status, summary, per-class means and offline plan (and the scenario), as JSON data."""
     body: dict[str, Any] = {"runs": [_run_record(r) for r in runs]}
     if scenario is not None:
         body["scenario"] = scenario
+    return body
+
+
+def summary_json(runs: list[Run], filename: str, scenario: dict[str, Any] | None = None) -> HttpResponse:
+    body = summary_body(runs, scenario)
     return _attachment(HttpResponse(json.dumps(body, indent=2), content_type="application/json"), filename)
 
 
@@ -143,9 +149,14 @@ def summary_csv(runs: list[Run], filename: str) -> HttpResponse:
     return _attachment(HttpResponse(buf.getvalue(), content_type="text/csv"), filename)
 
 
-def series_json(runs: list[Run], filename: str) -> HttpResponse:
-    body = {"runs": [{"run": r.pk, "scheduler": r.scheduler, "seed": r.seed,
+def series_body(runs: list[Run]) -> dict[str, Any]:
+    """The plotted series of the finished runs, as JSON data."""
+    return {"runs": [{"run": r.pk, "scheduler": r.scheduler, "seed": r.seed,
                       "series": r.result.series} for r in _finished(runs) if hasattr(r, "result")]}
+
+
+def series_json(runs: list[Run], filename: str) -> HttpResponse:
+    body = series_body(runs)
     return _attachment(HttpResponse(json.dumps(body), content_type="application/json"), filename)
 
 
@@ -184,3 +195,38 @@ def experiment_archive(experiment: Experiment, filename: str) -> FileResponse:
     services.write_experiment_archive(experiment, tmp)
     tmp.seek(0)
     return FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/zip")
+
+
+#: What can be downloaded for a run; an experiment also has ``archive.zip``.
+RUN_KINDS = ("jobs.csv", "jobs.parquet", "summary.json", "summary.csv", "series.json", "series.csv")
+EXPERIMENT_KINDS = (*RUN_KINDS, "archive.zip")
+
+
+def _runs_file(runs: list[Run], kind: str, stem: str, with_run: bool,
+               scenario: dict[str, Any] | None = None) -> HttpResponse | StreamingHttpResponse | FileResponse:
+    if kind == "jobs.csv":
+        return jobs_csv(runs, f"{stem}-jobs.csv", with_run)
+    if kind == "jobs.parquet":
+        return jobs_parquet(runs, f"{stem}-jobs.parquet", with_run)
+    if kind == "summary.json":
+        return summary_json(runs, f"{stem}-summary.json", scenario)
+    if kind == "summary.csv":
+        return summary_csv(runs, f"{stem}-summary.csv")
+    if kind == "series.json":
+        return series_json(runs, f"{stem}-series.json")
+    if kind == "series.csv":
+        return series_csv(runs, f"{stem}-series.csv")
+    raise Http404(f"unknown download {kind!r}; valid: {', '.join(EXPERIMENT_KINDS)}")
+
+
+def experiment_file(experiment: Experiment, kind: str) -> HttpResponse | StreamingHttpResponse | FileResponse:
+    """A download of a whole experiment (the caller checked the user may see it)."""
+    if kind == "archive.zip":
+        return experiment_archive(experiment, f"experiment-{experiment.pk}.zip")
+    return _runs_file(services.runs_with_results(experiment), kind, f"experiment-{experiment.pk}", True,
+                      experiment.scenario)
+
+
+def run_file(run: Run, kind: str) -> HttpResponse | StreamingHttpResponse | FileResponse:
+    """A download of one run (the caller checked the user may see its experiment)."""
+    return _runs_file([run], kind, f"run-{run.pk}-{run.scheduler}-seed{run.seed}", False)

@@ -13,18 +13,20 @@ import re
 from typing import Any
 
 from django import forms
-from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
+from django.contrib.auth.models import AbstractBaseUser, User
+from django.utils import timezone
 
-from dashboard.models import ClusterUpload, TraceUpload
-from simcore import archive
+from dashboard import accounts, services
+from dashboard.access import run_teams
+from dashboard.models import ClusterUpload, Role, Team, TraceUpload, Visibility
 from simcore.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
 
 SEP = "__"
-MAX_SEEDS = 50
+MAX_SEEDS = services.MAX_SEEDS
 
 
 def param_field(p: Param) -> forms.Field:
@@ -70,6 +72,18 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
+def seeds_text(seeds: list[int]) -> str:
+    """The inverse of parse_seeds: [0, 1, 2, 5] -> '0-2,5'."""
+    ss, out, i = sorted(seeds), [], 0
+    while i < len(ss):
+        j = i
+        while j + 1 < len(ss) and ss[j + 1] == ss[j] + 1:
+            j += 1
+        out.append(str(ss[i]) if i == j else f"{ss[i]}-{ss[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
 class ExperimentForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
     cluster = forms.ChoiceField(help_text="a preset or one of your uploaded cluster files")
@@ -83,12 +97,25 @@ class ExperimentForm(forms.Form):
     drain = forms.BooleanField(required=False, help_text="keep simulating after the window until all jobs finish")
     schedulers = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="the schedulers to compare")
     seeds = forms.CharField(initial="0", max_length=200, help_text="e.g. 0 or 0,1,2 or 0-4")
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team (my space)",
+                                  help_text="a team you run experiments in")
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE,
+                                   help_text="who can read it; a public link can be revoked later")
 
-    def __init__(self, *args: Any, owner: AbstractBaseUser, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, owner: AbstractBaseUser, source: Any = None, **kwargs: Any) -> None:
+        """``source``: the experiment being forked; its uploads are offered besides the owner's."""
         super().__init__(*args, **kwargs)
         self.owner = owner
+        self.fields["team"].queryset = run_teams(owner)
         self.cluster_uploads = {str(u.pk): u for u in ClusterUpload.objects.filter(owner=owner).defer("content_gz")}
         self.trace_uploads = {str(u.pk): u for u in TraceUpload.objects.filter(owner=owner).defer("content_gz")}
+        if source is not None:
+            # Readable through the experiment being forked, and only for this fork.
+            cu, tu = services.fork_uploads(source)
+            if cu is not None:
+                self.cluster_uploads.setdefault(str(cu.pk), cu)
+            if tu is not None:
+                self.trace_uploads.setdefault(str(tu.pk), tu)
         cluster_choices: list[Any] = [("Presets", [(f"preset:{n}", f"{n} - {p.description}")
                                                    for n, p in CLUSTERS.items()])]
         if self.cluster_uploads:
@@ -114,6 +141,8 @@ class ExperimentForm(forms.Form):
             for name, obj in items:
                 keys = []
                 for p in obj.params:
+                    if p.name in services.SERVER_PATH_PARAMS:
+                        continue  # names a file on the server: the web never sets it
                     key = SEP.join((kind, name, p.name))
                     self.fields[key] = param_field(p)
                     keys.append(key)
@@ -192,15 +221,9 @@ class ExperimentForm(forms.Form):
         if "preset" in scenario["workload"] and "file" in scenario["cluster"]:
             pass  # a generated workload on an uploaded cluster: fine, the LP sizes the arrival rate
         scenario["scheduler_params"] = {s: self._params("scheduler", s) for s in cd["schedulers"]}
-        if len(cd["schedulers"]) * len(cd["seeds"]) > settings.SIMCORE_MAX_RUNS:
-            self.add_error("seeds", f"{len(cd['schedulers'])} schedulers x {len(cd['seeds'])} seeds is more than "
-                                    f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have")
-            return cd
         try:
-            self.scenario = archive.validate_scenario(scenario)
-            # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
-            if "preset" in self.scenario["cluster"]:
-                archive.build_cluster(self.scenario)
+            self.scenario = services.check_scenario(scenario)
+            services.check_team_choice(self.owner, cd.get("team"), cd["visibility"])
         except SimcoreError as e:
             self.add_error(self._field_for(str(e)), str(e))
         return cd
@@ -212,9 +235,11 @@ class ExperimentForm(forms.Form):
             key = SEP.join(m.groups())
             if key in self.fields:
                 return key
-        for name in ("load", "hours", "seeds"):
+        for name in ("load", "hours", "seeds", "team", "visibility"):
             if message.startswith(name):
                 return name
+        if "team" in message:
+            return "team"
         if message.startswith("unknown scheduler"):
             return "schedulers"
         if "cluster" in message.split(" ", 2)[:2]:
@@ -228,14 +253,92 @@ class UploadForm(forms.Form):
 
     def clean_file(self) -> Any:
         f = self.cleaned_data["file"]
-        limit = settings.SIMCORE_MAX_UPLOAD_MB * 1024 * 1024
-        if f.size > limit:
-            raise forms.ValidationError(f"the file is {f.size / 2**20:.1f} MB; the limit is "
-                                        f"{settings.SIMCORE_MAX_UPLOAD_MB} MB")
-        if f.size == 0:
-            raise forms.ValidationError("the file is empty")
+        try:
+            services.check_upload_size(f.size)  # before the content is read
+        except SimcoreError as e:
+            raise forms.ValidationError(str(e)) from None
         return f
 
 
 class CompareForm(forms.Form):
     run = forms.TypedMultipleChoiceField(coerce=int, required=False)
+
+
+def initial_from_scenario(scenario: dict[str, Any], cluster_upload: Any, trace_upload: Any,
+                          name: str = "") -> dict[str, Any]:
+    """Form data that reproduces ``scenario`` (a fork starts from it)."""
+    data: dict[str, Any] = {"name": name, "load": scenario["load"], "hours": scenario.get("hours"),
+                            "drain": scenario.get("drain", False), "schedulers": list(scenario["schedulers"]),
+                            "seeds": seeds_text(scenario["seeds"]), "visibility": Visibility.PRIVATE}
+    for kind, up in (("cluster", cluster_upload), ("workload", trace_upload)):
+        spec = scenario[kind]
+        if "preset" in spec:
+            data[kind] = f"preset:{spec['preset']}"
+            for k, v in spec.get("params", {}).items():
+                data[SEP.join((kind, spec["preset"], k))] = v
+        elif up is not None:
+            data[kind] = f"upload:{up.pk}"
+    for sched, params in (scenario.get("scheduler_params") or {}).items():
+        for k, v in params.items():
+            data[SEP.join(("scheduler", sched, k))] = v
+    return data
+
+
+class ShareForm(forms.Form):
+    """The owner's sharing settings of one experiment."""
+
+    team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team")
+    visibility = forms.ChoiceField(choices=Visibility.choices)
+
+    def __init__(self, *args: Any, owner: AbstractBaseUser, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+        self.fields["team"].queryset = run_teams(owner)
+
+    def clean(self) -> dict[str, Any]:
+        cd = super().clean()
+        if not self.errors:
+            try:
+                services.check_team_choice(self.owner, cd.get("team"), cd["visibility"])
+            except SimcoreError as e:
+                self.add_error("visibility", str(e))
+        return cd
+
+
+class TeamForm(forms.Form):
+    name = forms.CharField(max_length=100)
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"].strip()
+        if Team.objects.filter(name__iexact=name).exists():
+            raise forms.ValidationError("a team with this name already exists")
+        return name
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.MEMBER)
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="what the token is for, e.g. 'laptop notebook'")
+
+
+class SignupForm(UserCreationForm):
+    """An account created through an invitation link."""
+
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ("username",)
+
+
+class ThrottledAuthenticationForm(AuthenticationForm):
+    """Django's sign-in form, saying so when too many failures locked the user name for this address."""
+
+    def clean(self) -> dict[str, Any]:
+        until = accounts.locked_until(self.data.get("username"), accounts.client_ip(self.request))
+        if until is not None:
+            minutes = max(1, round((until - timezone.now()).total_seconds() / 60))
+            raise forms.ValidationError(
+                f"Too many failed sign-ins. Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+                code="locked")
+        return super().clean()

@@ -1,4 +1,4 @@
-"""Clusters and traces uploaded by users, experiments, runs and their results.
+"""Teams and their members, uploads, experiments, runs and their results, API tokens.
 
 Uploaded files live in the database (gzip bytes), not on a worker's disk:
 workers may run on other machines. A run's per-job records are one compact
@@ -9,12 +9,118 @@ binary column in their own table (:class:`RunJobs`), so the pages, which read
 from __future__ import annotations
 
 import gzip
+import hashlib
+import secrets
 from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
+
+
+class Team(models.Model):
+    """A group of users sharing experiments; roles are on :class:`Membership`."""
+
+    name = models.CharField(max_length=100, unique=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("team-detail", args=[self.pk])
+
+
+class Role(models.TextChoices):
+    OWNER = "owner"  # manages members and invitations, runs experiments, cancels the team's runs
+    MEMBER = "member"  # runs experiments in the team
+    VIEWER = "viewer"  # reads the team's experiments
+
+
+#: Roles allowed to start experiments in a team.
+RUN_ROLES = (Role.OWNER, Role.MEMBER)
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["team__name", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership_per_team")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+def token_hash(token: str) -> str:
+    """What we store of a secret token: its SHA-256 (a database leak gives no usable token)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class Invitation(models.Model):
+    """A single-use link that creates an account (or adds a signed-in user) in a team with a role."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    created = models.DateTimeField(default=timezone.now)
+    expires = models.DateTimeField()
+    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                related_name="+")
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    @property
+    def is_open(self) -> bool:
+        return self.used_at is None and self.expires > timezone.now()
+
+
+class ApiToken(models.Model):
+    """A REST API token; only its hash is kept, the token itself is shown once when created."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    #: The first characters, so a user can tell their tokens apart.
+    prefix = models.CharField(max_length=12)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(default=timezone.now)
+    last_used = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}...)"
+
+    @classmethod
+    def issue(cls, user: Any, name: str) -> tuple[ApiToken, str]:
+        """A new token for ``user``; returns the row and the secret (never stored)."""
+        secret = "sc_" + secrets.token_urlsafe(32)
+        row = cls.objects.create(user=user, name=name or "token", prefix=secret[:10], token_hash=token_hash(secret))
+        return row, secret
+
+
+class LoginFailure(models.Model):
+    """Failed sign-ins per user name and client address, for throttling password guessing."""
+
+    username = models.CharField(max_length=150)
+    ip = models.CharField(max_length=45)
+    failures = models.PositiveIntegerField(default=0)
+    first_at = models.DateTimeField(default=timezone.now)
+    locked_until = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["username", "ip"], name="one_counter_per_username_ip")]
 
 
 class Upload(models.Model):
@@ -68,10 +174,22 @@ TRANSITIONS: dict[str, frozenset[str]] = {
 ACTIVE = (Status.PENDING, Status.RUNNING)
 
 
+class Visibility(models.TextChoices):
+    PRIVATE = "private", "private (only me)"
+    TEAM = "team", "team (members of its team)"
+    PUBLIC = "public", "public read-only link (and the team)"
+
+
 class Experiment(models.Model):
     """A scenario (cluster, workload, parameters, schedulers, seeds) and its runs."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="experiments")
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="experiments")
+    #: Who can read it; see dashboard.access, the one place that applies it.
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
+    #: The secret of the public read-only link; set exactly when visibility is public.
+    share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
     name = models.CharField(max_length=200, blank=True)
     #: The simcore.archive scenario dict (uploaded files referred to by file name).
     scenario = models.JSONField()

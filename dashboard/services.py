@@ -15,13 +15,17 @@ import importlib
 import logging
 import math
 import re
+import secrets
 import tempfile
 import time
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
@@ -33,7 +37,10 @@ from dashboard.models import (
     RunJobs,
     RunResult,
     Status,
+    Team,
     TraceUpload,
+    Upload,
+    Visibility,
 )
 from simcore import archive
 from simcore.api import RunOutcome
@@ -58,7 +65,11 @@ def _reader(module: str, func: str) -> Any:
 
 
 def safe_filename(name: str, default: str) -> str:
-    """A plain file name (no directories, no leading dot) keeping the suffixes readers look at."""
+    """A plain file name (no directories, no leading dot) keeping the suffixes readers look at.
+
+    The name is only ever used inside a fresh private temporary folder and as
+    a label; no user input chooses where anything is written.
+    """
     base = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(name or "").name).lstrip("._")
     return base[:150] or default
 
@@ -71,11 +82,70 @@ def _as_file(content: bytes, filename: str) -> Iterator[Path]:
         yield p
 
 
-def _store_upload(model: type[ClusterUpload] | type[TraceUpload], owner: AbstractBaseUser, name: str,
-                  filename: str, content: bytes, info: dict[str, Any]) -> ClusterUpload | TraceUpload:
-    return model.objects.create(
-        owner=owner, name=name or filename, filename=filename, content_gz=gzip.compress(content, 6),
-        size_bytes=len(content), sha256=hashlib.sha256(content).hexdigest(), info=info)
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class UploadKind:
+    """One kind of uploaded file: where it is stored, which names it may have, how it is read.
+
+    A new format (say another trace layout) is one more entry in
+    :data:`UPLOAD_KINDS`: the pages, the API and the checks pick it up.
+    """
+
+    model: type[ClusterUpload] | type[TraceUpload]
+    label: str
+    #: Accepted file name endings (lower case); ``.gz`` variants are gzip-compressed text.
+    suffixes: tuple[str, ...]
+    default_name: str
+    #: (content, file name) -> the ``info`` dict shown in lists; raises InputError on bad content.
+    inspect: Callable[[bytes, str], dict[str, Any]]
+
+
+def check_upload_size(size: int) -> None:
+    """Refuse files over SIMCORE_MAX_UPLOAD_MB (checked before the content is read) and empty ones."""
+    limit = settings.SIMCORE_MAX_UPLOAD_MB * 1024 * 1024
+    if size > limit:
+        raise InputError(f"the file is {size / 2**20:.1f} MB; the limit is {settings.SIMCORE_MAX_UPLOAD_MB} MB")
+    if size == 0:
+        raise InputError("the file is empty")
+
+
+def check_upload_type(kind: UploadKind, filename: str, content: bytes) -> None:
+    """The name must end in an accepted suffix and the bytes must be what it says (gzip or UTF-8 text)."""
+    lower = filename.lower()
+    if not lower.endswith(kind.suffixes):
+        raise InputError(f"a {kind.label} must be a {' or '.join(kind.suffixes)} file", file=filename)
+    if lower.endswith(".gz"):
+        if not content.startswith(GZIP_MAGIC):
+            raise InputError("the file name ends in .gz but the content is not gzip-compressed", file=filename)
+        return
+    head = content[:65536]
+    if b"\x00" in head:
+        raise InputError("the file is binary, not text", file=filename)
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 4:  # a multi-byte character cut at the 64 KiB boundary is fine
+            raise InputError(f"the file is not UTF-8 text (byte {e.start + 1})", file=filename) from None
+
+
+def _inspect_cluster(content: bytes, filename: str) -> dict[str, Any]:
+    cluster = read_cluster_bytes(content, filename)
+    return {"machines": int(cluster.n_machines), "configurations": int(cluster.n_configs),
+            "resources": list(cluster.resources)}
+
+
+def _inspect_trace(content: bytes, filename: str) -> dict[str, Any]:
+    read_trace = _reader("simcore.tracefile", "read_trace")
+    with _as_file(content, filename) as p:
+        try:
+            wl = read_trace(str(p))
+        except InputError as e:
+            raise InputError(e.reason, file=filename, line=e.line, column=e.column) from None
+    if wl.n_jobs == 0:
+        raise InputError("the trace has no jobs", file=filename)
+    return {"jobs": int(wl.n_jobs), "hours": float(wl.horizon_s) / 3600.0, "resources": list(wl.resources)}
 
 
 def read_cluster_bytes(content: bytes, filename: str) -> Any:
@@ -88,28 +158,43 @@ def read_cluster_bytes(content: bytes, filename: str) -> Any:
             raise InputError(e.reason, file=filename, line=e.line, column=e.column) from None
 
 
+UPLOAD_KINDS: dict[str, UploadKind] = {
+    "cluster": UploadKind(ClusterUpload, "cluster file", (".json",), "cluster.json", _inspect_cluster),
+    "trace": UploadKind(TraceUpload, "trace", (".csv", ".csv.gz", ".gz"), "trace.csv", _inspect_trace),
+}
+
+
+def create_upload(kind: str, owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> Upload:
+    """Check an uploaded file's size, type and content (by reading it), then store it.
+
+    The one path for pages and the API. Nothing is stored on error; every
+    error is an InputError naming the file (never our temporary copy).
+    """
+    spec = UPLOAD_KINDS.get(kind)
+    if spec is None:
+        raise ParameterError(f"unknown upload kind {kind!r}; valid kinds: {', '.join(UPLOAD_KINDS)}")
+    check_upload_size(len(content))
+    filename = safe_filename(filename, spec.default_name)
+    check_upload_type(spec, filename, content)
+    try:
+        info = spec.inspect(content, filename)
+    except SimcoreError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OSError, EOFError, zlib.error) as e:
+        # A reader tripping over malformed bytes is a bad file, not a server error; we keep the detail in the log.
+        log.warning("reading uploaded %s %r failed: %r", kind, filename, e)
+        raise InputError(f"could not read the file: {type(e).__name__}", file=filename) from None
+    return spec.model.objects.create(
+        owner=owner, name=(name or filename)[:100], filename=filename, content_gz=gzip.compress(content, 6),
+        size_bytes=len(content), sha256=hashlib.sha256(content).hexdigest(), info=info)
+
+
 def create_cluster_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> ClusterUpload:
-    """Validate a cluster file by reading it, then store it. Nothing is stored on error."""
-    filename = safe_filename(filename, "cluster.json")
-    cluster = read_cluster_bytes(content, filename)
-    info = {"machines": int(cluster.n_machines), "configurations": int(cluster.n_configs),
-            "resources": list(cluster.resources)}
-    return _store_upload(ClusterUpload, owner, name, filename, content, info)  # type: ignore[return-value]
+    return create_upload("cluster", owner, name, filename, content)  # type: ignore[return-value]
 
 
 def create_trace_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> TraceUpload:
-    """Validate a trace by reading it, then store it. Nothing is stored on error."""
-    filename = safe_filename(filename, "trace.csv")
-    read_trace = _reader("simcore.tracefile", "read_trace")
-    with _as_file(content, filename) as p:
-        try:
-            wl = read_trace(str(p))
-        except InputError as e:
-            raise InputError(e.reason, file=filename, line=e.line, column=e.column) from None
-    if wl.n_jobs == 0:
-        raise InputError("the trace has no jobs", file=filename)
-    info = {"jobs": int(wl.n_jobs), "hours": float(wl.horizon_s) / 3600.0, "resources": list(wl.resources)}
-    return _store_upload(TraceUpload, owner, name, filename, content, info)  # type: ignore[return-value]
+    return create_upload("trace", owner, name, filename, content)  # type: ignore[return-value]
 
 
 def scenario_file_names(cluster: ClusterUpload | None, trace: TraceUpload | None) -> dict[str, str]:
@@ -148,22 +233,141 @@ def materialised_files(experiment: Experiment) -> Iterator[dict[str, Path]]:
 # ---------------------------------------------------------------------------- experiments
 
 
+#: Parameters that name a file on the server (simcore's CLI reads them); never taken from web input.
+SERVER_PATH_PARAMS = frozenset({"profile"})
+#: Ceiling for integer parameters the registry leaves unbounded (machines per configuration...):
+#: a web request must not make the server build a billion-machine cluster.
+WEB_INT_CEILING = 100_000
+#: Bounds the form and the API share.
+MAX_LOAD = 10.0
+MAX_HOURS = 24 * 365
+MAX_SEEDS = 50
+MAX_SEED = 2**32 - 1
+
+
+def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dict[str, Any]) -> None:
+    for p in params:
+        v = values.get(p.name)
+        if p.name in SERVER_PATH_PARAMS and v not in (None, "", p.default):
+            raise ParameterError(f"{kind} {name!r} parameter {p.name!r} names a server file and cannot be set here")
+        if p.type is int and p.max is None and isinstance(v, int) and v > WEB_INT_CEILING:
+            raise ParameterError(f"{kind} {name!r} parameter {p.name!r} must be at most {WEB_INT_CEILING} here, "
+                                 f"got {v}")
+
+
+def check_scenario(scenario: Any) -> dict[str, Any]:
+    """Validate a scenario coming from the web (form or API): simcore's checks plus the platform's bounds.
+
+    Returns the normalised scenario; every problem is a SimcoreError naming
+    the part, parameter or valid choices.
+    """
+    from simcore.presets import CLUSTERS, WORKLOADS
+    from simcore.schedulers import SCHEDULERS
+
+    try:
+        sc = archive.validate_scenario(scenario)
+    except SimcoreError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as e:  # odd JSON shapes simcore does not expect
+        raise ParameterError(f"the scenario is malformed ({type(e).__name__}: {e})") from None
+    if sc["load"] > MAX_LOAD:
+        raise ParameterError(f"load must be at most {MAX_LOAD:g}, got {sc['load']:g}")
+    if sc["hours"] is not None and sc["hours"] > MAX_HOURS:
+        raise ParameterError(f"hours must be at most {MAX_HOURS}, got {sc['hours']:g}")
+    if len(sc["seeds"]) > MAX_SEEDS or max(sc["seeds"]) > MAX_SEED:
+        raise ParameterError(f"seeds: at most {MAX_SEEDS} seeds, each below 2^32")
+    n_runs = len(sc["schedulers"]) * len(sc["seeds"])
+    if n_runs > settings.SIMCORE_MAX_RUNS:
+        raise ParameterError(f"seeds: {len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
+                             f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have")
+    for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
+        if "preset" in sc[part]:
+            name = sc[part]["preset"]
+            _check_web_params(part, name, registry.get(name).params, sc[part]["params"])
+    for name in sc["schedulers"]:
+        _check_web_params("scheduler", name, SCHEDULERS.get(name).params, sc["scheduler_params"][name])
+    if "preset" in sc["cluster"]:
+        # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
+        archive.build_cluster(sc)
+    return sc
+
+
+def check_team_choice(owner: AbstractBaseUser, team: Team | None, visibility: str) -> None:
+    """The owner may only put experiments in teams where they run experiments; ``team`` visibility needs a team."""
+    from dashboard.access import run_teams
+
+    if visibility not in Visibility.values:
+        raise ParameterError(f"visibility must be one of {', '.join(Visibility.values)}, got {visibility!r}")
+    if team is not None and not run_teams(owner).filter(pk=team.pk).exists():
+        raise ParameterError(f"you cannot run experiments in team {team.name!r} (owners and members can)")
+    if visibility == Visibility.TEAM and team is None:
+        raise ParameterError("team visibility needs a team")
+
+
 def create_experiment(owner: AbstractBaseUser, scenario: dict[str, Any], *, name: str = "",
                       cluster_upload: ClusterUpload | None = None,
-                      trace_upload: TraceUpload | None = None) -> Experiment:
-    """Store an experiment and its runs and enqueue one task per run (after the commit)."""
+                      trace_upload: TraceUpload | None = None, team: Team | None = None,
+                      visibility: str = Visibility.PRIVATE, forked_from: Experiment | None = None) -> Experiment:
+    """Store an experiment and its runs and enqueue one task per run (after the commit).
+
+    Callers check the scenario (:func:`check_scenario`) and that the uploads
+    are the owner's or come from ``forked_from``, which the owner can see.
+    """
     scenario = archive.validate_scenario(scenario)
+    check_team_choice(owner, team, visibility)
     names = archive.labels_of(scenario)
     with transaction.atomic():
         exp = Experiment.objects.create(
             owner=owner, name=name, scenario=scenario, cluster_upload=cluster_upload, trace_upload=trace_upload,
-            cluster_label=names["cluster"][:200], workload_label=names["workload"][:200])
+            cluster_label=names["cluster"][:200], workload_label=names["workload"][:200], team=team,
+            visibility=visibility, share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
+            forked_from=forked_from)
         runs = Run.objects.bulk_create(
             [Run(experiment=exp, scheduler=s, seed=seed) for seed in scenario["seeds"] for s in scenario["schedulers"]])
         ids = [r.pk for r in runs] if all(r.pk for r in runs) else list(
             exp.runs.order_by("id").values_list("id", flat=True))
         transaction.on_commit(lambda: enqueue(ids))
     return exp
+
+
+def new_share_token() -> str:
+    """An unguessable public-link secret (256 random bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def set_sharing(experiment: Experiment, *, team: Team | None, visibility: str) -> Experiment:
+    """Change an experiment's team and visibility (the caller checked it is the owner's).
+
+    Making it public creates a link if it has none; leaving public revokes the link.
+    """
+    check_team_choice(experiment.owner, team, visibility)
+    experiment.team = team
+    experiment.visibility = visibility
+    if visibility == Visibility.PUBLIC:
+        experiment.share_token = experiment.share_token or new_share_token()
+    else:
+        experiment.share_token = None
+    experiment.save(update_fields=["team", "visibility", "share_token"])
+    return experiment
+
+
+def new_share_link(experiment: Experiment) -> str:
+    """Replace the public link by a new one (the old one stops working); makes the experiment public."""
+    experiment.visibility = Visibility.PUBLIC
+    experiment.share_token = new_share_token()
+    experiment.save(update_fields=["visibility", "share_token"])
+    return experiment.share_token
+
+
+def revoke_share_link(experiment: Experiment) -> None:
+    """The public link stops working; the experiment stays visible to its team if it has one."""
+    set_sharing(experiment, team=experiment.team,
+                visibility=Visibility.TEAM if experiment.team_id else Visibility.PRIVATE)
+
+
+def fork_uploads(source: Experiment) -> tuple[ClusterUpload | None, TraceUpload | None]:
+    """The uploads a fork of ``source`` may reuse: exactly the ones ``source`` uses."""
+    return source.cluster_upload, source.trace_upload
 
 
 def enqueue(run_ids: list[int]) -> None:

@@ -4,7 +4,10 @@ Embedded default (no variables set): SQLite under ``var/`` and Celery's
 broker on kombu's filesystem transport under ``var/broker/``, so ``make run``
 needs no server yet still runs simulations in a separate worker process.
 Production (docker-compose.yml): ``DATABASE_URL`` (PostgreSQL), ``REDIS_URL``,
-``SECRET_KEY``, ``DEBUG=0``, ``ALLOWED_HOSTS``.
+``SECRET_KEY``, ``ALLOWED_HOSTS``; DEBUG is off unless ``DEBUG=1`` asks for it
+(``make run`` does), and with DEBUG off the HTTPS protections are on
+(``SIMCORE_HTTPS=0`` turns them off for a plain-HTTP deployment), so
+``manage.py check --deploy`` is clean.
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ def env_list(name: str, default: str) -> list[str]:
 #: Where the embedded default keeps its SQLite file and broker folders.
 VAR_DIR = Path(env_str("SIMCORE_VAR_DIR", str(BASE_DIR / "var"))).resolve()
 
-# Like healthchecks: DEBUG defaults to on for a checkout; deployments set DEBUG=0 and a SECRET_KEY.
-DEBUG = env_bool("DEBUG", True)
+# Off unless asked for (``make run`` sets DEBUG=1): a deployment that forgets a variable stays safe.
+DEBUG = env_bool("DEBUG", False)
 if DEBUG:
     SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-do-not-use-in-production")
 else:
@@ -68,6 +71,24 @@ else:
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]" if not DEBUG else "*")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
+# HTTPS: on by default in production. Behind a TLS-terminating proxy set SIMCORE_BEHIND_PROXY=1
+# (it must set X-Forwarded-Proto); a plain-HTTP deployment (a laptop, a closed lab network) sets SIMCORE_HTTPS=0.
+SIMCORE_HTTPS = env_bool("SIMCORE_HTTPS", not DEBUG)
+SECURE_SSL_REDIRECT = SIMCORE_HTTPS
+SESSION_COOKIE_SECURE = SIMCORE_HTTPS
+CSRF_COOKIE_SECURE = SIMCORE_HTTPS
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if SIMCORE_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+if env_bool("SIMCORE_BEHIND_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",
@@ -76,6 +97,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
     "dashboard.apps.DashboardConfig",
 ]
 
@@ -131,8 +154,18 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Django's backend behind the sign-in throttle (dashboard.accounts); it also guards the admin's sign-in.
+AUTHENTICATION_BACKENDS = ["dashboard.accounts.ThrottledModelBackend"]
+#: Failed sign-ins of one user name from one address before it is locked out.
+SIMCORE_LOGIN_MAX_FAILURES = env_int("SIMCORE_LOGIN_MAX_FAILURES", 5, minimum=1)
+#: How long failures count and how long a lock-out lasts, in minutes.
+SIMCORE_LOGIN_LOCKOUT_MINUTES = env_int("SIMCORE_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)
+#: How long a team invitation link stays valid, in days.
+SIMCORE_INVITATION_DAYS = env_int("SIMCORE_INVITATION_DAYS", 7, minimum=1)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "experiment-list"
 LOGOUT_REDIRECT_URL = "login"
@@ -168,6 +201,32 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", 200, minimum=1)
 #: Extra modules imported at start-up, e.g. private schedulers or presets registering themselves.
 SIMCORE_PLUGINS = env_list("SIMCORE_PLUGINS", "")
+
+# The REST API (dashboard/api): token or session authentication, JSON only, the same permission rules as the pages.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "dashboard.api.auth.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser", "rest_framework.parsers.MultiPartParser"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "EXCEPTION_HANDLER": "dashboard.api.views.exception_handler",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "simcore dashboard API",
+    "DESCRIPTION": "Experiments, runs, uploads and teams of the simcore dashboard. Authenticate with "
+                   "`Authorization: Bearer <token>` (tokens are created on your account page).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {"StatusEnum": "dashboard.models.Status", "VisibilityEnum": "dashboard.models.Visibility",
+                            "RoleEnum": "dashboard.models.Role"},
+}
 
 # Celery: Redis when REDIS_URL is set, else kombu's filesystem transport (no server needed).
 REDIS_URL = os.environ.get("REDIS_URL", "")

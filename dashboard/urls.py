@@ -1,8 +1,8 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
-from dashboard import views
+from dashboard import account_views, views
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -10,12 +10,36 @@ urlpatterns = [
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),
     path("experiments/<int:pk>/progress.json", views.experiment_progress, name="experiment-progress"),
     path("experiments/<int:pk>/cancel/", views.experiment_cancel, name="experiment-cancel"),
+    path("experiments/<int:pk>/fork/", views.experiment_fork, name="experiment-fork"),
+    path("experiments/<int:pk>/share/", views.experiment_share, name="experiment-share"),
+    path("experiments/<int:pk>/share/new-link/", views.experiment_new_link, name="experiment-new-link"),
+    path("experiments/<int:pk>/share/revoke/", views.experiment_revoke_link, name="experiment-revoke-link"),
     path("experiments/<int:pk>/download/<str:kind>", views.experiment_download, name="experiment-download"),
+    path("experiments/<int:pk>/runs/<int:run>/download/<str:kind>", views.run_download, name="run-download"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run-cancel"),
-    path("runs/<int:pk>/download/<str:kind>", views.run_download, name="run-download"),
+    path("shared/<str:token>/", views.shared_detail, name="shared-detail"),
+    path("shared/<str:token>/progress.json", views.shared_progress, name="shared-progress"),
+    path("shared/<str:token>/fork/", views.shared_fork, name="shared-fork"),
+    path("shared/<str:token>/download/<str:kind>", views.shared_download, name="shared-download"),
+    path("shared/<str:token>/runs/<int:run>/download/<str:kind>", views.shared_run_download,
+         name="shared-run-download"),
     path("compare/", views.compare, name="compare"),
     path("uploads/", views.uploads, name="uploads"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("teams/", account_views.team_list, name="team-list"),
+    path("teams/<int:pk>/", account_views.team_detail, name="team-detail"),
+    path("teams/<int:pk>/invite/", account_views.team_invite, name="team-invite"),
+    path("teams/<int:pk>/invitations/<int:inv>/revoke/", account_views.team_invitation_revoke,
+         name="team-invitation-revoke"),
+    path("teams/<int:pk>/members/<int:member>/role/", account_views.team_member_role, name="team-member-role"),
+    path("teams/<int:pk>/members/<int:member>/remove/", account_views.team_member_remove, name="team-member-remove"),
+    path("invite/<str:token>/", account_views.invitation, name="invitation"),
+    path("account/", account_views.account, name="account"),
+    path("account/tokens/new/", account_views.token_create, name="token-create"),
+    path("account/tokens/<int:pk>/revoke/", account_views.token_revoke, name="token-revoke"),
+    path("account/password/", auth_views.PasswordChangeView.as_view(success_url="/account/"),
+         name="password-change"),
+    path("accounts/login/", account_views.ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("api/", include("dashboard.api.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -1,9 +1,10 @@
-"""Short views on top of dashboard.services (healthchecks' habit: lookup helpers, no domain logic).
+"""Experiment pages: short views on top of dashboard.services (healthchecks' habit: lookup helpers, no domain logic).
 
-Access: every page needs a signed-in user. Experiments and their results are
-readable by every signed-in user of the instance (a research group's shared
-platform: the list filters by owner, the compare page overlays colleagues'
-runs); only the owner may cancel. Uploaded files are private to their owner.
+Every lookup goes through :mod:`dashboard.access` (who sees and changes
+what). An experiment is reached either by id (signed-in users who can see it)
+or by its public link ``/shared/<token>/`` (anyone, read-only); both render
+the same page, whose links are relative to ``base`` so a link visitor never
+sees an id-based URL they could not open.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseForbidden, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from dashboard import charts, downloads, services
-from dashboard.forms import ExperimentForm, UploadForm
+from dashboard import access, charts, downloads, services
+from dashboard.forms import ExperimentForm, ShareForm, UploadForm, initial_from_scenario
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from simcore.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
@@ -33,31 +35,18 @@ def version_context(request: HttpRequest) -> dict[str, Any]:
     return {"code_version": code_version()}
 
 
-def _get_experiment(request: HttpRequest, pk: int, *, write: bool = False) -> Experiment:
-    exp = get_object_or_404(Experiment.objects.select_related("owner", "cluster_upload", "trace_upload")
-                            .defer("cluster_upload__content_gz", "trace_upload__content_gz"), pk=pk)
-    if write and exp.owner_id != request.user.pk:
-        raise PermissionError
-    return exp
-
-
-def _get_run(request: HttpRequest, pk: int, *, write: bool = False) -> Run:
-    run = get_object_or_404(Run.objects.select_related("experiment", "result"), pk=pk)
-    if write and run.experiment.owner_id != request.user.pk:
-        raise PermissionError
-    return run
-
-
 # ---------------------------------------------------------------------------- experiments
 
 
 def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str]]:
-    f = {k: request.GET.get(k, "").strip() for k in ("owner", "status", "cluster", "workload", "scheduler")}
-    qs = Experiment.objects.select_related("owner")
+    f = {k: request.GET.get(k, "").strip() for k in ("owner", "team", "status", "cluster", "workload", "scheduler")}
+    qs = access.visible_experiments(request.user).select_related("owner", "team")
     if f["owner"] == "me":
         qs = qs.filter(owner=request.user)
     elif f["owner"]:
         qs = qs.filter(owner__username=f["owner"])
+    if f["team"].isdigit():
+        qs = qs.filter(team_id=int(f["team"]))
     if f["status"]:
         qs = qs.filter(status=f["status"])
     if f["cluster"]:
@@ -74,55 +63,103 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     qs, filters = _filtered(request)
     page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
+    visible = access.visible_experiments(request.user).order_by()
     ctx = {
         "page": page, "filters": filters, "query": query, "statuses": Status.values,
-        "owners": get_user_model().objects.filter(experiments__isnull=False).distinct()
+        "owners": get_user_model().objects.filter(experiments__in=visible).distinct()
         .order_by("username").values_list("username", flat=True),
-        "clusters": Experiment.objects.order_by().values_list("cluster_label", flat=True).distinct(),
-        "workloads": Experiment.objects.order_by().values_list("workload_label", flat=True).distinct(),
-        "schedulers": sorted(set(SCHEDULERS.names()) | set(Run.objects.order_by().values_list(
-            "scheduler", flat=True).distinct())),
+        "teams": access.teams_of(request.user),
+        "clusters": visible.values_list("cluster_label", flat=True).distinct(),
+        "workloads": visible.values_list("workload_label", flat=True).distinct(),
+        "schedulers": sorted(set(SCHEDULERS.names()) | set(Run.objects.filter(experiment__in=visible).order_by()
+                                                            .values_list("scheduler", flat=True).distinct())),
     }
     return render(request, "dashboard/experiment_list.html", ctx)
 
 
+def _new_experiment(request: HttpRequest, *, source: Experiment | None = None,
+                    initial: dict[str, Any] | None = None) -> HttpResponse:
+    """The new-experiment form (a fork when ``source`` is given), and its submission."""
+    form = ExperimentForm(request.POST or None, owner=request.user, source=source, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            exp = services.create_experiment(
+                request.user, form.scenario, name=form.cleaned_data["name"], cluster_upload=form.cluster_upload,
+                trace_upload=form.trace_upload, team=form.cleaned_data.get("team"),
+                visibility=form.cleaned_data["visibility"], forked_from=source)
+        except SimcoreError as e:
+            form.add_error(None, str(e))
+        else:
+            return redirect(exp)
+    return render(request, "dashboard/experiment_new.html", {"form": form, "source": source},
+                  status=400 if form.errors else 200)
+
+
 @login_required
 def experiment_new(request: HttpRequest) -> HttpResponse:
-    form = ExperimentForm(request.POST or None, owner=request.user)
-    if request.method == "POST" and form.is_valid():
-        exp = services.create_experiment(request.user, form.scenario, name=form.cleaned_data["name"],
-                                         cluster_upload=form.cluster_upload, trace_upload=form.trace_upload)
-        return redirect(exp)
-    return render(request, "dashboard/experiment_new.html", {"form": form}, status=400 if form.errors else 200)
+    return _new_experiment(request)
+
+
+def _fork(request: HttpRequest, source: Experiment) -> HttpResponse:
+    name = f"{source.title} (fork)"[:200]
+    initial = initial_from_scenario(source.scenario, source.cluster_upload, source.trace_upload, name)
+    return _new_experiment(request, source=source, initial=initial)
 
 
 @login_required
-def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    exp = _get_experiment(request, pk)
+def experiment_fork(request: HttpRequest, pk: int) -> HttpResponse:
+    return _fork(request, access.get_experiment_for_user(request.user, pk))
+
+
+@login_required
+def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
+    return _fork(request, access.get_shared_experiment(token))
+
+
+def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
     runs = services.runs_with_results(exp)
     done = [r for r in runs if r.status == Status.FINISHED]
+    is_owner = not shared and exp.owner_id == request.user.pk
     ctx = {
-        "experiment": exp, "runs": runs, "finished": done,
+        "experiment": exp, "runs": runs, "finished": done, "base": base, "shared": shared,
         "charts": charts.all_charts(services.labelled_series(runs)) if done else None,
         "offline": [r for r in done if r.result.offline],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
-        "active": any(r.is_active for r in runs), "can_edit": exp.owner_id == request.user.pk,
+        "active": any(r.is_active for r in runs),
+        "can_cancel": not shared and access.can(request.user, exp, "cancel"),
+        "can_share": is_owner,
+        "share_form": ShareForm(owner=request.user, initial={"team": exp.team, "visibility": exp.visibility})
+        if is_owner else None,
+        "share_url": request.build_absolute_uri(reverse("shared-detail", args=[exp.share_token]))
+        if is_owner and exp.share_token else "",
     }
     return render(request, "dashboard/experiment_detail.html", ctx)
 
 
 @login_required
+def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = access.get_experiment_for_user(request.user, pk)
+    return _detail(request, exp, reverse("experiment-detail", args=[pk]), shared=False)
+
+
+def shared_detail(request: HttpRequest, token: str) -> HttpResponse:
+    exp = access.get_shared_experiment(token)
+    return _detail(request, exp, reverse("shared-detail", args=[token]), shared=True)
+
+
+@login_required
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(services.progress_payload(_get_experiment(request, pk)))
+    return JsonResponse(services.progress_payload(access.get_experiment_for_user(request.user, pk)))
+
+
+def shared_progress(request: HttpRequest, token: str) -> JsonResponse:
+    return JsonResponse(services.progress_payload(access.get_shared_experiment(token)))
 
 
 @login_required
 @require_POST
 def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        exp = _get_experiment(request, pk, write=True)
-    except PermissionError:
-        return HttpResponseForbidden("only the experiment's owner can cancel it")
+    exp = access.get_experiment_for_user(request.user, pk, "cancel")
     n = services.cancel_experiment(exp)
     messages.info(request, f"cancelled {n} run(s)")
     return redirect(exp)
@@ -131,49 +168,67 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    try:
-        run = _get_run(request, pk, write=True)
-    except PermissionError:
-        return HttpResponseForbidden("only the experiment's owner can cancel its runs")
+    run = access.get_run_for_user(request.user, pk, "cancel")
     if services.cancel_run(run):
         messages.info(request, f"cancelled {run}")
     return redirect(run.experiment)
 
 
+# ---------------------------------------------------------------------------- sharing
+
+
+@login_required
+@require_POST
+def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = access.get_experiment_for_user(request.user, pk, "share")
+    form = ShareForm(request.POST, owner=request.user)
+    if form.is_valid():
+        services.set_sharing(exp, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
+        messages.success(request, f"visibility: {exp.get_visibility_display()}")
+    else:
+        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+    return redirect(exp)
+
+
+@login_required
+@require_POST
+def experiment_new_link(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = access.get_experiment_for_user(request.user, pk, "share")
+    services.new_share_link(exp)
+    messages.success(request, "a new public link was made; the previous one no longer works")
+    return redirect(exp)
+
+
+@login_required
+@require_POST
+def experiment_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
+    exp = access.get_experiment_for_user(request.user, pk, "share")
+    services.revoke_share_link(exp)
+    messages.success(request, "the public link was revoked")
+    return redirect(exp)
+
+
 # ---------------------------------------------------------------------------- downloads
-
-DOWNLOADS = ("jobs.csv", "jobs.parquet", "summary.json", "summary.csv", "series.json", "series.csv")
-
-
-def _download(runs: list[Run], kind: str, stem: str, with_run: bool,
-              scenario: dict[str, Any] | None = None) -> HttpResponse:
-    if kind == "jobs.csv":
-        return downloads.jobs_csv(runs, f"{stem}-jobs.csv", with_run)
-    if kind == "jobs.parquet":
-        return downloads.jobs_parquet(runs, f"{stem}-jobs.parquet", with_run)
-    if kind == "summary.json":
-        return downloads.summary_json(runs, f"{stem}-summary.json", scenario)
-    if kind == "summary.csv":
-        return downloads.summary_csv(runs, f"{stem}-summary.csv")
-    if kind == "series.json":
-        return downloads.series_json(runs, f"{stem}-series.json")
-    if kind == "series.csv":
-        return downloads.series_csv(runs, f"{stem}-series.csv")
-    raise Http404(f"unknown download {kind!r}")
 
 
 @login_required
 def experiment_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    exp = _get_experiment(request, pk)
-    if kind == "archive.zip":
-        return downloads.experiment_archive(exp, f"experiment-{exp.pk}.zip")
-    return _download(services.runs_with_results(exp), kind, f"experiment-{exp.pk}", True, exp.scenario)
+    return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
 
 
 @login_required
-def run_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
-    run = _get_run(request, pk)
-    return _download([run], kind, f"run-{run.pk}-{run.scheduler}-seed{run.seed}", False)
+def run_download(request: HttpRequest, pk: int, run: int, kind: str) -> HttpResponse:
+    exp = access.get_experiment_for_user(request.user, pk)
+    return downloads.run_file(access.get_run_for_user(request.user, run, experiment=exp), kind)
+
+
+def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse:
+    return downloads.experiment_file(access.get_shared_experiment(token), kind)
+
+
+def shared_run_download(request: HttpRequest, token: str, run: int, kind: str) -> HttpResponse:
+    exp = access.get_shared_experiment(token)
+    return downloads.run_file(access.get_run_for_user(None, run, experiment=exp), kind)
 
 
 # ---------------------------------------------------------------------------- compare
@@ -182,10 +237,11 @@ def run_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
     ids = [int(x) for x in request.GET.getlist("run") if x.isdigit()][:20]
-    chosen = list(Run.objects.filter(pk__in=ids, status=Status.FINISHED).select_related("result", "experiment"))
+    runs = access.visible_runs(request.user).filter(status=Status.FINISHED)
+    chosen = list(runs.filter(pk__in=ids).select_related("result", "experiment"))
     chosen.sort(key=lambda r: ids.index(r.pk))
     series = [(f"#{r.experiment_id} {r.experiment.title}: {r.scheduler} s{r.seed}", r.result.series) for r in chosen]
-    candidates = (Run.objects.filter(status=Status.FINISHED).select_related("experiment", "experiment__owner")
+    candidates = (runs.select_related("experiment", "experiment__owner")
                   .order_by("-experiment__created", "experiment_id", "seed", "id"))
     exp_filter = request.GET.get("experiment", "").strip()
     if exp_filter.isdigit():
@@ -200,7 +256,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def uploads(request: HttpRequest) -> HttpResponse:
-    forms_ = {"cluster": UploadForm(prefix="cluster"), "trace": UploadForm(prefix="trace")}
+    forms_ = {kind: UploadForm(prefix=kind) for kind in services.UPLOAD_KINDS}
     status = 200
     if request.method == "POST":
         kind = request.POST.get("kind", "")
@@ -211,15 +267,14 @@ def uploads(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             f = form.cleaned_data["file"]
             try:
-                create = services.create_cluster_upload if kind == "cluster" else services.create_trace_upload
-                up = create(request.user, form.cleaned_data["name"], f.name, f.read())
+                up = services.create_upload(kind, request.user, form.cleaned_data["name"], f.name, f.read())
             except SimcoreError as e:
                 form.add_error("file", str(e))
             else:
                 messages.success(request, f"stored {up}")
                 return redirect("uploads")
         status = 400
-    ctx = {"forms": forms_,
+    ctx = {"forms": forms_, "kinds": services.UPLOAD_KINDS,
            "clusters": ClusterUpload.objects.filter(owner=request.user).defer("content_gz"),
            "traces": TraceUpload.objects.filter(owner=request.user).defer("content_gz")}
     return render(request, "dashboard/uploads.html", ctx, status=status)

@@ -35,6 +35,7 @@ import numpy as np
 from simcore.errors import InputError, ParameterError
 from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
+from simcore.traces.report import fits_any
 
 Format = Literal["google2011", "swf", "csv"]
 FORMATS: tuple[str, ...] = ("google2011", "swf", "csv")
@@ -90,9 +91,7 @@ def _read_csv(inputs: Sequence[Source], cluster: Cluster | None, start_s: float,
         report.notes.append("rows were not in submit order: sorted (stable)")
     if start_s > 0 or end_s is not None:
         wl = _cut_window(wl, start_s, end_s, report)
-    from simcore.traces.google2011 import _fits_any
-
-    fits = _fits_any(wl.request, cluster)
+    fits = fits_any(wl.request, cluster)
     report.drop("request larger than every machine of the cluster", int(np.count_nonzero(~fits)))
     if not fits.all():
         wl = dataclasses.replace(wl, submit=wl.submit[fits], request=wl.request[fits], work=wl.work[fits],
@@ -300,7 +299,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
     g = p.add_argument_group("Google 2011")
     g.add_argument("--job-events", nargs="+", default=[], metavar="FILE",
-                   help="job_events parts (cross-checked against the task events)")
+                   help="job_events parts, cross-checked against the task events (give INPUT first)")
     g.add_argument("--machine-events", metavar="FILE",
                    help="machine_events file: machine configurations from the initial machines (LoTES Table 1)")
     g.add_argument("--unfinished", choices=("cut", "drop"), default="cut",

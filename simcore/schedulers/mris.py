@@ -171,19 +171,6 @@ def binary_split(bound: int) -> list[int]:
     return sizes
 
 
-def _max_fit(w: list[float], c: list[float], tol: float) -> int:
-    """How many jobs of demand ``w`` fit in capacity ``c`` (a large number if w is all zero)."""
-    best = 1 << 62
-    for wi, ci in zip(w, c, strict=True):
-        if wi > 0:
-            x = int((ci + tol) // wi)
-            if x < best:
-                best = x
-                if x <= 0:
-                    return 0
-    return best
-
-
 def _select(
     demands: FloatArray,
     counts: IntArray,
@@ -206,66 +193,70 @@ def _select(
         alpha = scarcity(demands, counts.astype(np.float64), capacity)
     e = efficiency(demands, alpha)
     # An application of which not one job fits now never fits later (capacity
-    # only shrinks during a selection); dropping it early changes nothing (see
-    # module docstring: a non-fitting item is never picked in a division).
-    fits = np.all(demands <= capacity + tol, axis=1) & (counts > 0)
-    live = np.flatnonzero(fits)
+    # only shrinks during a selection); it is never picked in a division, so
+    # dropping it early changes nothing.
+    live = np.flatnonzero(np.all(demands <= capacity + tol, axis=1) & (counts > 0))
     if len(live) == 0:
         return chosen
-    # Logarithmic transformation into 0-1 items.
-    item_app: list[int] = []
-    item_size: list[int] = []
-    for a, b in zip(live.tolist(), counts[live].tolist(), strict=True):
-        for q in binary_split(b):
-            item_app.append(a)
-            item_size.append(q)
-    ia = np.asarray(item_app, dtype=np.int64)
-    iq = np.asarray(item_size, dtype=np.int64)
+    ia, iq = split_items(live, counts[live])
     ie = e[ia]
     ip = p[ia] * iq
     # Highest e first, then highest item profit, then oldest application, then largest item.
     order = np.lexsort((-iq, ia, -ip, -ie))
-    seq_app = ia[order].tolist()
-    seq_size = iq[order].tolist()
-    seq_e = ie[order].tolist()
-    unit_p = p.tolist()
-    dem = demands.tolist()
-    cap = capacity.tolist()
-    out = chosen.tolist()
-    alive = list(range(len(seq_app)))
-    while alive:
-        # Step 3: the group of items with exactly the highest e.
-        e0 = seq_e[alive[0]]
-        g_end = 1
-        while g_end < len(alive) and seq_e[alive[g_end]] == e0:
-            g_end += 1
-        group = alive[:g_end]
-        first = group[0]
-        a = seq_app[first]
-        q = seq_size[first]
-        # Step 4: assign the first item if it fits whole...
-        if _max_fit(dem[a], cap, tol) >= q:
-            pick, x = 0, q
-        else:
-            # ... otherwise divide every item of the group to what fits now and
-            # (step 5) keep the one with the highest updated profit X * p_j.
-            pick, x, best = -1, 0, -1.0
-            for pos, it in enumerate(group):
-                xi = min(seq_size[it], _max_fit(dem[seq_app[it]], cap, tol))
-                if xi > 0 and xi * unit_p[seq_app[it]] > best:
-                    pick, x, best = pos, xi, xi * unit_p[seq_app[it]]
-            if pick < 0:
-                del alive[:g_end]
-                continue
-        it = group[pick]
-        a = seq_app[it]
-        out[a] += x
-        # Step 6: update capacities (and bounds: the item is used up).
-        w = dem[a]
-        for i in range(len(cap)):
-            cap[i] -= x * w[i]
-        del alive[pick]
-    return np.asarray(out, dtype=np.int64)
+    ia, iq, ie = ia[order], iq[order], ie[order]
+    iw = demands[ia]  # (items, R)
+    ipu = p[ia]  # unit profit p_j of each item's application
+    # Items of equal e are contiguous; group_end[k] is one past the last item of k's group.
+    starts = np.flatnonzero(np.r_[True, ie[1:] != ie[:-1]])
+    group_end = np.repeat(np.r_[starts[1:], len(ie)], np.diff(np.r_[starts, len(ie)]))
+    alive = np.ones(len(ia), dtype=bool)
+    cap = capacity.astype(np.float64).copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        while True:
+            # Items of which at least one job still fits. Leading items that do
+            # not fit would be removed by steps 3-5 (a group whose divided items
+            # are all 0 is removed; a 0 item is never the one kept), so skip them.
+            fit1 = alive & np.all(iw <= cap + tol, axis=1)
+            k = int(fit1.argmax())
+            if not fit1[k]:
+                break
+            alive[:k] = False
+            # Steps 3-5 on k's group: X = min(q, min_i floor(c_i / w_ij)) for each item.
+            g = slice(k, int(group_end[k]))
+            per = np.where(iw[g] > 0, np.floor((cap + tol) / iw[g]), np.inf).min(axis=1)
+            x = np.where(alive[g], np.minimum(iq[g], per), 0)
+            if x[0] >= iq[k]:
+                pick = 0  # step 4: the first item fits whole
+            else:
+                # Step 5: the highest updated profit X p_j among X > 0, first on ties.
+                pick = int(np.argmax(np.where(x > 0, x * ipu[g], -1.0)))
+            it = k + pick
+            n = int(x[pick])
+            chosen[ia[it]] += n
+            # Step 6: update the capacities; the item is used up.
+            cap -= n * iw[it]
+            alive[it] = False
+    return chosen
+
+
+def split_items(apps: IntArray, bounds: IntArray) -> tuple[IntArray, IntArray]:
+    """The logarithmic transformation of many bounds at once: ``(application, size)`` of every item.
+
+    Application ``apps[t]`` with bound ``bounds[t]`` gets items 1, 2, 4, ...,
+    ``2**(k-1)`` with ``k = floor(log2(b + 1))`` and a remainder ``b - (2**k - 1)``
+    if positive, as :func:`binary_split`.
+    """
+    b = np.asarray(bounds, dtype=np.int64)
+    if len(b) and b.max() == 1:  # the common case in the simulator: every job its own application
+        return np.asarray(apps, dtype=np.int64), np.ones(len(b), dtype=np.int64)
+    k = np.frexp((b + 1).astype(np.float64))[1].astype(np.int64) - 1  # floor(log2(b + 1)), exact
+    rem = b - ((np.int64(1) << k) - 1)
+    pow_app = np.repeat(apps, k)
+    first = np.repeat(np.cumsum(k) - k, k)
+    pow_size = np.int64(1) << (np.arange(len(pow_app), dtype=np.int64) - first)
+    has_rem = rem > 0
+    return (np.concatenate([pow_app, np.asarray(apps)[has_rem]]).astype(np.int64),
+            np.concatenate([pow_size, rem[has_rem]]).astype(np.int64))
 
 
 def mris_select(

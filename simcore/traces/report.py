@@ -106,3 +106,11 @@ def workload_summary(wl: Workload) -> dict[str, Any]:
             for k, name in enumerate(wl.classes.names)
         ]
     return out
+
+
+def fits_any(request: np.ndarray, cluster: Cluster) -> np.ndarray:
+    """Whether each job (rows of ``request``, in the cluster's resource order) fits on some machine."""
+    out = np.zeros(len(request), dtype=bool)
+    for cap in cluster.capacity[cluster.counts > 0]:
+        out |= (request <= cap + 1e-12).all(axis=1)
+    return out

@@ -58,7 +58,7 @@ from simcore.traces._stream import (
     reject_rows,
     source_name,
 )
-from simcore.traces.report import ImportReport, ImportResult
+from simcore.traces.report import ImportReport, ImportResult, fits_any
 
 SWF_FIELDS = 18
 FIELD_NAMES = (
@@ -277,9 +277,7 @@ def read_swf(
     if "mem" in cluster.resources:
         mi = cluster.resources.index("mem")
         request[:, mi] = np.where(no_mem, 0.0, mem / mem_cap * biggest[mi]) if mem_cap else 0.0
-    fits = np.zeros(len(sub), dtype=bool)
-    for cap in cluster.capacity[cluster.counts > 0]:
-        fits |= (request <= cap + 1e-12).all(axis=1)
+    fits = fits_any(request, cluster)
     report.drop(R_TOO_BIG, int(np.count_nonzero(~fits)))
     sub, run, request = sub[fits], run[fits], request[fits]
     report.keep_note("no memory information: mem request 0", int(np.count_nonzero(no_mem[fits])))

@@ -84,7 +84,7 @@ def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factor
     app.conf.task_default_queue = queue
     ready = tmp_path_factory.mktemp("worker") / "ready"
     env = {**os.environ, "DATABASE_URL": _test_database_url(), READY_FILE_ENV: str(ready),
-           "DJANGO_SETTINGS_MODULE": "dashboard.settings"}
+           "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings"}
     if not os.environ.get("REDIS_URL"):
         env["SIMCORE_BROKER_DIR"] = str(Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)
     log = (ARTIFACTS / "celery-worker.log")

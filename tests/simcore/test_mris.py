@@ -23,6 +23,7 @@ from simcore.schedulers.mris import (
     mris_select,
     profit,
     scarcity,
+    split_items,
     utilisation,
 )
 
@@ -30,6 +31,9 @@ from simcore.schedulers.mris import (
 POOL = np.array([12.0, 12.0, 12.0])
 APPS = np.array([[6, 2, 2], [5, 4, 8], [4, 6, 2], [2, 2, 6]], dtype=float)
 ONE_EACH = np.ones(4, dtype=np.int64)
+
+#: Fit tolerance of the invariant tests (resource units).
+TOL = 1e-9
 
 
 # -- the worked example ---------------------------------------------------------------------
@@ -140,6 +144,61 @@ def test_bad_shapes_and_values_are_reported_by_name() -> None:
 # -- invariants -----------------------------------------------------------------------------
 
 
+def _reference_select(d: np.ndarray, mu: np.ndarray, cap: np.ndarray, tol: float) -> list[int]:
+    """The paper's steps 1-6 taken literally, one item at a time, in plain Python.
+
+    No shortcut: every application is split and sorted, including those of
+    which no job fits; groups of equal e are handled as steps 3-5 describe.
+    """
+    p = profit(d, cap).tolist()
+    e = efficiency(d, scarcity(d, mu.astype(float), cap)).tolist()
+    items = [(a, q) for a in range(len(mu)) for q in binary_split(int(mu[a]))]
+    items.sort(key=lambda it: (-e[it[0]], -p[it[0]] * it[1], it[0], -it[1]))
+    c = cap.tolist()
+
+    def fit(a: int) -> float:
+        return min([math.inf] + [math.floor((ci + tol) / wi) for wi, ci in zip(d[a], c, strict=True) if wi > 0])
+
+    out = [0] * len(mu)
+    seq = list(items)
+    while seq:
+        group = [it for it in seq if e[it[0]] == e[seq[0][0]]]
+        a, q = group[0]
+        if fit(a) >= q:
+            pick, x = group[0], q
+        else:
+            best, pick, x = -1.0, None, 0
+            for a2, q2 in group:
+                x2 = min(q2, fit(a2))
+                if x2 > 0 and x2 * p[a2] > best:
+                    best, pick, x = x2 * p[a2], (a2, q2), x2
+            if pick is None:
+                seq = [it for it in seq if it not in group]
+                continue
+        out[pick[0]] += int(x)
+        c = [ci - x * wi for ci, wi in zip(c, d[pick[0]], strict=True)]
+        seq.remove(pick)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_fast_selection_equals_the_literal_algorithm(data: st.DataObject) -> None:
+    d, mu, cap = data.draw(pools())
+    # Duplicate an application now and then so groups of equal e occur.
+    if len(mu) > 1 and data.draw(st.booleans()):
+        d[1] = d[0]
+    assert mris_select(d, mu, cap, tol=TOL).tolist() == _reference_select(d, mu, cap, TOL)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 3000), max_size=8))
+def test_the_vectorised_split_equals_the_one_bound_split(bounds: list[int]) -> None:
+    apps, sizes = split_items(np.arange(len(bounds)), np.array(bounds, dtype=np.int64))
+    for a, b in enumerate(bounds):
+        assert sorted(sizes[apps == a].tolist()) == sorted(binary_split(b))
+
+
 @st.composite
 def pools(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_apps = draw(st.integers(1, 6))
@@ -152,8 +211,6 @@ def pools(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cap = np.array(draw(st.lists(st.integers(0, 60), min_size=n_res, max_size=n_res)), dtype=float) * unit
     return d, mu, cap
 
-
-TOL = 1e-9
 
 
 @settings(max_examples=300, deadline=None)

@@ -228,11 +228,22 @@ class LoTESDispatcher(Scheduler):
         """Machine of configuration j (j = M: any machine) with the highest v for class k
         among those the job fits; -1 if none. Ties: lowest index."""
         ft, ok, tmp, sc, wv, lo = self._ctx[j]
+        wk = wv[k]
+        # Fast path: if the machine of highest v (lowest index among ties) fits,
+        # it is the answer; one argmax and a scalar check instead of a full scan.
+        m = lo + int(wk.argmax())
+        fr, R = self._free_mv, self._R
+        base = m * R
+        for r in range(R):
+            if fr[base + r] < req[r] - EPS:
+                break
+        else:
+            return m
         np.greater_equal(ft[0], req[0] - EPS, out=ok)
         for r in range(1, len(ft)):
             np.greater_equal(ft[r], req[r] - EPS, out=tmp)
             np.logical_and(ok, tmp, out=ok)
-        np.multiply(wv[k], ok, out=sc)
+        np.multiply(wk, ok, out=sc)
         i = int(sc.argmax())
         return lo + i if sc[i] > 0.0 else -1
 

@@ -28,7 +28,7 @@ class ClassQueue:
         self.alive = 0
         # Component-wise lower bound of the requests ever pushed since the last
         # compaction: a machine with less free capacity than this fits none.
-        self.min_req = np.full(n_resources, np.inf)
+        self.min_req = [np.inf] * n_resources  # Python floats: checked on every completion
 
     def __len__(self) -> int:
         return self.alive
@@ -40,12 +40,15 @@ class ClassQueue:
         self.req[self.tail] = request
         self.tail += 1
         self.alive += 1
-        np.minimum(self.min_req, request, out=self.min_req)
+        self.min_req = [min(a, b) for a, b in zip(self.min_req, request.tolist(), strict=True)]
 
     def first_fit(self, free: FloatArray, start: int) -> int:
         """Index of the first job at or after ``start`` whose request fits ``free``, or -1."""
-        if self.alive == 0 or (free + EPS < self.min_req).any():
+        if self.alive == 0:
             return -1
+        for f, lo_req in zip(free.tolist(), self.min_req, strict=True):
+            if f + EPS < lo_req:
+                return -1
         lo = max(start, self.head)
         if lo >= self.tail:
             return -1
@@ -66,7 +69,7 @@ class ClassQueue:
             self.head = h
         if self.alive == 0:
             self.head = self.tail = 0
-            self.min_req[:] = np.inf
+            self.min_req = [np.inf] * len(self.min_req)
         return job
 
     def jobs(self) -> list[int]:
@@ -84,7 +87,7 @@ class ClassQueue:
             self.req[:] = np.inf
             self.ids[:n] = ids
             self.req[:n] = req
-            self.min_req = req.min(axis=0) if n else np.full(self.req.shape[1], np.inf)
+            self.min_req = req.min(axis=0).tolist() if n else [np.inf] * len(self.min_req)
             self.head, self.tail = 0, n
             return
         cap = 2 * len(self.ids)

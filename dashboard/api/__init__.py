@@ -1,0 +1,1 @@
+"""The REST API: the pages' features over JSON, under the same permission rules (dashboard.access)."""

@@ -1,0 +1,212 @@
+"""API request and response shapes. Requests are checked here for types and ranges, then by
+dashboard.services (simcore's own checks), exactly as the pages' forms are."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from dashboard import services
+from dashboard.models import ApiToken, ClusterUpload, Experiment, Membership, Role, Run, Team, Visibility
+from simcore.presets import CLUSTERS, WORKLOADS
+from simcore.schedulers import SCHEDULERS
+
+
+class RunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Run
+        fields = ["id", "scheduler", "seed", "status", "fraction", "jobs_done", "jobs_total", "eta_s", "started_at",
+                  "finished_at", "error", "code_version"]
+        read_only_fields = fields
+
+
+class ExperimentSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    team = serializers.IntegerField(source="team_id", read_only=True, allow_null=True)
+    share_url = serializers.SerializerMethodField(help_text="the public read-only link (owner only; null otherwise)")
+    page_url = serializers.SerializerMethodField()
+    runs = RunSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Experiment
+        fields = ["id", "name", "owner", "team", "visibility", "share_url", "page_url", "status", "created",
+                  "cluster_label", "workload_label", "scenario", "cluster_upload", "trace_upload", "forked_from",
+                  "runs"]
+        read_only_fields = fields
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_share_url(self, obj: Experiment) -> str | None:
+        request = self.context.get("request")
+        if obj.share_token and request is not None and obj.owner_id == request.user.pk:
+            return self._absolute(reverse("shared-detail", args=[obj.share_token]))
+        return None
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_page_url(self, obj: Experiment) -> str:
+        return self._absolute(obj.get_absolute_url())
+
+
+def _source_fields(names: list[str]) -> dict[str, serializers.Field]:
+    return {
+        "preset": serializers.ChoiceField(choices=names, required=False, help_text="a registered preset"),
+        "params": serializers.DictField(required=False, default=dict, help_text="the preset's parameters"),
+        "upload": serializers.IntegerField(required=False, min_value=1,
+                                           help_text="id of your upload (or of the forked experiment's upload)"),
+    }
+
+
+class _SourceSerializer(serializers.Serializer):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("preset" in attrs) == ("upload" in attrs):
+            raise serializers.ValidationError("give either 'preset' (with optional 'params') or 'upload'")
+        return attrs
+
+
+class ClusterSourceSerializer(_SourceSerializer):
+    """A cluster: ``{"preset": name, "params": {...}}`` or ``{"upload": id}``."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return _source_fields(CLUSTERS.names())
+
+
+class WorkloadSourceSerializer(_SourceSerializer):
+    """A workload: ``{"preset": name, "params": {...}}`` or ``{"upload": trace id}``."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return _source_fields(WORKLOADS.names())
+
+
+class ScenarioSerializer(serializers.Serializer):
+    cluster = ClusterSourceSerializer()
+    workload = WorkloadSourceSerializer()
+    load = serializers.FloatField(min_value=0.01, max_value=services.MAX_LOAD, default=0.9,
+                                  help_text="arrival rate as a fraction of the allocation-LP bound lambda*")
+    hours = serializers.FloatField(min_value=0.01, max_value=services.MAX_HOURS, required=False, allow_null=True,
+                                   default=None, help_text="arrival window (h); null: the preset's default")
+    drain = serializers.BooleanField(default=False)
+    schedulers = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=64)
+    scheduler_params = serializers.DictField(child=serializers.DictField(), required=False, default=dict)
+    seeds = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=services.MAX_SEED),
+                                  min_length=1, max_length=services.MAX_SEEDS, default=[0])
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        # Built per request so schedulers registered by plugins are offered too.
+        fields["schedulers"] = serializers.ListField(child=serializers.ChoiceField(choices=SCHEDULERS.names()),
+                                                     min_length=1, max_length=len(SCHEDULERS.names()))
+        return fields
+
+
+class ExperimentCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    scenario = ScenarioSerializer()
+    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1,
+                                    help_text="a team you are an owner or member of")
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+
+
+class ExperimentUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    team = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+
+
+class ForkSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+    changes = serializers.DictField(required=False, default=dict,
+                                    help_text="scenario keys to replace (same shape as in a new experiment)")
+
+
+class ProgressRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    scheduler = serializers.CharField()
+    seed = serializers.IntegerField()
+    status = serializers.CharField()
+    fraction = serializers.FloatField()
+    jobs_done = serializers.IntegerField()
+    jobs_total = serializers.IntegerField()
+    eta_s = serializers.FloatField(allow_null=True)
+    error = serializers.CharField(allow_blank=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class ProgressSerializer(serializers.Serializer):
+    status = serializers.CharField()
+    runs = ProgressRunSerializer(many=True)
+
+
+class ResultsSerializer(serializers.Serializer):
+    """``runs``: one record per run (summary/series null until it finished)."""
+
+    runs = serializers.ListField(child=serializers.DictField())
+    scenario = serializers.DictField(required=False)
+
+
+class ShareLinkSerializer(serializers.Serializer):
+    share_url = serializers.URLField()
+
+
+class UploadSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ClusterUpload
+        fields = ["id", "name", "filename", "size_bytes", "sha256", "info", "created"]
+        read_only_fields = fields
+
+
+class UploadCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    file = serializers.FileField(help_text="a cluster JSON file or a CSV trace (optionally .gz)")
+
+    def validate_file(self, f: Any) -> Any:
+        try:
+            services.check_upload_size(f.size)  # before the content is read
+        except Exception as e:
+            raise serializers.ValidationError(str(e)) from None
+        return f
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username", read_only=True)
+
+    class Meta:
+        model = Membership
+        fields = ["username", "role"]
+        read_only_fields = fields
+
+
+class TeamSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField()
+    members = MemberSerializer(source="memberships", many=True, read_only=True)
+
+    class Meta:
+        model = Team
+        fields = ["id", "name", "role", "members", "created"]
+        read_only_fields = fields
+
+    @extend_schema_field(serializers.ChoiceField(choices=Role.choices))
+    def get_role(self, obj: Team) -> str:
+        request = self.context["request"]
+        return next((m.role for m in obj.memberships.all() if m.user_id == request.user.pk), "")
+
+
+class TokenSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ApiToken
+        fields = ["id", "name", "prefix", "created", "last_used"]
+        read_only_fields = fields
+
+
+class MeSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    teams = TeamSerializer(many=True)

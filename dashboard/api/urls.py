@@ -1,0 +1,28 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularJSONAPIView
+
+from dashboard.api import views
+
+urlpatterns = [
+    path("openapi.json", SpectacularJSONAPIView.as_view(permission_classes=[], authentication_classes=[]),
+         name="api-schema"),
+    path("me/", views.Me.as_view(), name="api-me"),
+    path("catalog/", views.Catalog.as_view(), name="api-catalog"),
+    path("experiments/", views.ExperimentList.as_view(), name="api-experiment-list"),
+    path("experiments/<int:pk>/", views.ExperimentDetail.as_view(), name="api-experiment-detail"),
+    path("experiments/<int:pk>/cancel/", views.ExperimentCancel.as_view(), name="api-experiment-cancel"),
+    path("experiments/<int:pk>/fork/", views.ExperimentFork.as_view(), name="api-experiment-fork"),
+    path("experiments/<int:pk>/share-link/", views.ExperimentShareLink.as_view(), name="api-experiment-share-link"),
+    path("experiments/<int:pk>/progress/", views.ExperimentProgress.as_view(), name="api-experiment-progress"),
+    path("experiments/<int:pk>/summary/", views.ExperimentSummary.as_view(), name="api-experiment-summary"),
+    path("experiments/<int:pk>/series/", views.ExperimentSeries.as_view(), name="api-experiment-series"),
+    path("experiments/<int:pk>/download/<str:kind>", views.ExperimentDownload.as_view(),
+         name="api-experiment-download"),
+    path("runs/<int:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
+    path("runs/<int:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),
+    path("runs/<int:pk>/download/<str:kind>", views.RunDownload.as_view(), name="api-run-download"),
+    path("uploads/<str:kind>/", views.UploadList.as_view(), name="api-upload-list"),
+    path("uploads/<str:kind>/<int:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
+    path("teams/", views.TeamList.as_view(), name="api-team-list"),
+    path("teams/<int:pk>/", views.TeamDetail.as_view(), name="api-team-detail"),
+]

@@ -1,0 +1,376 @@
+"""API views: thin adapters over dashboard.access (permissions) and dashboard.services (everything else).
+
+Every experiment, run and download lookup goes through the same
+:mod:`dashboard.access` helpers as the pages: 404 for what the caller cannot
+see, 403 for what they can see but not change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch
+from django.http import HttpResponseBase
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from dashboard import access, downloads, services
+from dashboard.api import serializers as s
+from dashboard.models import ClusterUpload, Experiment, Membership, Status, Team, TraceUpload, Upload
+from simcore.errors import SimcoreError
+from simcore.presets import CLUSTERS, WORKLOADS
+from simcore.schedulers import SCHEDULERS
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """simcore's validation errors are the client's mistake: 400 with the message naming what is wrong."""
+    if isinstance(exc, SimcoreError):
+        return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
+    return drf_exception_handler(exc, context)
+
+
+class IgnoreAccept(BaseContentNegotiation):
+    """Downloads answer with their own content type whatever the client's Accept header says."""
+
+    def select_parser(self, request: Request, parsers: list[Any]) -> Any:
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request: Request, renderers: list[Any], format_suffix: str | None = None) -> Any:
+        return renderers[0], renderers[0].media_type
+
+
+ERRORS = {400: OpenApiResponse(description="invalid input; `detail` or per-field messages say what to fix"),
+          401: OpenApiResponse(description="no or invalid token"),
+          403: OpenApiResponse(description="you can see it but not change it"),
+          404: OpenApiResponse(description="not found, or not visible to you")}
+
+
+def _errors(*codes: int) -> dict[int, OpenApiResponse]:
+    return {c: ERRORS[c] for c in codes}
+
+
+def _experiments(request: Request) -> Any:
+    return (access.visible_experiments(request.user).select_related("owner", "team")
+            .prefetch_related(Prefetch("runs", queryset=services.Run.objects.order_by("seed", "id"))))
+
+
+# ---------------------------------------------------------------------------- scenarios from requests
+
+
+def _api_scenario_of(experiment: Experiment) -> dict[str, Any]:
+    """An experiment's scenario in the API's request shape (uploads by id), the base of a fork."""
+    sc = dict(experiment.scenario)
+    for part, upload_id in (("cluster", experiment.cluster_upload_id), ("workload", experiment.trace_upload_id)):
+        if "file" in sc[part]:
+            sc[part] = {"upload": upload_id}
+    return sc
+
+
+def _scenario_from(request: Request, data: dict[str, Any], source: Experiment | None = None) -> tuple[
+        dict[str, Any], ClusterUpload | None, TraceUpload | None]:
+    """The checked simcore scenario and its uploads; uploads must be the caller's or ``source``'s."""
+    ser = s.ScenarioSerializer(data=data)
+    ser.is_valid(raise_exception=True)
+    sc = dict(ser.validated_data)
+    allowed_c, allowed_t = services.fork_uploads(source) if source is not None else (None, None)
+    picked: dict[str, Upload | None] = {"cluster": None, "workload": None}
+    for part, model, allowed in (("cluster", ClusterUpload, allowed_c), ("workload", TraceUpload, allowed_t)):
+        spec = dict(sc[part])
+        if "upload" in spec:
+            up = model.objects.filter(pk=spec["upload"], owner=request.user).defer("content_gz").first()
+            if up is None and allowed is not None and allowed.pk == spec["upload"]:
+                up = allowed
+            if up is None:
+                raise ValidationError({"scenario": {part: {"upload": [f"no {part} upload {spec['upload']} of yours"]}}})
+            picked[part] = up
+        else:
+            sc[part] = {"preset": spec["preset"], "params": spec.get("params") or {}}
+    cu, tu = picked["cluster"], picked["workload"]
+    for part, fname in services.scenario_file_names(cu, tu).items():  # type: ignore[arg-type]
+        up = cu if part == "cluster" else tu
+        sc[part] = {"file": fname, "name": up.name if up else fname}
+    return services.check_scenario(sc), cu, tu  # type: ignore[return-value]
+
+
+def _team(request: Request, team_id: int | None) -> Team | None:
+    if team_id is None:
+        return None
+    team = access.teams_of(request.user).filter(pk=team_id).first()
+    if team is None:
+        raise ValidationError({"team": [f"you are not in team {team_id}"]})
+    return team
+
+
+# ---------------------------------------------------------------------------- experiments
+
+
+class ExperimentList(GenericAPIView):  # type: ignore[type-arg]
+    serializer_class = s.ExperimentSerializer
+
+    @extend_schema(summary="Experiments you can see", parameters=[
+        OpenApiParameter("status", str, enum=Status.values), OpenApiParameter("team", int),
+        OpenApiParameter("owner", str, description="'me' or a user name")], responses={200: s.ExperimentSerializer(
+            many=True), **_errors(401)})
+    def get(self, request: Request) -> Response:
+        qs = _experiments(request)
+        st, team, owner = (request.query_params.get(k, "") for k in ("status", "team", "owner"))
+        if st:
+            qs = qs.filter(status=st)
+        if team.isdigit():
+            qs = qs.filter(team_id=int(team))
+        if owner == "me":
+            qs = qs.filter(owner=request.user)
+        elif owner:
+            qs = qs.filter(owner__username=owner)
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(s.ExperimentSerializer(page, many=True, context={"request": request}).data)
+
+    @extend_schema(summary="Start an experiment", request=s.ExperimentCreateSerializer,
+                   responses={201: s.ExperimentSerializer, **_errors(400, 401)})
+    def post(self, request: Request) -> Response:
+        ser = s.ExperimentCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        scenario, cu, tu = _scenario_from(request, request.data.get("scenario"))
+        exp = services.create_experiment(request.user, scenario, name=d["name"], cluster_upload=cu, trace_upload=tu,
+                                         team=_team(request, d["team"]), visibility=d["visibility"])
+        return Response(s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+
+class ExperimentDetail(APIView):
+    @extend_schema(summary="One experiment with its runs", responses={200: s.ExperimentSerializer, **_errors(401, 404)})
+    def get(self, request: Request, pk: int) -> Response:
+        access.get_experiment_for_user(request.user, pk)
+        return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
+
+    @extend_schema(summary="Rename, move to a team, change visibility (owner only)",
+                   request=s.ExperimentUpdateSerializer,
+                   responses={200: s.ExperimentSerializer, **_errors(400, 401, 403, 404)})
+    def patch(self, request: Request, pk: int) -> Response:
+        exp = access.get_experiment_for_user(request.user, pk, "share")
+        ser = s.ExperimentUpdateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        if "name" in d:
+            exp.name = d["name"]
+            exp.save(update_fields=["name"])
+        if "team" in d or "visibility" in d:
+            team = _team(request, d["team"]) if "team" in d else exp.team
+            services.set_sharing(exp, team=team, visibility=d.get("visibility", exp.visibility))
+        return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
+
+
+class ExperimentCancel(APIView):
+    @extend_schema(summary="Cancel the experiment's pending and running runs", request=None,
+                   responses={200: s.ExperimentSerializer, **_errors(401, 403, 404)})
+    def post(self, request: Request, pk: int) -> Response:
+        services.cancel_experiment(access.get_experiment_for_user(request.user, pk, "cancel"))
+        return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
+
+
+class ExperimentFork(APIView):
+    @extend_schema(summary="Copy an experiment you can see into your space, optionally changed, and run it",
+                   request=s.ForkSerializer, responses={201: s.ExperimentSerializer, **_errors(400, 401, 404)})
+    def post(self, request: Request, pk: int) -> Response:
+        source = access.get_experiment_for_user(request.user, pk)
+        ser = s.ForkSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        scenario, cu, tu = _scenario_from(request, {**_api_scenario_of(source), **d["changes"]}, source)
+        exp = services.create_experiment(
+            request.user, scenario, name=d.get("name") or f"{source.title} (fork)"[:200], cluster_upload=cu,
+            trace_upload=tu, team=_team(request, d["team"]), visibility=d["visibility"], forked_from=source)
+        return Response(s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
+
+
+class ExperimentShareLink(APIView):
+    @extend_schema(summary="Make a new public read-only link (the previous one stops working)", request=None,
+                   responses={200: s.ShareLinkSerializer, **_errors(401, 403, 404)})
+    def post(self, request: Request, pk: int) -> Response:
+        exp = access.get_experiment_for_user(request.user, pk, "share")
+        token = services.new_share_link(exp)
+        from django.urls import reverse
+
+        return Response({"share_url": request.build_absolute_uri(reverse("shared-detail", args=[token]))})
+
+    @extend_schema(summary="Revoke the public link", responses={204: None, **_errors(401, 403, 404)})
+    def delete(self, request: Request, pk: int) -> Response:
+        services.revoke_share_link(access.get_experiment_for_user(request.user, pk, "share"))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ExperimentProgress(APIView):
+    @extend_schema(summary="Status and progress of every run", responses={200: s.ProgressSerializer,
+                                                                         **_errors(401, 404)})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(services.progress_payload(access.get_experiment_for_user(request.user, pk)))
+
+
+class ExperimentSummary(APIView):
+    @extend_schema(summary="Summaries, per-class means and offline plans of every run, and the scenario",
+                   responses={200: s.ResultsSerializer, **_errors(401, 404)})
+    def get(self, request: Request, pk: int) -> Response:
+        exp = access.get_experiment_for_user(request.user, pk)
+        return Response(downloads.summary_body(services.runs_with_results(exp), exp.scenario))
+
+
+class ExperimentSeries(APIView):
+    @extend_schema(summary="Plotted series (CDF, per day, queue, utilisation) of the finished runs",
+                   responses={200: s.ResultsSerializer, **_errors(401, 404)})
+    def get(self, request: Request, pk: int) -> Response:
+        exp = access.get_experiment_for_user(request.user, pk)
+        return Response(downloads.series_body(services.runs_with_results(exp)))
+
+
+FILE_RESPONSE = OpenApiResponse(OpenApiTypes.BINARY, description="the file (CSV, Parquet, JSON or zip)")
+
+
+class ExperimentDownload(APIView):
+    content_negotiation_class = IgnoreAccept
+
+    @extend_schema(summary="Download results of the whole experiment", parameters=[
+        OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(downloads.EXPERIMENT_KINDS))],
+        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)})
+    def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
+        return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
+
+
+# ---------------------------------------------------------------------------- runs
+
+
+class RunDetail(APIView):
+    @extend_schema(summary="One run's status and progress", responses={200: s.RunSerializer, **_errors(401, 404)})
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(s.RunSerializer(access.get_run_for_user(request.user, pk)).data)
+
+
+class RunCancel(APIView):
+    @extend_schema(summary="Cancel one pending or running run", request=None,
+                   responses={200: s.RunSerializer, **_errors(401, 403, 404)})
+    def post(self, request: Request, pk: int) -> Response:
+        run = access.get_run_for_user(request.user, pk, "cancel")
+        services.cancel_run(run)
+        run.refresh_from_db()
+        return Response(s.RunSerializer(run).data)
+
+
+class RunDownload(APIView):
+    content_negotiation_class = IgnoreAccept
+
+    @extend_schema(summary="Download one run's results", parameters=[
+        OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(downloads.RUN_KINDS))],
+        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)})
+    def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
+        return downloads.run_file(access.get_run_for_user(request.user, pk), kind)
+
+
+# ---------------------------------------------------------------------------- uploads
+
+KIND_PARAM = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(services.UPLOAD_KINDS))
+
+
+def _upload_kind(kind: str) -> services.UploadKind:
+    spec = services.UPLOAD_KINDS.get(kind)
+    if spec is None:
+        from django.http import Http404
+
+        raise Http404(f"unknown upload kind {kind!r}")
+    return spec
+
+
+class UploadList(GenericAPIView):  # type: ignore[type-arg]
+    serializer_class = s.UploadSerializer
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(summary="Your uploaded clusters or traces", parameters=[KIND_PARAM],
+                   responses={200: s.UploadSerializer(many=True), **_errors(401, 404)})
+    def get(self, request: Request, kind: str) -> Response:
+        qs = _upload_kind(kind).model.objects.filter(owner=request.user).defer("content_gz")
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(s.UploadSerializer(page, many=True).data)
+
+    @extend_schema(summary="Upload a cluster file or a trace (checked for size, type and content first)",
+                   parameters=[KIND_PARAM], request={"multipart/form-data": s.UploadCreateSerializer},
+                   responses={201: s.UploadSerializer, **_errors(400, 401, 404)})
+    def post(self, request: Request, kind: str) -> Response:
+        _upload_kind(kind)
+        ser = s.UploadCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        f = ser.validated_data["file"]
+        try:
+            up = services.create_upload(kind, request.user, ser.validated_data["name"], f.name or "", f.read())
+        except SimcoreError as e:
+            raise ValidationError({"file": [str(e)]}) from None
+        return Response(s.UploadSerializer(up).data, status=status.HTTP_201_CREATED)
+
+
+class UploadDetail(APIView):
+    @extend_schema(summary="One of your uploads", parameters=[KIND_PARAM],
+                   responses={200: s.UploadSerializer, **_errors(401, 404)})
+    def get(self, request: Request, kind: str, pk: int) -> Response:
+        up = _upload_kind(kind).model.objects.filter(owner=request.user, pk=pk).defer("content_gz").first()
+        if up is None:
+            from django.http import Http404
+
+            raise Http404("no such upload")
+        return Response(s.UploadSerializer(up).data)
+
+
+# ---------------------------------------------------------------------------- teams, catalogue, me
+
+
+def _teams(request: Request) -> Any:
+    return access.teams_of(request.user).prefetch_related(
+        Prefetch("memberships", queryset=Membership.objects.select_related("user").order_by("user__username")))
+
+
+class TeamList(APIView):
+    @extend_schema(summary="Your teams, your role and their members", responses={200: s.TeamSerializer(many=True),
+                                                                                 **_errors(401)})
+    def get(self, request: Request) -> Response:
+        return Response(s.TeamSerializer(_teams(request), many=True, context={"request": request}).data)
+
+
+class TeamDetail(APIView):
+    @extend_schema(summary="One of your teams", responses={200: s.TeamSerializer, **_errors(401, 404)})
+    def get(self, request: Request, pk: int) -> Response:
+        access.get_team_for_user(request.user, pk)
+        return Response(s.TeamSerializer(_teams(request).get(pk=pk), context={"request": request}).data)
+
+
+class Catalog(APIView):
+    @extend_schema(summary="Registered cluster and workload presets and schedulers, with their parameters",
+                   responses={200: OpenApiTypes.OBJECT, **_errors(401)})
+    def get(self, request: Request) -> Response:
+        def params(ps: Any) -> list[dict[str, Any]]:
+            return [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help, "min": p.min,
+                     "max": p.max, "choices": list(p.choices) if p.choices else None}
+                    for p in ps if p.name not in services.SERVER_PATH_PARAMS]
+
+        return Response({
+            "clusters": [{"name": n, "description": p.description, "params": params(p.params)}
+                         for n, p in CLUSTERS.items()],
+            "workloads": [{"name": n, "description": p.description, "params": params(p.params),
+                           "default_cluster": p.default_cluster} for n, p in WORKLOADS.items()],
+            "schedulers": [{"name": n, "description": c.description, "params": params(c.params)}
+                           for n, c in SCHEDULERS.items()],
+        })
+
+
+class Me(APIView):
+    @extend_schema(summary="Who the token belongs to, and their teams", responses={200: s.MeSerializer,
+                                                                                  **_errors(401)})
+    def get(self, request: Request) -> Response:
+        return Response({"username": request.user.get_username(),
+                         "teams": s.TeamSerializer(_teams(request), many=True, context={"request": request}).data})

@@ -1,0 +1,14 @@
+"""Settings for the test suite: the production settings, with a test secret and plain HTTP.
+
+DEBUG stays off, as in production (Django's test runner forces it off anyway);
+the test client and the live server speak plain HTTP, so the HTTPS redirect
+and secure cookies are off. ``test_security`` checks the real production
+settings with ``manage.py check --deploy`` in a separate process.
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
+os.environ.setdefault("SIMCORE_HTTPS", "0")
+
+from dashboard.settings import *  # noqa: E402,F403
