@@ -24,10 +24,12 @@ test: install browser
 
 # The web platform on the embedded default (SQLite + filesystem broker under var/), or on
 # DATABASE_URL / REDIS_URL when set: migrates, starts gunicorn and a Celery worker, Ctrl-C stops both.
+# It asks for DEBUG (off by default everywhere else), which also creates the sign-in demo/demo;
+# DEBUG=0 make run runs the production settings (then SECRET_KEY is required).
 HOST ?= 127.0.0.1
 PORT ?= 8000
 run: install
-	$(BIN)/python -m dashboard.launcher --host $(HOST) --port $(PORT)
+	DEBUG=$${DEBUG:-1} $(BIN)/python -m dashboard.launcher --host $(HOST) --port $(PORT)
 
 bench: install
 	$(BIN)/simcore bench

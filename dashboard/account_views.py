@@ -86,7 +86,7 @@ def team_list(request: HttpRequest) -> HttpResponse:
 def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
     team, role = access.get_team_for_user(request.user, pk)
     experiments = (access.visible_experiments(request.user).filter(team=team)
-                   .select_related("owner").prefetch_related("runs"))
+                   .select_related("owner"))
     ctx = {
         "team": team, "role": role, "is_owner": role == Role.OWNER,
         "members": team.memberships.select_related("user").order_by("user__username"),

@@ -99,7 +99,7 @@ class ExperimentForm(forms.Form):
     seeds = forms.CharField(initial="0", max_length=200, help_text="e.g. 0 or 0,1,2 or 0-4")
     team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team (my space)",
                                   help_text="a team you run experiments in")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE,
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE, required=False,
                                    help_text="who can read it; a public link can be revoked later")
 
     def __init__(self, *args: Any, owner: AbstractBaseUser, source: Any = None, **kwargs: Any) -> None:
@@ -182,6 +182,9 @@ class ExperimentForm(forms.Form):
                 for key in keys:
                     self._errors.pop(key, None)
                     self.cleaned_data.pop(key, None)
+
+    def clean_visibility(self) -> str:
+        return self.cleaned_data.get("visibility") or Visibility.PRIVATE
 
     def clean_seeds(self) -> list[int]:
         return parse_seeds(self.cleaned_data.get("seeds", ""))

@@ -77,7 +77,7 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/experiment_list.html", ctx)
 
 
-def _new_experiment(request: HttpRequest, *, source: Experiment | None = None,
+def _new_experiment(request: HttpRequest, *, source: Experiment | None = None, source_url: str = "",
                     initial: dict[str, Any] | None = None) -> HttpResponse:
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
     form = ExperimentForm(request.POST or None, owner=request.user, source=source, initial=initial)
@@ -91,7 +91,7 @@ def _new_experiment(request: HttpRequest, *, source: Experiment | None = None,
             form.add_error(None, str(e))
         else:
             return redirect(exp)
-    return render(request, "dashboard/experiment_new.html", {"form": form, "source": source},
+    return render(request, "dashboard/experiment_new.html", {"form": form, "source": source, "source_url": source_url},
                   status=400 if form.errors else 200)
 
 
@@ -100,24 +100,26 @@ def experiment_new(request: HttpRequest) -> HttpResponse:
     return _new_experiment(request)
 
 
-def _fork(request: HttpRequest, source: Experiment) -> HttpResponse:
+def _fork(request: HttpRequest, source: Experiment, source_url: str) -> HttpResponse:
     name = f"{source.title} (fork)"[:200]
     initial = initial_from_scenario(source.scenario, source.cluster_upload, source.trace_upload, name)
-    return _new_experiment(request, source=source, initial=initial)
+    return _new_experiment(request, source=source, source_url=source_url, initial=initial)
 
 
 @login_required
 def experiment_fork(request: HttpRequest, pk: int) -> HttpResponse:
-    return _fork(request, access.get_experiment_for_user(request.user, pk))
+    return _fork(request, access.get_experiment_for_user(request.user, pk), reverse("experiment-detail", args=[pk]))
 
 
 @login_required
 def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
-    return _fork(request, access.get_shared_experiment(token))
+    return _fork(request, access.get_shared_experiment(token), reverse("shared-detail", args=[token]))
 
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
     runs = services.runs_with_results(exp)
+    for r in runs:
+        r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]
     done = [r for r in runs if r.status == Status.FINISHED]
     is_owner = not shared and exp.owner_id == request.user.pk
     ctx = {
@@ -240,6 +242,8 @@ def compare(request: HttpRequest) -> HttpResponse:
     runs = access.visible_runs(request.user).filter(status=Status.FINISHED)
     chosen = list(runs.filter(pk__in=ids).select_related("result", "experiment"))
     chosen.sort(key=lambda r: ids.index(r.pk))
+    for r in chosen:
+        r.dl_prefix = reverse("run-download", args=[r.experiment_id, r.pk, "x"])[:-1]  # type: ignore[attr-defined]
     series = [(f"#{r.experiment_id} {r.experiment.title}: {r.scheduler} s{r.seed}", r.result.series) for r in chosen]
     candidates = (runs.select_related("experiment", "experiment__owner")
                   .order_by("-experiment__created", "experiment_id", "seed", "id"))

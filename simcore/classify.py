@@ -67,6 +67,7 @@ def lloyd(
     """
     c = _kmeans_pp(x, k, rng)
     lab, dist = nearest(x, c)
+    new: FloatArray
     for _ in range(max_iter):
         cnt = np.bincount(lab, minlength=k)
         new = np.stack([np.bincount(lab, weights=x[:, f], minlength=k) for f in range(x.shape[1])], axis=1)

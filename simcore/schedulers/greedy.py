@@ -8,7 +8,7 @@ import numpy as np
 
 from simcore.engine import EPS, Simulation
 from simcore.schedulers import register
-from simcore.schedulers._blocks import BlockIndex
+from simcore.schedulers._columns import FreeColumns
 from simcore.schedulers.base import Scheduler
 
 #: Uniform random numbers are drawn from the injected generator in batches of
@@ -61,7 +61,7 @@ class Greedy(Scheduler):
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
-        self.index = BlockIndex(sim, grid=True)
+        self.index = FreeColumns(sim)
         n = sim.n_machines
         self.queues: list[deque[int] | None] = [None] * n
         self.qlen: list[int] = [0] * n
@@ -86,12 +86,12 @@ class Greedy(Scheduler):
         m = self.index.first_fit(job)
         if m >= 0:
             self.sim.start(job, m)
-            self.index.started(job, m)
+            self.index.update(m)
             return
         self._enqueue(job)
 
     def on_completion(self, job: int, machine: int) -> None:
-        self.index.freed(machine)
+        self.index.update(machine)
         q = self.queues[machine]
         if not q:
             return
@@ -99,7 +99,7 @@ class Greedy(Scheduler):
         while q and sim.fits(q[0], machine):
             head = q.popleft()
             sim.start(head, machine)
-            self.index.started(head, machine)
+            self.index.update(machine)
             self._move(machine, -1)
 
     # -- machine queues ---------------------------------------------------------------------

@@ -54,6 +54,14 @@ choice below reproduces the worked example of section III-A):
 The result is maximal: when :func:`mris_select` returns, no further job of
 any application fits in the remaining capacity.
 
+Implementation: the greedy loop is vectorised. Each pass finds, with one
+numpy test over the remaining items, the first item of which at least one job
+still fits, drops the items before it (steps 3-5 would remove them: a group
+whose divided items are all 0 is removed, and a 0 item is never kept) and
+applies steps 4-5 to that item's group, so a pass assigns one item and the
+loop runs once per assignment rather than once per item. The tests check it
+against a plain, literal implementation of steps 1-6.
+
 Worked example (section III-A): pool (12, 12, 12), applications (6,2,2),
 (5,4,8), (4,6,2), (2,2,6), one job each. alpha = (5/17, 2/14, 6/18), e =
 (0.368, 0.212, 0.370, 0.348), so MRIS takes applications 3, 1, 4 and reaches

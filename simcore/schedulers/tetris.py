@@ -9,7 +9,7 @@ import numpy as np
 from simcore.engine import EPS, Simulation
 from simcore.model import FixedRuntime, FloatArray, IntArray, RateRuntime
 from simcore.schedulers import register
-from simcore.schedulers._blocks import BlockIndex
+from simcore.schedulers._columns import FreeColumns
 from simcore.schedulers.base import Param, Scheduler
 
 #: Jobs sampled (evenly spaced, no randomness) to estimate the mean processing
@@ -103,7 +103,17 @@ class Tetris(Scheduler):
         else:
             self.mode = "general"  # p may depend on the machine's last job class
         self.pbar = self._mean_processing_time()
-        self.index = BlockIndex(sim)
+        self.cols = FreeColumns(sim)
+        N = sim.n_machines
+        self._sc = np.empty(N)
+        self._tmp = np.empty(N)
+        self._nok = np.empty(N, dtype=bool)
+        self._btmp = np.empty(N, dtype=bool)
+        #: Machines of each configuration are contiguous: (config, first, end).
+        ends = np.cumsum(cluster.counts).tolist()
+        self.segments: list[tuple[int, int, int]] = [
+            (c, e - int(cluster.counts[c]), e) for c, e in enumerate(ends) if cluster.counts[c] > 0
+        ]
         # Queue columns, grown by doubling; entries are dead once started.
         cap = 1024
         n_p = 1 if self.mode == "fixed" else self.n_cfg
@@ -146,80 +156,57 @@ class Tetris(Scheduler):
     # -- arrival --------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
         r, a, gfac = self._factors(job)
-        m = self._best_machine_general(job, a, gfac) if self.mode == "general" else self._best_machine(job, a, gfac)
+        best = self._best_machine_general if self.mode == "general" else self._best_machine
+        m = best(job, r, a, gfac)
         if m >= 0:
             self.sim.start(job, m)
-            self.index.started(job, m)
+            self.cols.update(m)
         else:
             self._enqueue(job, r, a, gfac)
 
-    def _best_machine(self, job: int, a: list[float], gfac: float) -> int:
-        """Branch and bound over blocks; the processing time depends on the configuration only."""
-        idx = self.index
-        ok = idx.candidate_blocks(job)
-        if not ok.any():
-            return -1
-        bmax = idx.bmax
+    def _best_machine(self, job: int, r: list[float], a: list[float], gfac: float) -> int:
+        """One vectorised pass over all machines; p depends on the configuration only."""
+        cols = self.cols
         R = self.R
-        # The score is computed in the same order of operations for a block's
-        # maxima and for its machines, so a machine equal to the maxima scores
-        # exactly the bound (the tie rule below relies on it).
-        ub = bmax[0] * a[0]
+        fit = cols.fit
+        F = cols.free
+        nok = self._nok
+        btmp = self._btmp
+        # Machines where the job does NOT fit (the engine's test, negated).
+        np.less(fit[0], r[0], out=nok)
         for off in range(1, R):
-            ub += bmax[off] * a[off]
-        dur = self.sim.runtime.duration
-        if self.mode == "fixed":
-            g_cfg = None  # the work score is the same on every machine: it cannot change the choice
-        else:
-            has = self.cfg_has
-            g_cfg = np.array([gfac * dur(job, c, -1) if has[c] else 0.0 for c in range(self.n_cfg)])
-            ub -= g_cfg[idx.config]
-        ub[~ok] = NEG_INF
-        free = self.sim.free
-        best_s = NEG_INF
-        best_m = -1
-        while True:
-            b = int(ub.argmax())
-            u = float(ub[b])
-            if u == NEG_INF:
-                break
-            lo = idx.lo[b]
-            if best_m >= 0 and (u < best_s or (u == best_s and lo > best_m)):
-                break  # no machine left can beat (or tie with a lower index than) the best
-            ub[b] = NEG_INF
-            hi = idx.hi[b]
-            fit = idx.fit_mask(job, lo, hi)
-            sub = free[lo:hi]
-            sc = sub[:, 0] * a[0]
-            for off in range(1, R):
-                sc += sub[:, off] * a[off]
-            if g_cfg is not None:
-                sc -= g_cfg[idx.config[b]]
-            sc[~fit] = NEG_INF
-            k = int(sc.argmax())
-            if not fit[k]:
-                continue
-            s = float(sc[k])
-            if s > best_s or (s == best_s and lo + k < best_m):
-                best_s = s
-                best_m = lo + k
-        return best_m
+            np.less(fit[off], r[off], out=btmp)
+            np.logical_or(nok, btmp, out=nok)
+        sc = self._sc
+        tmp = self._tmp
+        np.multiply(F[0], a[0], out=sc)
+        for off in range(1, R):
+            np.multiply(F[off], a[off], out=tmp)
+            np.add(sc, tmp, out=sc)
+        if self.mode == "config":
+            dur = self.sim.runtime.duration
+            g = [(lo, hi, gfac * dur(job, c, -1)) for c, lo, hi in self.segments]
+            if any(x[2] != g[0][2] for x in g):  # a constant work score cannot change the choice
+                for lo, hi, gc in g:
+                    sc[lo:hi] -= gc
+        np.copyto(sc, NEG_INF, where=nok)
+        k = int(sc.argmax())  # ties: the lowest machine index
+        return k if sc[k] != NEG_INF else -1
 
-    def _best_machine_general(self, job: int, a: list[float], gfac: float) -> int:
+    def _best_machine_general(self, job: int, r: list[float], a: list[float], gfac: float) -> int:
         """Every fitting machine scored; p from one runtime call per (configuration, last class)."""
         sim = self.sim
-        fit = self.index.fit_mask(job, 0, sim.n_machines)
-        cand = np.flatnonzero(fit)
+        cand = np.flatnonzero(self.cols.fit_mask(r))
         if len(cand) == 0:
             return -1
-        sub = sim.free[cand]
-        sc = sub[:, 0] * a[0]
+        F = self.cols.free
+        sc = F[0, cand] * a[0]
         for off in range(1, self.R):
-            sc += sub[:, off] * a[off]
+            sc += F[off, cand] * a[off]
         cfg = sim.config_of[cand]
         last = sim.last_class[cand]
         keys = cfg * (int(last.max()) + 2) + last + 1
-        uniq, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         dur = sim.runtime.duration
         p = np.array([dur(job, int(cfg[i]), int(last[i])) for i in first.tolist()])
         sc -= gfac * p[inv]
@@ -268,7 +255,7 @@ class Tetris(Scheduler):
 
     # -- completion -------------------------------------------------------------------------
     def on_completion(self, job: int, machine: int) -> None:
-        self.index.freed(machine)
+        self.cols.update(machine)
         if self.qcount == 0:
             return
         sim = self.sim
@@ -305,7 +292,7 @@ class Tetris(Scheduler):
             k = int(sc.argmax())
             z = int(self.q_job[k])
             sim.start(z, machine)
-            self.index.started(z, machine)
+            self.cols.update(machine)
             self.q_alive[k] = False
             self.qcount -= 1
             if self.qn > 4096 and self.qcount < self.qn // 4:

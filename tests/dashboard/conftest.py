@@ -27,7 +27,7 @@ from django.contrib.auth.models import User
 from django.db import connection
 
 from dashboard.celery import READY_FILE_ENV
-from dashboard.models import Experiment, Status
+from dashboard.models import Experiment, Membership, Role, Status, Team
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -59,6 +59,29 @@ def owner(db: None) -> User:
 @pytest.fixture
 def other(db: None) -> User:
     return User.objects.create_user("bob", password="bob-password-1")
+
+
+@pytest.fixture
+def outsider(db: None) -> User:
+    """A user of another team: sees none of alice's team's experiments."""
+    user = User.objects.create_user("carol", password="carol-password-1")
+    Membership.objects.create(team=Team.objects.create(name="elsewhere"), user=user, role=Role.OWNER)
+    return user
+
+
+@pytest.fixture
+def viewer(db: None) -> User:
+    return User.objects.create_user("dave", password="dave-password-1")
+
+
+@pytest.fixture
+def team(owner: User, other: User, viewer: User) -> Team:
+    """alice owns it, bob is a member, dave a viewer."""
+    t = Team.objects.create(name="lab")
+    Membership.objects.create(team=t, user=owner, role=Role.OWNER)
+    Membership.objects.create(team=t, user=other, role=Role.MEMBER)
+    Membership.objects.create(team=t, user=viewer, role=Role.VIEWER)
+    return t
 
 
 @pytest.fixture

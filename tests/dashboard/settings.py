@@ -12,3 +12,6 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
 os.environ.setdefault("SIMCORE_HTTPS", "0")
 
 from dashboard.settings import *  # noqa: E402,F403
+
+# No collectstatic before tests: serve static/ as it is (production uses whitenoise's hashed manifest).
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

@@ -6,8 +6,9 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard.forms import ExperimentForm, parse_seeds
+from dashboard.forms import ExperimentForm, parse_seeds, seeds_text
 from dashboard.models import ClusterUpload, Experiment, Run
+from dashboard.services import SERVER_PATH_PARAMS
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
@@ -30,11 +31,16 @@ def test_the_form_offers_every_registered_preset_and_scheduler(owner):
     offered = {v for group, choices in form.fields["workload"].choices for v, _ in choices}
     assert offered == {f"preset:{n}" for n in WORKLOADS.names()}
     assert [v for v, _ in form.fields["schedulers"].choices] == SCHEDULERS.names()
-    # Every parameter of every preset and scheduler has a field with the registry's default.
+    # Every parameter of every preset and scheduler has a field with the registry's default,
+    # except those naming a file on the server, which the web never sets.
     for kind, reg in (("cluster", CLUSTERS), ("workload", WORKLOADS), ("scheduler", SCHEDULERS)):
         for name, obj in reg.items():
             for p in obj.params:
-                assert form.fields[f"{kind}__{name}__{p.name}"].initial == p.default
+                key = f"{kind}__{name}__{p.name}"
+                if p.name in SERVER_PATH_PARAMS:
+                    assert key not in form.fields
+                else:
+                    assert form.fields[key].initial == p.default
 
 
 def test_a_valid_post_creates_the_experiment_and_one_run_per_scheduler_and_seed(owner_client, owner):
@@ -101,6 +107,29 @@ def test_another_users_upload_cannot_be_chosen(owner_client, other):
 def test_parse_seeds_reads_lists_and_ranges():
     assert parse_seeds("0") == [0]
     assert parse_seeds(" 0, 2 ,5-7") == [0, 2, 5, 6, 7]
+
+
+def test_seeds_text_is_the_inverse_of_parse_seeds():
+    assert seeds_text([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+    for seeds in ([0], [3, 1], list(range(50)), [0, 2, 4]):
+        assert parse_seeds(seeds_text(seeds)) == sorted(seeds)
+
+
+def test_a_server_file_parameter_cannot_be_set_from_the_web(owner_client):
+    # ncbi presets read a profile table from a path: a web user must not point it at a server file.
+    resp = post(owner_client, cluster="preset:ncbi-heterogeneous", workload="preset:ncbi-blast",
+                **{"cluster__ncbi-heterogeneous__profile": "/etc/passwd",
+                   "workload__ncbi-blast__profile": "/etc/passwd"})
+    assert resp.status_code in (302, 400)
+    exp = Experiment.objects.first()
+    assert exp is None or (exp.scenario["cluster"]["params"].get("profile") in ("", None)
+                           and exp.scenario["workload"]["params"].get("profile") in ("", None))
+
+
+def test_unbounded_integer_parameters_have_a_web_ceiling(owner_client):
+    resp = post(owner_client, **{"cluster__google-balanced__machines_per_config": "100000000"})
+    assert resp.status_code == 400 and "at most 100000" in resp.content.decode()
+    assert Experiment.objects.count() == 0
 
 
 def test_the_form_page_needs_a_login(client, db):

@@ -48,15 +48,18 @@ def test_a_page_never_reads_the_per_job_blob(owner_client, owner):
     assert len(ctx.captured_queries) < 15
 
 
-def test_everyone_signed_in_can_read_but_only_the_owner_can_cancel(client, owner, other):
-    exp = services.create_experiment(owner, small_scenario())
+def test_a_teammate_reads_but_only_the_owner_cancels_and_an_outsider_gets_404(client, owner, other, team, outsider):
+    exp = services.create_experiment(owner, small_scenario(), team=team, visibility="team")
     run = exp.runs.first()
-    client.force_login(other)
+    client.force_login(other)  # a member of the team, not its owner
     assert client.get(exp.get_absolute_url()).status_code == 200
     assert client.post(reverse("run-cancel", args=[run.pk])).status_code == 403
     assert client.post(reverse("experiment-cancel", args=[exp.pk])).status_code == 403
     run.refresh_from_db()
     assert run.status == Status.PENDING
+    client.force_login(outsider)
+    assert client.get(exp.get_absolute_url()).status_code == 404
+    assert client.post(reverse("experiment-cancel", args=[exp.pk])).status_code == 404
     client.force_login(owner)
     assert client.post(reverse("experiment-cancel", args=[exp.pk])).status_code == 302
     assert set(exp.runs.values_list("status", flat=True)) == {Status.CANCELLED}
@@ -73,20 +76,25 @@ def test_anonymous_users_are_sent_to_the_login_page(client, owner):
         assert resp.status_code == 302 and "/accounts/login/" in resp["Location"], url
 
 
-def test_unknown_objects_and_downloads_are_404(owner_client):
+def test_unknown_objects_and_downloads_are_404(owner_client, owner):
     assert owner_client.get(reverse("experiment-detail", args=[999])).status_code == 404
-    assert owner_client.get(reverse("run-download", args=[999, "jobs.csv"])).status_code == 404
+    assert owner_client.get(reverse("run-download", args=[999, 999, "jobs.csv"])).status_code == 404
+    exp = services.create_experiment(owner, small_scenario())
+    assert owner_client.get(reverse("experiment-download", args=[exp.pk, "nope.exe"])).status_code == 404
 
 
-def test_the_list_filters_and_paginates(owner_client, owner, other):
+def test_the_list_filters_and_paginates(owner_client, owner, other, team):
     for i in range(27):
         services.create_experiment(owner, small_scenario(schedulers=["greedy"] if i % 2 else ["fcfs"]))
-    services.create_experiment(other, small_scenario(workload={"preset": "lotes-phi", "params": {}}))
+    services.create_experiment(other, small_scenario(workload={"preset": "lotes-phi", "params": {}}), team=team,
+                               visibility="team")
+    services.create_experiment(other, small_scenario())  # bob's private one: not listed for alice
     url = reverse("experiment-list")
     first = owner_client.get(url)
     assert len(first.context["page"].object_list) == 25 and first.context["page"].paginator.count == 28
     assert owner_client.get(url, {"owner": "me"}).context["page"].paginator.count == 27
     assert owner_client.get(url, {"owner": "bob"}).context["page"].paginator.count == 1
+    assert owner_client.get(url, {"team": team.pk}).context["page"].paginator.count == 1
     assert owner_client.get(url, {"workload": "lotes-phi"}).context["page"].paginator.count == 1
     assert owner_client.get(url, {"scheduler": "greedy"}).context["page"].paginator.count == 14
     assert owner_client.get(url, {"status": "finished"}).context["page"].paginator.count == 0
@@ -95,10 +103,15 @@ def test_the_list_filters_and_paginates(owner_client, owner, other):
     assert "owner=me&page=1" in page2.content.decode()
 
 
-def test_the_compare_page_overlays_runs_of_different_experiments(owner_client, owner, other):
+def test_the_compare_page_overlays_runs_of_different_experiments_it_can_see(owner_client, owner, other, team):
     a = finished(owner, schedulers=["greedy"])
     b = finished(other, schedulers=["fcfs"], seeds=[1])
     ra, rb = a.runs.get(), b.runs.get()
+    # bob's experiment is private: alice cannot overlay it, even by naming its run.
+    resp = owner_client.get(reverse("compare"), {"run": [ra.pk, rb.pk]})
+    assert [r.pk for r in resp.context["chosen"]] == [ra.pk]
+    assert rb.pk not in [r.pk for r in resp.context["candidates"]]
+    services.set_sharing(b, team=team, visibility="team")
     resp = owner_client.get(reverse("compare"), {"run": [ra.pk, rb.pk]})
     assert resp.status_code == 200
     names = [t["name"] for t in resp.context["charts"]["chart-cdf"]["data"]]

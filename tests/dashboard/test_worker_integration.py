@@ -64,7 +64,7 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
     # Per-job CSV parses back to the stored columns.
     run = runs["greedy"]
     cols = services.run_jobs(run)
-    body = b"".join(owner_client.get(reverse("run-download", args=[run.pk, "jobs.csv"])).streaming_content)
+    body = b"".join(owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "jobs.csv"])).streaming_content)
     rows = list(csv.DictReader(io.StringIO(body.decode())))
     assert len(rows) == stored["jobs"]
     resp_s = np.array([float(r["response_s"]) if r["response_s"] else np.nan for r in rows])
@@ -73,7 +73,7 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
     assert np.mean(resp_s[started]) == pytest.approx(stored["mean_response_s"], rel=1e-12)
 
     # Parquet too, and the experiment CSV holds both runs.
-    pbody = b"".join(owner_client.get(reverse("run-download", args=[run.pk, "jobs.parquet"])).streaming_content)
+    pbody = b"".join(owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "jobs.parquet"])).streaming_content)
     table = pq.read_table(io.BytesIO(pbody))
     np.testing.assert_array_equal(table.column("finish_s").to_numpy(zero_copy_only=False), cols["finish_s"])
     body = b"".join(owner_client.get(reverse("experiment-download", args=[exp.pk, "jobs.csv"])).streaming_content)
@@ -88,13 +88,13 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
     assert by["greedy"]["summary"]["p99_response_s"] == stored["p99_response_s"]
     assert sj["scenario"]["seeds"] == [0]
     sc = list(csv.DictReader(io.StringIO(owner_client.get(
-        reverse("run-download", args=[run.pk, "summary.csv"])).content.decode())))
+        reverse("run-download", args=[exp.pk, run.pk, "summary.csv"])).content.decode())))
     assert float(sc[0]["p90_response_s"]) == stored["p90_response_s"]
     assert sc[0]["utilization.cpu"] == repr(stored["utilization"]["cpu"])
-    series = owner_client.get(reverse("run-download", args=[run.pk, "series.json"])).json()["runs"][0]["series"]
+    series = owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "series.json"])).json()["runs"][0]["series"]
     assert series["cdf"]["response_s"] == run.result.series["cdf"]["response_s"]
     scsv = list(csv.DictReader(io.StringIO(owner_client.get(
-        reverse("run-download", args=[run.pk, "series.csv"])).content.decode())))
+        reverse("run-download", args=[exp.pk, run.pk, "series.csv"])).content.decode())))
     queue = [float(r["y"]) for r in scsv if r["series"] == "queue" and r["y_name"] == "queued"]
     assert queue == run.result.series["queue"]["queued"]
 

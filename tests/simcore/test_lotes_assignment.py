@@ -134,3 +134,34 @@ def test_offline_solution_dict_is_json_ready() -> None:
     assert sum(b["machines"] for b in c0["bins"]) == 6732
     assert c0["n_bins"] == d["bins_per_config"][0]
     assert all(set(b["counts"]) <= set(c0["K_used"]) for b in c0["bins"])
+
+
+@st.composite
+def systems(draw: st.DrawFn) -> tuple[Cluster, ClassTable]:
+    M = draw(st.integers(1, 3))
+    R = draw(st.integers(1, 2))
+    K = draw(st.integers(1, 3))
+    caps = np.array([[draw(st.sampled_from([0.25, 0.5, 0.75, 1.0])) for _ in range(R)] for _ in range(M)])
+    counts = np.array([draw(st.integers(1, 40)) for _ in range(M)])
+    req = np.array([[draw(st.floats(0.02, 0.6)) for _ in range(R)] for _ in range(K)])
+    rates = np.array([[draw(st.floats(0.1, 10.0)) for _ in range(M)] for _ in range(K)])
+    alpha = np.array([draw(st.floats(0.05, 1.0)) for _ in range(K)])
+    cluster = Cluster("h", tuple(f"r{i}" for i in range(R)), tuple(f"m{j}" for j in range(M)), counts, caps)
+    return cluster, ClassTable(tuple(f"c{k}" for k in range(K)), req, rates, alpha / alpha.sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(systems())
+def test_rounded_plans_keep_machine_counts_and_never_beat_the_lps(system: tuple[Cluster, ClassTable]) -> None:
+    cluster, classes = system
+    # Every class must fit on some machine, else there is nothing to plan (a ParameterError).
+    fits = (classes.requests[:, None, :] <= cluster.capacity[None, :, :]).all(axis=2).any(axis=1)
+    if not fits.all():
+        return
+    plan = plan_offline(cluster, classes)
+    a = plan.assignment
+    for j in range(cluster.n_configs):
+        assert int(a.x[j].sum()) == int(cluster.counts[j])
+        assert np.all(np.abs(a.x[j] - a.x_lp[j]) < 1.0 + 1e-6)
+    assert a.lambda_rounded <= a.lambda_lp * (1 + 1e-7) + 1e-9
+    assert a.lambda_lp <= plan.stage1.lambda_star * (1 + 1e-7) + 1e-9

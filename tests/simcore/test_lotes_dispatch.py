@@ -142,3 +142,33 @@ def test_a_trace_without_classes_gets_k_means_classes() -> None:
     off = sched.offline_solution()
     assert off is not None and off["class_source"]["source"] == "kmeans"
     assert off["classes"] == list(table.names)
+
+
+def test_a_queued_job_too_big_for_every_planned_machine_is_served_by_any_machine() -> None:
+    # c0 (mean 2) is planned only on cfg0 (capacity 2); this c0 job asks for 3, so even an empty
+    # cfg0 machine can never take it. It waits as an orphan and cfg1 takes it when it frees.
+    jobs = [(0, 1, 4, 10), (1, 0, 3, 5)]
+    res, sched = _run([2, 4], [1, 1], [2, 4], [[[1, 0]], [[0, 1]]], [[1], [1]], jobs)
+    assert res.start[1] == 10.0 and res.machine[1] == 1
+    assert sched.n_queued == 0
+
+
+def test_class_queue_finds_the_first_fitting_job_in_arrival_order_and_compacts() -> None:
+    from simcore.schedulers.lotes.queues import ClassQueue
+
+    q = ClassQueue(2, capacity=4)
+    reqs = {10: [0.5, 0.5], 11: [0.2, 0.9], 12: [0.2, 0.1], 13: [0.1, 0.1], 14: [0.3, 0.3]}
+    for z, r in reqs.items():
+        q.push(z, np.array(r))
+    assert q.jobs() == [10, 11, 12, 13, 14] and len(q) == 5
+    free = np.array([0.25, 0.2])
+    i = q.first_fit(free, 0)
+    assert q.pop_at(i) == 12  # 10 and 11 do not fit
+    assert q.pop_at(q.first_fit(free, i + 1)) == 13
+    assert q.first_fit(free, 0) == -1
+    assert q.first_fit(np.array([0.05, 0.05]), 0) == -1  # below every request: quick reject
+    assert q.pop_at(q.first_fit(np.array([1.0, 1.0]), 0)) == 10
+    for z in range(20, 30):  # forces compaction and growth
+        q.push(z, np.array([0.01, 0.01]))
+    assert q.jobs() == [11, 14, *range(20, 30)]
+    assert q.pop_at(q.first_fit(np.array([0.3, 0.3]), 0)) == 14

@@ -59,7 +59,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         user, _ = User.objects.get_or_create(username="bench")
-        client = Client()
+        # Requests as a browser would send them to this deployment: an allowed host, HTTPS when it redirects there.
+        host = next((h for h in settings.ALLOWED_HOSTS if h != "*" and not h.startswith(".")), "localhost")
+        client = Client(HTTP_HOST=host, **{"wsgi.url_scheme": "https" if settings.SECURE_SSL_REDIRECT else "http"})
         client.force_login(user)
         self.stdout.write(f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':')[0]}")
         created: list[int] = []

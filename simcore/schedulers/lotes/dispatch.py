@@ -1,9 +1,12 @@
 """LoTES Stage 3 (section 4.3): the online dispatcher, and the scheduler class.
 
-State per machine is the class count kappa, kept as V = N_ijk - kappa_jk in
-a (K, machines) int array (the score v of every machine for every class),
-and a transposed copy of the free capacity, so that choosing a machine in a
-configuration is a few vectorised operations on contiguous slices.
+State: per machine and class the score v = N_ijk - kappa_jk, kept (plus a
+constant offset that makes it positive) in a (K, machines) float array, and a
+copy of the free capacity transposed to (R, machines). Choosing a machine in
+a configuration is then an argmax on a contiguous slice: first the machine
+of highest v alone (it usually fits: a scalar check), otherwise a few
+vectorised comparisons over the configuration. Scalar updates go through
+flat memoryviews of the same arrays (cheaper than numpy scalar indexing).
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ EPS = 1e-9
 OFFSET = float(2**40)
 #: Uniforms for the roulette wheel are drawn from the injected generator in blocks.
 U_BLOCK = 8192
+
+
+def _flat(a: np.ndarray) -> Any:
+    """A flat memoryview sharing ``a``'s memory (``a`` must be C-contiguous)."""
+    if not a.flags.c_contiguous:
+        raise ValueError("a flat view needs a C-contiguous array")
+    return memoryview(a.reshape(-1))  # type: ignore[arg-type]
 
 
 class LoTESDispatcher(Scheduler):
@@ -74,6 +84,11 @@ class LoTESDispatcher(Scheduler):
       after the priority list. Jobs of a class with Delta = 0 everywhere
       (alpha_k = 0) are orphans too. The queue length reported by the
       engine includes them.
+    * K^j is read off the optimal vertex that HiGHS returns. The allocation
+      LP can have many optima (on Table 1 with Table 2's classes its optimal
+      face allows up to 4 classes on most configurations); the paper's
+      Table 1 column reflects the optimum its solver (CPLEX) returned, ours
+      differs, and so do the bins.
     * Machines of configuration j are given bins in bin order (the first x_0j
       machines emulate bin 0, ...); the paper does not say which machine
       emulates which bin, and machines of one configuration are identical.
@@ -185,7 +200,7 @@ class LoTESDispatcher(Scheduler):
         # A flat memoryview, not a list: fast scalar reads without a Python
         # object per job (a 10-million-job run stays in numpy memory).
         self.labels = np.ascontiguousarray(labels, dtype=np.int64)
-        self._cls = memoryview(self.labels)
+        self._cls = _flat(self.labels)
         self._cfg_of: list[int] = sim.config_of.tolist()
         self._req = sim.request
         self._free = sim.free
@@ -193,9 +208,9 @@ class LoTESDispatcher(Scheduler):
         self._R = R
         self._freeT = np.ascontiguousarray(sim.free.T)  # (R, N): contiguous per resource
         # Scalar access to the same memory (numpy scalar indexing costs ~10x more).
-        self._W_mv = memoryview(self._W.reshape(-1))
-        self._ft_mv = memoryview(self._freeT.reshape(-1))
-        self._free_mv = memoryview(sim.free.reshape(-1))
+        self._W_mv = _flat(self._W)
+        self._ft_mv = _flat(self._freeT)
+        self._free_mv = _flat(sim.free)
         # Views and scratch buffers per configuration, the last entry for the whole cluster.
         ranges = [*zip(self._lo, self._hi, strict=True), (0, N)]
         self._rng_lo = [lo for lo, _ in ranges]

@@ -11,6 +11,7 @@ when more than half of it is dead.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from simcore.model import FloatArray
 
@@ -52,7 +53,7 @@ class ClassQueue:
         lo = max(start, self.head)
         if lo >= self.tail:
             return -1
-        ok = (self.req[lo:self.tail] <= free + EPS).all(axis=1)
+        ok: NDArray[np.bool_] = np.all(self.req[lo:self.tail] <= free + EPS, axis=1)
         i = int(ok.argmax())
         return lo + i if ok[i] else -1
 

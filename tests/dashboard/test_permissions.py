@@ -1,0 +1,172 @@
+"""Every URL and API endpoint, walked as a user of another team and as an anonymous visitor.
+
+The URL list comes from the URLconf itself: a new URL without an entry here
+fails the test, so nothing is added unchecked. For anything of alice's, an
+outsider gets 404 (or 403; 405 for a method the URL does not take) and an
+anonymous visitor the login page (pages) or 401 (API); nothing changes.
+"""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from dashboard import accounts, services
+from dashboard.models import ApiToken, ClusterUpload, Experiment, Membership, Status, Team, Visibility
+from tests.dashboard.conftest import small_scenario
+
+#: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
+PUBLIC = {"login", "logout", "api-schema", "invitation", "shared-detail", "shared-progress", "shared-download",
+          "shared-run-download", "shared-fork"}
+
+
+def _names(patterns: list[Any], prefix: str = "") -> set[str]:
+    out: set[str] = set()
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            if p.app_name == "admin":
+                continue  # Django's admin: staff only, its own permission system
+            out |= _names(p.url_patterns)
+        elif isinstance(p, URLPattern) and p.name:
+            out.add(p.name)
+    return out
+
+
+@pytest.fixture
+def world(owner, other, team, outsider) -> dict[str, Any]:
+    """alice's things: a private experiment (one run finished), a team one, an upload, a token, an invitation."""
+    exp = services.create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]), name="alice-secret-exp")
+    run = exp.runs.get(scheduler="greedy")
+    assert services.execute_run(run.pk) == Status.FINISHED
+    team_exp = services.create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM,
+                                          name="alice-team-exp")
+    up = ClusterUpload.objects.create(owner=owner, name="alice-secret-cluster", filename="c.json", content_gz=gzip.compress(b"{}"),
+                                      size_bytes=2, sha256="", info={})
+    token, _ = ApiToken.issue(owner, "laptop")
+    inv, _ = accounts.invite(team, owner, "member")
+    member = Membership.objects.get(team=team, user=other)
+    return {"exp": exp, "run": run, "team_exp": team_exp, "upload": up, "token": token, "team": team, "inv": inv,
+            "member": member}
+
+
+def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """kwargs for every URL name (several when one URL reaches several objects)."""
+    exps = [{"pk": w["exp"].pk}, {"pk": w["team_exp"].pk}]
+    run = w["run"]
+    return {
+        "experiment-list": [{}], "experiment-new": [{}], "compare": [{}], "uploads": [{}], "team-list": [{}],
+        "account": [{}], "token-create": [{}], "password-change": [{}],
+        "experiment-detail": exps, "experiment-progress": exps, "experiment-cancel": exps, "experiment-fork": exps,
+        "experiment-share": exps, "experiment-new-link": exps, "experiment-revoke-link": exps,
+        "experiment-download": [{**e, "kind": k} for e in exps for k in ("summary.json", "jobs.csv", "archive.zip")],
+        "run-download": [{"pk": run.experiment_id, "run": run.pk, "kind": k} for k in ("jobs.csv", "series.json")],
+        "run-cancel": [{"pk": r.pk} for r in w["exp"].runs.all()],
+        "team-detail": [{"pk": w["team"].pk}], "team-invite": [{"pk": w["team"].pk}],
+        "team-invitation-revoke": [{"pk": w["team"].pk, "inv": w["inv"].pk}],
+        "team-member-role": [{"pk": w["team"].pk, "member": w["member"].pk}],
+        "team-member-remove": [{"pk": w["team"].pk, "member": w["member"].pk}],
+        "token-revoke": [{"pk": w["token"].pk}],
+        "api-me": [{}], "api-catalog": [{}], "api-experiment-list": [{}], "api-team-list": [{}],
+        "api-experiment-detail": exps, "api-experiment-cancel": exps, "api-experiment-fork": exps,
+        "api-experiment-share-link": exps, "api-experiment-progress": exps, "api-experiment-summary": exps,
+        "api-experiment-series": exps,
+        "api-experiment-download": [{**e, "kind": k} for e in exps for k in ("summary.json", "jobs.parquet")],
+        "api-run-detail": [{"pk": run.pk}], "api-run-cancel": [{"pk": run.pk}],
+        "api-run-download": [{"pk": run.pk, "kind": "jobs.csv"}],
+        "api-upload-list": [{"kind": "cluster"}],
+        "api-upload-detail": [{"kind": "cluster", "pk": w["upload"].pk}],
+        "api-team-detail": [{"pk": w["team"].pk}],
+    }
+
+
+#: Pages or API endpoints that list the caller's own things (200 with nothing of alice's in it).
+OWN_LISTS = {"experiment-list", "experiment-new", "compare", "uploads", "team-list", "account", "api-me",
+             "api-catalog", "api-experiment-list", "api-team-list", "api-upload-list", "password-change"}
+#: Creating one's own things is allowed (it must not touch alice's).
+OWN_CREATE = {"experiment-new", "uploads", "team-list", "token-create", "api-experiment-list", "api-upload-list",
+              "password-change"}
+
+
+def _snapshot(w: dict[str, Any]) -> Any:
+    exps = Experiment.objects.filter(pk__in=[w["exp"].pk, w["team_exp"].pk]).order_by("pk")
+    return (list(exps.values_list("status", "visibility", "share_token", "team_id", "name")),
+            sorted(w["exp"].runs.values_list("status", flat=True)), sorted(w["team_exp"].runs.values_list(
+                "status", flat=True)),
+            list(Membership.objects.filter(team=w["team"]).order_by("pk").values_list("user_id", "role")),
+            ApiToken.objects.filter(pk=w["token"].pk).exists(), w["team"].invitations.count(),
+            Team.objects.count(), ClusterUpload.objects.filter(pk=w["upload"].pk).exists())
+
+
+def _call(client: Client, method: str, url: str) -> Any:
+    if method == "get":
+        return client.get(url)
+    if method == "post":
+        return client.post(url, {})
+    return getattr(client, method)(url, data="{}", content_type="application/json")
+
+
+def test_every_url_is_covered_by_the_walk(world):
+    assert _names(get_resolver().url_patterns) == set(_targets(world)) | PUBLIC
+
+
+@pytest.mark.parametrize("who", ["outsider", "anonymous"])
+def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, world, outsider, who):
+    if who == "outsider":
+        client.force_login(outsider)
+    before = _snapshot(world)
+    secret_bits = ["alice-secret-exp", "alice-team-exp", "alice-secret-cluster", world["token"].prefix]
+    for name, kwarg_list in _targets(world).items():
+        for kwargs in kwarg_list:
+            url = reverse(name, kwargs=kwargs)
+            api = url.startswith("/api/")
+            methods = ["get", "post"] + (["patch", "delete"] if api else [])
+            seen: list[int] = []
+            for method in methods:
+                resp = _call(client, method, url)
+                seen.append(resp.status_code)
+                if who == "anonymous":
+                    if api:
+                        assert resp.status_code in (401, 405), (method, url, resp.status_code)
+                    else:
+                        assert resp.status_code in (302, 405), (method, url, resp.status_code)
+                        if resp.status_code == 302:
+                            assert resp["Location"].startswith(reverse("login")), (method, url)
+                elif name in OWN_LISTS or (method == "post" and name in OWN_CREATE):
+                    assert resp.status_code in (200, 201, 302, 400, 405), (method, url, resp.status_code)
+                    body = b"".join(resp.streaming_content) if resp.streaming else resp.content
+                    if resp.status_code == 200 and name not in ("api-catalog", "experiment-new"):
+                        text = body.decode(errors="replace")
+                        for bit in secret_bits:
+                            assert bit not in text, (method, url, bit)
+                else:
+                    assert resp.status_code in (403, 404, 405), (method, url, resp.status_code)
+            if who == "outsider" and name not in OWN_LISTS | OWN_CREATE:
+                assert {403, 404} & set(seen), (url, seen)  # protected, not merely method-gated
+    assert _snapshot(world) == before
+
+
+def test_public_urls_with_a_wrong_or_revoked_secret_are_404(client, world):
+    exp = world["exp"]
+    token = services.new_share_link(exp)
+    run = world["run"]
+    urls = [reverse("shared-detail", args=[token]), reverse("shared-progress", args=[token]),
+            reverse("shared-download", args=[token, "archive.zip"]),
+            reverse("shared-run-download", args=[token, run.pk, "jobs.csv"])]
+    for url in urls:
+        assert client.get(url).status_code == 200, url
+    # A run of another experiment is not reachable through this link.
+    other_run = world["team_exp"].runs.first()
+    assert client.get(reverse("shared-run-download", args=[token, other_run.pk, "jobs.csv"])).status_code == 404
+    services.revoke_share_link(exp)
+    for url in urls:
+        assert client.get(url).status_code == 404, url
+    for bad in ("x", "A" * 43, "A" * 200):
+        assert client.get(reverse("shared-detail", args=[bad])).status_code == 404
+        assert client.get(reverse("invitation", args=[bad])).status_code == 404
+    # The shared fork page asks for a sign-in first.
+    resp = client.get(reverse("shared-fork", args=[services.new_share_link(exp)]))
+    assert resp.status_code == 302 and resp["Location"].startswith(reverse("login"))
