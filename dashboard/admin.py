@@ -1,12 +1,14 @@
 from django.contrib import admin
 
-from dashboard.models import ClusterUpload, Experiment, Run, TraceUpload
+from dashboard.models import ApiToken, ClusterUpload, Experiment, Invitation, Membership, Run, Team, TraceUpload
 
 
 @admin.register(Experiment)
 class ExperimentAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "owner", "cluster_label", "workload_label", "status", "created")
-    list_filter = ("status",)
+    list_display = ("id", "name", "owner", "team", "visibility", "cluster_label", "workload_label", "status",
+                    "created")
+    list_filter = ("status", "visibility")
+    exclude = ("share_token",)
 
 
 @admin.register(Run)
@@ -19,3 +21,33 @@ class RunAdmin(admin.ModelAdmin):
 class UploadAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "filename", "owner", "size_bytes", "created")
     exclude = ("content_gz",)
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 1
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    """Administrators create accounts (Users) and may set up teams and roles here."""
+
+    list_display = ("id", "name", "created")
+    inlines = [MembershipInline]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ("id", "team", "role", "created_by", "created", "expires", "used_by", "used_at")
+    exclude = ("token_hash",)
+    readonly_fields = ("used_by", "used_at")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("id", "user", "name", "prefix", "created", "last_used")
+    exclude = ("token_hash",)
+    readonly_fields = ("prefix",)
+
+    def has_add_permission(self, request: object) -> bool:
+        return False  # tokens are made by their user, who sees the secret once

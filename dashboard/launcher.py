@@ -2,10 +2,11 @@
 
 Uses the environment like everything else: the embedded default (SQLite and
 the filesystem broker under var/) when DATABASE_URL and REDIS_URL are unset,
-the real servers when they are set. With DEBUG on (the default for a
-checkout) it also creates or resets the user ``demo`` (password ``demo``)
-and prints the credentials; with DEBUG off create users with
-``python manage.py createsuperuser``.
+the real servers when they are set. ``make run`` asks for DEBUG (DEBUG=1;
+it is off unless asked for); with DEBUG on this also creates or resets the
+user ``demo`` (password ``demo``) and prints the credentials; with DEBUG off
+create users with ``python manage.py createsuperuser`` (then invite others
+from a team page).
 """
 
 from __future__ import annotations

@@ -39,6 +39,18 @@ DEFAULT_SAMPLES = 2000
 QUEUED, RUNNING, DONE = 0, 1, 2
 
 
+def flat_view(a: NDArray[Any]) -> Any:
+    """A flat :class:`memoryview` sharing ``a``'s memory (C-contiguous ``a``).
+
+    Indexing it reads and writes Python scalars at a few tens of nanoseconds,
+    against about a microsecond for a numpy call on one element. Typed
+    ``Any``: typeshed's memoryview only knows bytes.
+    """
+    if not a.flags.c_contiguous:
+        raise ValueError("a flat view needs a C-contiguous array")
+    return memoryview(a.reshape(-1))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class Progress:
     """How far a run is, for progress bars."""
@@ -158,15 +170,15 @@ class Simulation:
         self._config_list: list[int] = self.config_of.tolist()
         self._cap_list: list[float] = self.capacity.reshape(-1).tolist()
         # Flat scalar views sharing memory with the arrays above (see the class docstring).
-        self._req_mv = memoryview(self.request.reshape(-1))
-        self._free_mv = memoryview(self.free.reshape(-1))
-        self._running_mv = memoryview(self.running)
-        self._last_mv = memoryview(self.last_class)
-        self._cls_mv = memoryview(self.job_class)
-        self._state_mv = memoryview(self.state)
-        self._start_mv = memoryview(self.start_t)
-        self._finish_mv = memoryview(self.finish_t)
-        self._machine_mv = memoryview(self.machine_of)
+        self._req_mv = flat_view(self.request)
+        self._free_mv = flat_view(self.free)
+        self._running_mv = flat_view(self.running)
+        self._last_mv = flat_view(self.last_class)
+        self._cls_mv = flat_view(self.job_class)
+        self._state_mv = flat_view(self.state)
+        self._start_mv = flat_view(self.start_t)
+        self._finish_mv = flat_view(self.finish_t)
+        self._machine_mv = flat_view(self.machine_of)
         self._duration = self.runtime.duration
 
         self._n_samples = max(2, int(samples))
@@ -236,7 +248,9 @@ class Simulation:
 
     def used(self) -> FloatArray:
         """Capacity in use over the whole cluster, per resource."""
-        return self._total_cap - self.free.sum(axis=0)  # type: ignore[no-any-return]
+        # Column by column: numpy's sum over axis 0 of a (machines, 2) array is ~20x slower.
+        free = self.free
+        return self._total_cap - np.array([free[:, off].sum() for off in range(self._R)])
 
     # -- the loop ------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -245,7 +259,7 @@ class Simulation:
         sched.setup(self, self.rng)
         on_arrival = sched.on_arrival
         on_completion = sched.on_completion
-        submit = memoryview(self.submit)
+        submit = flat_view(self.submit)
         n = self.n_jobs
         heap = self._heap
         heappop = heapq.heappop

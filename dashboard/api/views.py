@@ -25,7 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from dashboard import access, downloads, services
 from dashboard.api import serializers as s
-from dashboard.models import ClusterUpload, Experiment, Membership, Status, Team, TraceUpload, Upload
+from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
 from simcore.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
@@ -60,7 +60,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 def _experiments(request: Request) -> Any:
     return (access.visible_experiments(request.user).select_related("owner", "team")
-            .prefetch_related(Prefetch("runs", queryset=services.Run.objects.order_by("seed", "id"))))
+            .prefetch_related(Prefetch("runs", queryset=Run.objects.order_by("seed", "id"))))
 
 
 # ---------------------------------------------------------------------------- scenarios from requests

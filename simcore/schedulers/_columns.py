@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcore.engine import EPS
+from simcore.engine import EPS, flat_view
 from simcore.model import FloatArray
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 #: Machines examined per numpy pass of :meth:`FreeColumns.first_fit`; bounds
 #: the work when the first fit is early in a very large cluster.
-CHUNK = 8192
+CHUNK = 32768
 
 
 class FreeColumns:
@@ -44,14 +44,15 @@ class FreeColumns:
         self.N = sim.n_machines
         self.free: FloatArray = np.ascontiguousarray(sim.free.T)
         self.fit: FloatArray = self.free + EPS
-        self._fmv = memoryview(self.free.reshape(-1))
-        self._tmv = memoryview(self.fit.reshape(-1))
+        self._fmv = flat_view(self.free)
+        self._tmv = flat_view(self.fit)
         self._src = sim._free_mv
         self._req_mv = sim._req_mv
         self.chunk = max(1, chunk)
         size = min(self.chunk, self.N)
         self._ok = np.empty(size, dtype=bool)
         self._tmp = np.empty(size, dtype=bool)
+        self._rows = list(self.fit)  # one view per resource, made once
 
     def update(self, m: int) -> None:
         """Copy machine ``m``'s free capacity from the engine."""
@@ -88,13 +89,26 @@ class FreeColumns:
 
     def first_fit(self, job: int) -> int:
         """Lowest-numbered machine where ``job`` fits now, or -1."""
-        r = self.request(job)
+        R = self.R
+        req = self._req_mv
+        jb = job * R
         N = self.N
-        step = self.chunk
-        for lo in range(0, N, step):
-            hi = min(lo + step, N)
+        if N <= self.chunk:
+            # The common case, inlined: R + (R - 1) + 1 numpy calls in all.
+            ok = self._ok
+            tmp = self._tmp
+            rows = self._rows
+            np.greater_equal(rows[0], req[jb], out=ok)
+            for off in range(1, R):
+                np.greater_equal(rows[off], req[jb + off], out=tmp)
+                np.logical_and(ok, tmp, out=ok)
+            k = int(ok.argmax())  # the first True; 0 if there is none
+            return k if ok[k] else -1
+        r = self.request(job)
+        for lo in range(0, N, self.chunk):
+            hi = min(lo + self.chunk, N)
             ok = self.fit_mask(r, lo, hi, out=self._ok[: hi - lo])
-            k = int(ok.argmax())  # first True; 0 if none
+            k = int(ok.argmax())
             if ok[k]:
                 return lo + k
         return -1

@@ -44,14 +44,17 @@ class Greedy(Scheduler):
       even when another machine frees up first (the paper queues a job "for a
       single machine").
 
-    Implementation: first fit uses exact per-block maxima of free capacity
-    (:class:`~simcore.schedulers._blocks.BlockIndex`) so an arrival looks at
-    ~160 block maxima and a few machines, not all 10,000. Machines are kept
-    in buckets by queue length (per configuration, so the "could ever run the
-    job" restriction is cheap); a bucket is a list with swap-remove, and a
-    tie is broken by drawing a uniform number ``u`` from the generator and
-    taking the ``floor(u * ties)``-th tied machine in bucket order (bucket
-    order depends on history, the choice is uniform over the tied machines
+    Implementation: first fit is one vectorised pass over a transposed copy
+    of the free capacity (:class:`~simcore.schedulers._columns.FreeColumns`,
+    a few microseconds for 10,000 machines). Machines are kept in buckets by
+    queue length (per configuration, so the "could ever run the job"
+    restriction is cheap); a bucket is a list with swap-remove, and a tie is
+    broken by drawing a uniform number ``u`` from the generator and taking
+    the ``floor(u * ties)``-th tied machine, configurations in order and
+    bucket order within each (bucket order depends on history; the choice is
+    uniform over the tied machines whatever the order; at the first tie
+    every bucket is in machine order). Uniform numbers are drawn in batches
+    of ``DRAW_BATCH``.
     whatever the order). Only a real tie (two or more candidates) consumes a
     random number.
     """

@@ -102,4 +102,25 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
     assert all(r.status == Status.FINISHED for r in runs.values())
     assert len(rows) == sum(r.result.summary["jobs"] for r in runs.values())
     assert {r["scheduler"] for r in rows} == {"greedy", "fcfs"}
+
+    # The owner makes a public read-only link; a visitor who is not signed in reads the charts through it.
+    page.click("#share-panel summary")
+    page.select_option("#share-form select[name=visibility]", "public")
+    page.click("#share-form button[type=submit]")
+    link = page.input_value("#share-url")
+    exp.refresh_from_db()
+    assert exp.share_token and link.endswith(f"/shared/{exp.share_token}/")
+    visitor = page.context.browser.new_context()
+    try:
+        anon = visitor.new_page()
+        anon.on("request", lambda r: external.append(r.url) if not r.url.startswith(live_server.url) else None)
+        anon.goto(link)
+        anon.wait_for_function("document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data",
+                               timeout=30_000)
+        assert anon.evaluate("document.getElementById('chart-cdf').data.length") == 2
+        assert anon.query_selector("#share-panel") is None and anon.query_selector("#cancel-all") is None
+        anon.goto(f"{live_server.url}{exp.get_absolute_url()}")  # the id-based page still needs a sign-in
+        assert "/accounts/login/" in anon.url
+    finally:
+        visitor.close()
     assert external == []  # works offline: no CDN, nothing outside the server

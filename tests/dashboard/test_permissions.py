@@ -44,8 +44,8 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
     assert services.execute_run(run.pk) == Status.FINISHED
     team_exp = services.create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM,
                                           name="alice-team-exp")
-    up = ClusterUpload.objects.create(owner=owner, name="alice-secret-cluster", filename="c.json", content_gz=gzip.compress(b"{}"),
-                                      size_bytes=2, sha256="", info={})
+    up = ClusterUpload.objects.create(owner=owner, name="alice-secret-cluster", filename="c.json",
+                                      content_gz=gzip.compress(b"{}"), size_bytes=2, sha256="", info={})
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
     member = Membership.objects.get(team=team, user=other)

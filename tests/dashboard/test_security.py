@@ -26,7 +26,8 @@ from tests.dashboard.conftest import ROOT, small_scenario
 
 def _production_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("DEBUG", "SECRET_KEY", "SIMCORE_HTTPS", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL")}
+           if k not in ("DEBUG", "SECRET_KEY", "SIMCORE_HTTPS", "ALLOWED_HOSTS", "DATABASE_URL", "REDIS_URL",
+                        "DJANGO_ALLOW_ASYNC_UNSAFE")}  # the browser test sets the last one for Playwright
     env.update({"DJANGO_SETTINGS_MODULE": "dashboard.settings", "PYTHONPATH": str(ROOT)}, **extra)
     return env
 

@@ -155,3 +155,29 @@ def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
     assert run.status == Status.CANCELLED and exp.status == Status.CANCELLED
     time.sleep(1.5)  # the worker notices at its next progress report and stores nothing
     assert not RunResult.objects.filter(run=run).exists()
+
+
+def test_the_readme_api_example_drives_an_experiment_to_its_results(live_server, owner, tmp_path, monkeypatch,
+                                                                    capsys):
+    """The README's Python example, run as written against a live server and the real worker."""
+    import re
+    from pathlib import Path
+
+    from dashboard.models import ApiToken
+    from tests.dashboard.conftest import ROOT
+
+    readme = Path(ROOT, "README.md").read_text()
+    code = re.search(r"<!-- api-example -->\n```python\n(.*?)```", readme, flags=re.S).group(1)
+    _, secret = ApiToken.issue(owner, "readme")
+    monkeypatch.setenv("SIMCORE_URL", live_server.url)
+    monkeypatch.setenv("SIMCORE_TOKEN", secret)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    exp = Experiment.objects.get(owner=owner)
+    assert exp.status == Status.FINISHED and exp.runs.count() == 4
+    out = capsys.readouterr().out.splitlines()
+    summaries = {(r.scheduler, r.seed): r.result.summary for r in exp.runs.select_related("result")}
+    for (sched, seed), s in summaries.items():
+        assert f"{sched} {seed} finished {s['mean_response_s']}" in out
+    table = pq.read_table(tmp_path / "jobs.parquet")
+    assert table.num_rows == sum(s["jobs"] for s in summaries.values())

@@ -172,3 +172,11 @@ def test_class_queue_finds_the_first_fitting_job_in_arrival_order_and_compacts()
         q.push(z, np.array([0.01, 0.01]))
     assert q.jobs() == [11, 14, *range(20, 30)]
     assert q.pop_at(q.first_fit(np.array([0.3, 0.3]), 0)) == 14
+
+
+def test_a_configuration_without_machines_is_skipped() -> None:
+    # cfg1 has no machines; c0 is planned on cfg0 only. The third job finds cfg0 full, tries the
+    # remaining configurations (cfg1 is empty, cfg2 has room) and lands on cfg2.
+    jobs = [(1, 0, 1, 100), (2, 0, 1, 100), (3, 0, 1, 100)]
+    res, _ = _run([2, 2, 1], [1, 0, 1], [1, 1], [[[2, 0]], [[0, 2]], [[0, 1]]], [[1], [0], [1]], jobs)
+    assert res.machine.tolist() == [0, 0, 1]

@@ -179,7 +179,6 @@ class LoTESDispatcher(Scheduler):
         self._hi = starts[1:].tolist()
 
         delta_pos = a.slots > 0  # (M, K): Delta_jk > 0
-        unplanned = ~delta_pos.any(axis=0)
         # Roulette wheel per class over configurations with rho > 0.
         self._wheel_cfg: list[list[int]] = []
         self._wheel_cum: list[list[float]] = []
@@ -195,7 +194,6 @@ class LoTESDispatcher(Scheduler):
         # Capacity of the configurations that may take class k from its queue:
         # a queued job fitting none of them, even empty, is an orphan.
         self._planned_caps = [cluster.capacity[delta_pos[:, k] & (cluster.counts > 0)] for k in range(K)]
-        del unplanned
 
         # A flat memoryview, not a list: fast scalar reads without a Python
         # object per job (a 10-million-job run stays in numpy memory).
@@ -338,7 +336,7 @@ class LoTESDispatcher(Scheduler):
         best, best_w = -1, 0.0
         planned = set(cfgs)
         for j in range(len(self._lo)):
-            if j in planned:
+            if j in planned or self._lo[j] == self._hi[j]:  # tried already, or no machines
                 continue
             m = self._best_machine(j, k, req)
             if m >= 0 and self._W_mv[k * self._N + m] > best_w:

@@ -1,0 +1,319 @@
+"""``simcore bench``: how fast each scheduler simulates, and how much memory a run takes.
+
+Scenarios (each scheduler runs each one in a fresh child process, so the
+peak memory is that run's own and one failing scheduler cannot stop the
+rest):
+
+* ``google``: ``google-balanced`` (``--machines-per-config`` machines in each
+  of the 10 Table 1 configurations, 10,000 by default) with ``google-like``
+  at ``--load`` x lambda* over ``--hours`` (about 307,000 jobs for 0.1 h).
+* ``trace``: a ``--trace-jobs``-job trace (100,000 by default): the first
+  jobs of the same ``google-like`` stream written with
+  :func:`simcore.tracefile.write_trace` and read back, so it runs as a
+  trace does (durations from the file, no class table).
+* ``profile``: the profile study's schedulers (``fcfs``, ``affinity``,
+  ``greedy1..3``) run once, on ``ncbi-blast`` with its own cluster
+  (``ncbi-heterogeneous``), instead of the two scenarios above, when that
+  preset exists. So does any other scheduler whose setup refuses the Google
+  workload (it raises a :class:`~simcore.errors.SimcoreError`).
+
+Reported per run: jobs simulated per second of wall-clock time and per
+second of CPU time (the CPU figure is the honest one on a shared machine),
+the simulation's wall and CPU seconds (generation excluded) and the child's
+peak resident memory (``ru_maxrss``, generation included). ``--big`` adds a
+10-million-job memory check. A run that exceeds ``--max-seconds`` is
+stopped and reported with the rate it had reached (status ``timeout``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from simcore.errors import Cancelled, ParameterError, SimcoreError
+
+GOOGLE_CLUSTER = "google-balanced"
+GOOGLE_WORKLOAD = "google-like"
+#: Where schedulers that need a run-time profile run (the CLI contract uses the same pair).
+PROFILE_CLUSTER = "ncbi-heterogeneous"
+PROFILE_WORKLOAD = "ncbi-blast"
+#: Schedulers of the profile-driven study: they run on its presets only.
+PROFILE_SCHEDULERS = frozenset({"fcfs", "affinity", "greedy1", "greedy2", "greedy3"})
+
+#: The 10-million-job memory target.
+BIG_JOBS = 10_000_000
+MEMORY_TARGET_MB = 2048.0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--schedulers", "--scheduler", dest="schedulers", default="all",
+                   help="comma-separated scheduler names, or 'all' (default)")
+    p.add_argument("--scenarios", default="google,trace",
+                   help="comma-separated: google, trace (default both)")
+    p.add_argument("--hours", type=float, default=0.1,
+                   help="arrival window of the google scenario in hours (default 0.1: ~307,000 jobs)")
+    p.add_argument("--load", type=float, default=0.9, help="load as a fraction of lambda* (default 0.9)")
+    p.add_argument("--machines-per-config", type=int, default=1000,
+                   help="machines per configuration of google-balanced (default 1000: 10,000 machines)")
+    p.add_argument("--trace-jobs", type=int, default=100_000, help="jobs in the trace scenario (default 100,000)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--max-seconds", type=float, default=300.0,
+                   help="stop a run after this many wall seconds and report its rate so far (default 300)")
+    p.add_argument("--big", action="store_true",
+                   help=f"also run the {BIG_JOBS:,}-job memory check (several minutes)")
+    p.add_argument("--big-jobs", type=int, default=BIG_JOBS, help=f"jobs in the --big check (default {BIG_JOBS:,})")
+    p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.child:
+        print(json.dumps(_child(json.loads(args.child))), flush=True)
+        return 0
+    _validate(args)
+    from simcore.schedulers import SCHEDULERS
+
+    if args.schedulers == "all":
+        names = SCHEDULERS.names()
+    else:
+        names = [x.strip() for x in args.schedulers.split(",") if x.strip()]
+        for n in names:
+            SCHEDULERS.get(n)  # unknown name: UnknownNameError listing the valid ones
+    scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
+    for s in scenarios:
+        if s not in ("google", "trace"):
+            raise ParameterError(f"unknown scenario {s!r}; valid scenarios: google, trace")
+    base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config,
+            "max_seconds": args.max_seconds}
+    from simcore.presets import WORKLOADS
+
+    profile_names = [n for n in names if n in PROFILE_SCHEDULERS and PROFILE_WORKLOAD in WORKLOADS]
+    specs: list[dict[str, Any]] = []
+    for scen in scenarios:
+        for n in names:
+            if n in profile_names:
+                continue
+            if scen == "google":
+                specs.append({**base, "scenario": "google", "scheduler": n, "hours": args.hours})
+            else:
+                specs.append({**base, "scenario": "trace", "scheduler": n, "jobs": args.trace_jobs})
+    specs += [{**base, "scenario": "profile", "scheduler": n} for n in profile_names]
+    if args.big:
+        specs.append({**base, "scenario": "big", "scheduler": args.big_scheduler, "jobs": args.big_jobs,
+                      "max_seconds": max(args.max_seconds, 3600.0)})
+
+    load_before = os.getloadavg()
+    results = []
+    for spec in specs:
+        if not args.json:
+            print(f"running {spec['scenario']:<7} {spec['scheduler']:<10} ...", file=sys.stderr, flush=True)
+        results.append(_run_child(spec))
+    load_after = os.getloadavg()
+    report = {
+        "results": results,
+        "load_average_before": list(load_before),
+        "load_average_after": list(load_after),
+        "cpu_count": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _print_table(report)
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> None:
+    checks = [
+        ("--hours", args.hours > 0), ("--load", args.load > 0),
+        ("--machines-per-config", args.machines_per_config >= 1), ("--trace-jobs", args.trace_jobs >= 1),
+        ("--max-seconds", args.max_seconds > 0), ("--big-jobs", args.big_jobs >= 1), ("--seed", args.seed >= 0),
+    ]
+    for flag, ok in checks:
+        if not ok:
+            raise ParameterError(f"{flag} must be positive, got {getattr(args, flag[2:].replace('-', '_'))}")
+
+
+# -- one measurement, in a child process ------------------------------------------------------------
+
+
+def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "simcore", "bench", "--child", json.dumps(spec)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        err = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"scenario": spec["scenario"], "scheduler": spec["scheduler"], "status": "error", "error": err}
+    return json.loads(lines[-1])  # type: ignore[no-any-return]
+
+
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Build the scenario, run the scheduler once, measure; always returns a record."""
+    out: dict[str, Any] = {"scenario": spec["scenario"], "scheduler": spec["scheduler"]}
+    try:
+        out.update(_measure(spec))
+    except SimcoreError as e:
+        out.update(status="error", error=str(e))
+    out["peak_rss_mb"] = _peak_rss_mb()
+    return out
+
+
+def _measure(spec: dict[str, Any]) -> dict[str, Any]:
+    from simcore.api import resolve_cluster, resolve_workload
+    from simcore.presets import WORKLOADS
+
+    name = spec["scheduler"]
+    if spec["scenario"] == "profile":
+        cluster, wl, gen_s = _profile_scenario(spec)
+        res = _simulate(cluster, wl, name, spec)
+        res.update(cluster=cluster.name, machines=cluster.n_machines, workload=wl.name, generate_s=round(gen_s, 3))
+        return res
+    cluster = resolve_cluster(GOOGLE_CLUSTER, {"machines_per_config": spec["mpc"]})
+    t0 = time.perf_counter()
+    if spec["scenario"] == "google":
+        wl = resolve_workload(GOOGLE_WORKLOAD, cluster, spec["seed"], spec["load"], spec["hours"])
+    elif spec["scenario"] == "trace":
+        wl = _trace_workload(cluster, spec)
+    else:
+        wl = _jobs_workload(cluster, spec)
+    gen_s = time.perf_counter() - t0
+    try:
+        res = _simulate(cluster, wl, name, spec)
+    except SimcoreError as first:
+        # A scheduler that needs another kind of workload (a run-time profile) runs on its own presets.
+        if spec["scenario"] == "big" or PROFILE_WORKLOAD not in WORKLOADS:
+            raise
+        try:
+            cluster, wl, gen_s = _profile_scenario(spec)
+            res = _simulate(cluster, wl, name, spec)
+        except SimcoreError:
+            raise first from None
+        res["note"] = f"refused {GOOGLE_WORKLOAD} ({first}); ran on {PROFILE_WORKLOAD}"
+    res.update(cluster=cluster.name, machines=cluster.n_machines, workload=wl.name, generate_s=round(gen_s, 3))
+    return res
+
+
+def _profile_scenario(spec: dict[str, Any]) -> tuple[Any, Any, float]:
+    """``ncbi-blast`` (its default 25 hours) on its default cluster."""
+    from simcore.api import resolve_cluster, resolve_workload
+    from simcore.presets import WORKLOADS
+
+    t0 = time.perf_counter()
+    preset = WORKLOADS.get(PROFILE_WORKLOAD)
+    cluster = resolve_cluster(preset.default_cluster or PROFILE_CLUSTER)
+    wl = resolve_workload(PROFILE_WORKLOAD, cluster, spec["seed"])
+    return cluster, wl, time.perf_counter() - t0
+
+
+def _simulate(cluster: Any, wl: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    from simcore.api import scheduler_rng
+    from simcore.engine import Progress, Simulation
+    from simcore.schedulers import create
+
+    limit = float(spec["max_seconds"])
+    state = {"timeout": False}
+
+    def stop(p: Progress) -> None:
+        if p.wall_s > limit:
+            state["timeout"] = True
+            raise Cancelled(f"stopped after {limit} s")
+
+    sim = Simulation(cluster, wl, create(name), scheduler_rng(spec["seed"]), progress=stop, progress_every_s=1.0)
+    c0 = time.process_time()
+    w0 = time.perf_counter()
+    try:
+        sim.run()
+    except Cancelled:
+        pass
+    wall = time.perf_counter() - w0
+    cpu = time.process_time() - c0
+    jobs = sim.arrived  # jobs the run got through (all of them unless stopped)
+    return {
+        "status": "timeout" if state["timeout"] else "ok",
+        "jobs": int(jobs),
+        "completed": int(sim.completed),
+        "queued_at_end": int(sim.arrived - sim.started),
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "jobs_per_s": round(jobs / wall, 1) if wall > 0 else None,
+        "jobs_per_cpu_s": round(jobs / cpu, 1) if cpu > 0 else None,
+    }
+
+
+def _trace_workload(cluster: Any, spec: dict[str, Any]) -> Any:
+    """The first ``jobs`` jobs of google-like, through the trace writer and reader."""
+    from simcore.tracefile import read_trace, write_trace
+
+    n = int(spec["jobs"])
+    wl = _first_jobs(cluster, spec, n)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "bench-trace.csv.gz")
+        write_trace(wl, path)
+        return read_trace(path, resources=cluster.resources)
+
+
+def _jobs_workload(cluster: Any, spec: dict[str, Any]) -> Any:
+    return _first_jobs(cluster, spec, int(spec["jobs"]))
+
+
+def _first_jobs(cluster: Any, spec: dict[str, Any], n: int) -> Any:
+    """At least ``n`` jobs of google-like (enough hours for them), cut to exactly ``n``."""
+    from simcore.api import resolve_workload
+    from simcore.model import Workload
+
+    probe = resolve_workload(GOOGLE_WORKLOAD, cluster, spec["seed"], spec["load"], 0.001)
+    rate = float(probe.params.get("arrival_rate") or probe.n_jobs / probe.horizon_s)
+    hours = 1.02 * n / rate / 3600.0 + 0.01
+    wl = resolve_workload(GOOGLE_WORKLOAD, cluster, spec["seed"], spec["load"], hours)
+    n = min(n, wl.n_jobs)
+    horizon = float(wl.submit[n - 1]) if n else 0.0
+    return Workload(
+        name=f"{wl.name}-{n}", resources=wl.resources, submit=wl.submit[:n], request=wl.request[:n],
+        work=wl.work[:n], job_class=wl.job_class[:n], horizon_s=horizon, classes=wl.classes,
+        runtime=None, params={**wl.params, "jobs": n},
+    )
+
+
+def _peak_rss_mb() -> float:
+    # Linux reports ru_maxrss in KiB.
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+# -- output ------------------------------------------------------------------------------------------
+
+
+def _print_table(report: dict[str, Any]) -> None:
+    head = ("scenario", "scheduler", "machines", "jobs", "sim wall s", "jobs/s", "jobs/CPU-s", "peak MB", "status")
+    rows = []
+    for r in report["results"]:
+        if r.get("status") == "error":
+            rows.append((r["scenario"], r["scheduler"], "", "", "", "", "", str(r.get("peak_rss_mb", "")),
+                         f"error: {r.get('error', '')}"))
+            continue
+        rows.append((
+            f"{r['scenario']} ({r.get('cluster')}/{r.get('workload')})", r["scheduler"], f"{r.get('machines', 0):,}",
+            f"{r['jobs']:,}", f"{r['wall_s']:.1f}", f"{r['jobs_per_s'] or 0:,.0f}",
+            f"{r['jobs_per_cpu_s'] or 0:,.0f}", f"{r['peak_rss_mb']:,.0f}", r["status"],
+        ))
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+    line = "  ".join(f"{h:<{w}}" for h, w in zip(head, widths, strict=True))
+    print(line)
+    print("-" * len(line))
+    for row in rows:
+        print("  ".join(f"{str(c):<{w}}" for c, w in zip(row, widths, strict=True)))
+    lb = ", ".join(f"{x:.2f}" for x in report["load_average_before"])
+    la = ", ".join(f"{x:.2f}" for x in report["load_average_after"])
+    print(f"\nload average before: {lb}; after: {la} ({report['cpu_count']} CPUs); Python {report['python']}")
+    big = [r for r in report["results"] if r["scenario"] == "big" and r.get("status") != "error"]
+    for r in big:
+        verdict = "within" if r["peak_rss_mb"] < MEMORY_TARGET_MB else "OVER"
+        print(f"{r['jobs']:,}-job run ({r['scheduler']}): peak {r['peak_rss_mb']:,.0f} MB, "
+              f"{verdict} the {MEMORY_TARGET_MB:,.0f} MB target")

@@ -1,0 +1,234 @@
+"""The engine's rules and the invariants every scheduler's runs must satisfy.
+
+Hypothesis draws small random clusters and workloads (1-3 resources, a few
+machines, machine-dependent or fixed processing times) and runs every
+registered scheduler that accepts them; the records the engine returns must
+never exceed a machine's capacity, never start a job before it arrives,
+run every job for exactly its processing time, account for every job, and
+be identical under the same seed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simcore.engine import EPS, SimResult, Simulation, simulate
+from simcore.errors import SchedulingError, SimcoreError
+from simcore.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.schedulers import SCHEDULERS, create
+from simcore.schedulers.base import Scheduler
+
+# -- random scenarios ----------------------------------------------------------------------------------
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[Cluster, Workload]:
+    R = draw(st.integers(1, 3))
+    M = draw(st.integers(1, 3))
+    resources = tuple(f"r{i}" for i in range(R))
+    caps = np.array([[draw(st.sampled_from([0.25, 0.5, 1.0])) for _ in range(R)] for _ in range(M)])
+    counts = np.array([draw(st.integers(1, 3)) for _ in range(M)])
+    cluster = Cluster("h", resources, tuple(f"c{j}" for j in range(M)), counts, caps)
+    n = draw(st.integers(1, 40))
+    K = draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    submit = np.sort(rng.exponential(1.0, n).cumsum())
+    # Requests fit the machine they are drawn for, so every job fits somewhere.
+    home = rng.integers(0, M, n)
+    request = caps[home] * rng.uniform(0.05, 1.0, (n, R))
+    if draw(st.booleans()):
+        # Coarse requests make exact fits (free == request) and simultaneous events common.
+        request = np.floor(request * 4) / 4
+        request = np.maximum(request, 0.0)
+        submit = np.floor(submit)
+    work = rng.exponential(3.0, n)
+    job_class = rng.integers(0, K, n)
+    class_req = np.array([request[job_class == k].mean(axis=0) if (job_class == k).any() else caps.min(axis=0) / 2
+                          for k in range(K)])
+    rates = rng.uniform(0.5, 2.0, (K, M))
+    machine_dependent = draw(st.booleans())
+    classes = ClassTable(tuple(f"k{k}" for k in range(K)), np.maximum(class_req, 1e-3), rates, np.full(K, 1.0 / K))
+    wl = Workload(
+        "w", resources, submit, request, work, job_class, horizon_s=float(submit[-1]) + 1.0,
+        classes=classes, runtime=RateRuntime(work, job_class, rates) if machine_dependent else None,
+    )
+    return cluster, wl
+
+
+def generic_schedulers() -> list[str]:
+    return SCHEDULERS.names()
+
+
+def run_or_skip(cluster: Cluster, wl: Workload, name: str, seed: int = 7) -> SimResult | None:
+    """The run, or None when the scheduler refuses this kind of scenario (e.g. it needs a profile)."""
+    try:
+        return simulate(cluster, wl, create(name), seed, drain=True)
+    except SimcoreError:
+        return None
+
+
+def check_invariants(cluster: Cluster, wl: Workload, res: SimResult, name: str) -> None:
+    n = wl.n_jobs
+    start, finish, machine = res.start, res.finish, res.machine
+    started = ~np.isnan(start)
+    done = ~np.isnan(finish)
+    # Conservation: every job arrived (drain) and is completed, running, or still queued.
+    assert res.extra["arrived"] == n, name
+    assert not (done & ~started).any(), name
+    assert ((machine >= 0) == started).all(), name
+    queued = int((~started).sum())
+    running = int((started & ~done).sum())
+    assert int(done.sum()) + running + queued == n, name
+    # With drain, nothing still runs at the end.
+    assert running == 0, name
+    # Causality: no start before arrival; a job runs exactly its processing time.
+    assert (start[started] >= wl.submit[started]).all(), name
+    rt = wl.runtime_model()
+    cfg = cluster.machine_config
+    for z in np.flatnonzero(done):
+        p = rt.duration(int(z), int(cfg[machine[z]]), -1)
+        assert finish[z] == pytest.approx(start[z] + p, rel=1e-12, abs=1e-12), (name, z)
+    # Capacity: replay starts and finishes per machine (finishes first at equal times, as the engine does).
+    cap = cluster.machine_capacity
+    for m in np.unique(machine[started]):
+        jobs = np.flatnonzero(machine == m)
+        events = [(finish[z], 0, -wl.request[z]) for z in jobs if done[z]]
+        events += [(start[z], 1, wl.request[z]) for z in jobs]
+        events.sort(key=lambda e: (e[0], e[1]))
+        used = np.zeros(cluster.capacity.shape[1])
+        for _, _, delta in events:
+            used = used + delta
+            assert (used <= cap[m] + 1e-6).all(), (name, m, used, cap[m])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_every_scheduler_respects_capacity_causality_and_conservation(scn: tuple[Cluster, Workload]) -> None:
+    cluster, wl = scn
+    ran = []
+    for name in generic_schedulers():
+        res = run_or_skip(cluster, wl, name)
+        if res is None:
+            continue
+        ran.append(name)
+        check_invariants(cluster, wl, res, name)
+    # The LoTES paper's baselines run on any cluster.
+    assert {"greedy", "tetris"} <= set(ran)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.integers(0, 1000))
+def test_the_same_seed_gives_identical_records(scn: tuple[Cluster, Workload], seed: int) -> None:
+    cluster, wl = scn
+    for name in generic_schedulers():
+        a = run_or_skip(cluster, wl, name, seed)
+        if a is None:
+            continue
+        b = run_or_skip(cluster, wl, name, seed)
+        assert b is not None
+        np.testing.assert_array_equal(a.start, b.start, err_msg=name)
+        np.testing.assert_array_equal(a.finish, b.finish, err_msg=name)
+        np.testing.assert_array_equal(a.machine, b.machine, err_msg=name)
+        np.testing.assert_array_equal(a.sample_queue, b.sample_queue, err_msg=name)
+
+
+# -- the engine enforces the rules ---------------------------------------------------------------------
+
+
+def two_machines() -> tuple[Cluster, Workload]:
+    cluster = Cluster("two", ("cpu", "mem"), ("a",), np.array([2]), np.array([[1.0, 1.0]]))
+    wl = Workload("w", ("cpu", "mem"), submit=[0.0, 1.0, 2.0], request=[[0.6, 0.5], [0.6, 0.5], [0.3, 0.3]],
+                  work=[10.0, 10.0, 10.0], job_class=[0, 0, 0], horizon_s=100.0)
+    return cluster, wl
+
+
+class StartsTwice(Scheduler):
+    def on_arrival(self, job: int) -> None:
+        self.sim.start(job, 0)
+        self.sim.start(job, 1)
+
+    def on_completion(self, job: int, machine: int) -> None:
+        pass
+
+
+class StartsBeforeArrival(Scheduler):
+    def on_arrival(self, job: int) -> None:
+        self.sim.start(job + 1, 0)
+
+    def on_completion(self, job: int, machine: int) -> None:
+        pass
+
+
+class Overfills(Scheduler):
+    def on_arrival(self, job: int) -> None:
+        self.sim.start(job, 0)  # job 1 (cpu 0.6) does not fit next to job 0 (cpu 0.6)
+
+    def on_completion(self, job: int, machine: int) -> None:
+        pass
+
+
+class NoSuchMachine(Scheduler):
+    def on_arrival(self, job: int) -> None:
+        self.sim.start(job, 2)
+
+    def on_completion(self, job: int, machine: int) -> None:
+        pass
+
+
+class RestartsFinished(Scheduler):
+    def on_arrival(self, job: int) -> None:
+        if job == 0:
+            self.sim.start(0, 0)
+
+    def on_completion(self, job: int, machine: int) -> None:
+        self.sim.start(job, machine)
+
+
+@pytest.mark.parametrize(("sched", "message"), [
+    (StartsTwice, "started twice"),
+    (StartsBeforeArrival, "before it arrived"),
+    (Overfills, "does not fit"),
+    (NoSuchMachine, "does not exist"),
+    (RestartsFinished, "started twice"),
+])
+def test_the_engine_rejects_rule_breaking_schedulers(sched: type[Scheduler], message: str) -> None:
+    cluster, wl = two_machines()
+    with pytest.raises(SchedulingError, match=message):
+        simulate(cluster, wl, sched(), 0, drain=True)
+
+
+def test_a_job_arriving_when_another_finishes_sees_the_freed_capacity() -> None:
+    # Job 0 runs [0, 5) taking 0.8 of the single machine; job 1 (0.5) arrives at exactly 5.
+    cluster = Cluster("one", ("cpu",), ("a",), np.array([1]), np.array([[1.0]]))
+    wl = Workload("w", ("cpu",), submit=[0.0, 5.0], request=[[0.8], [0.5]], work=[5.0, 1.0],
+                  job_class=[0, 0], horizon_s=10.0)
+    res = simulate(cluster, wl, create("greedy"), 0)
+    assert res.start.tolist() == [0.0, 5.0]
+    assert res.finish.tolist() == [5.0, 6.0]
+
+
+def test_fits_uses_the_engines_tolerance() -> None:
+    cluster = Cluster("one", ("cpu", "mem"), ("a",), np.array([1]), np.array([[1.0, 1.0]]))
+    wl = Workload("w", ("cpu", "mem"), submit=[0.0], request=[[1.0, 0.5]], work=[1.0],
+                  job_class=[0], horizon_s=1.0)
+    sim = Simulation(cluster, wl, create("greedy"), np.random.default_rng(0))
+    sim.free[0, 0] = 1.0 - EPS / 2  # rounding error below the tolerance still fits
+    assert sim.fits(0, 0)
+    sim.free[0, 0] = 1.0 - 2 * EPS
+    assert not sim.fits(0, 0)
+
+
+def test_utilisation_samples_track_the_capacity_in_use() -> None:
+    # One machine, one job using (0.5, 0.25) from t=0 to t=50 of a 100 s horizon.
+    cluster = Cluster("one", ("cpu", "mem"), ("a",), np.array([1]), np.array([[1.0, 1.0]]))
+    wl = Workload("w", ("cpu", "mem"), submit=[0.0], request=[[0.5, 0.25]], work=[50.0], job_class=[0],
+                  horizon_s=100.0)
+    res = simulate(cluster, wl, create("greedy"), 0, samples=11)
+    # Samples at 0, 10, ..., 100 describe the state just before each event at that time.
+    assert res.sample_util[1:5].tolist() == [[0.5, 0.25]] * 4
+    assert res.sample_util[6:].tolist() == [[0.0, 0.0]] * 5
+    assert res.sample_running[1:5].tolist() == [1, 1, 1, 1]
