@@ -11,7 +11,7 @@ filters experiments by user.
 * ``cancel``: the owner, or an owner of the experiment's team when the team
   can see it.
 * ``share`` (team, visibility, public link): the owner only.
-* Uploaded files are private to their uploader; an experiment that uses one
+* Uploaded files are private to their uploader (:func:`get_upload_for_user`); an experiment that uses one
   makes it readable to whoever sees the experiment, only through that
   experiment (its archive), and a fork of the experiment may reuse it.
 
@@ -28,7 +28,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from dashboard.models import RUN_ROLES, Experiment, Membership, Role, Run, Team, Visibility
+from dashboard.models import RUN_ROLES, ClusterUpload, Experiment, Membership, Role, Run, Team, TraceUpload, Visibility
 
 Need = Literal["view", "cancel", "share"]
 
@@ -101,6 +101,29 @@ def get_shared_experiment(token: str) -> Experiment:
     if exp is None:
         raise Http404("no such link")
     return exp
+
+
+# ---------------------------------------------------------------------------- uploads
+
+UPLOAD_MODELS: dict[str, type[ClusterUpload] | type[TraceUpload]] = {"cluster": ClusterUpload, "trace": TraceUpload}
+
+
+def own_uploads(user: Any, kind: str) -> QuerySet[Any]:
+    """``user``'s uploads of ``kind`` (uploads are private to their uploader); 404 for an unknown kind."""
+    model = UPLOAD_MODELS.get(kind)
+    if model is None:
+        raise Http404(f"unknown upload kind {kind!r}")
+    if not _signed_in(user):
+        return model.objects.none()
+    return model.objects.filter(owner=user).defer("content_gz")
+
+
+def get_upload_for_user(user: Any, kind: str, pk: int) -> Any:
+    """Upload ``pk`` of ``kind`` if it is ``user``'s own, else 404 (the existence of others' is not revealed)."""
+    up = own_uploads(user, kind).filter(pk=pk).first()
+    if up is None:
+        raise Http404("no such upload")
+    return up
 
 
 # ---------------------------------------------------------------------------- teams

@@ -151,8 +151,90 @@ class ClusterUpload(Upload):
     """A cluster description file (JSON) read by simcore.clusterfile."""
 
 
+class ImportStatus(models.TextChoices):
+    PENDING = "pending"  # stored, waiting for a worker
+    RUNNING = "running"  # a worker is reading it
+    READY = "ready"  # the converted trace is stored; experiments may use it
+    FAILED = "failed"  # the input was rejected; ``error`` says where
+    CANCELLED = "cancelled"
+
+
+IMPORT_ACTIVE = (ImportStatus.PENDING, ImportStatus.RUNNING)
+
+
+class TraceFormat(models.TextChoices):
+    CSV = "csv", "the project's CSV trace (simcore trace v1)"
+    SWF = "swf", "Standard Workload Format (Parallel Workloads Archive)"
+    GOOGLE2011 = "google2011", "Google cluster-data 2011 task_events (+ job_events, machine_events)"
+
+
 class TraceUpload(Upload):
-    """A job trace (CSV, optionally gzipped) read by simcore.tracefile."""
+    """A job trace in the project's CSV format (simcore.tracefile), imported from an uploaded file.
+
+    The upload request stores the raw files (:class:`TraceImportFile`) and a
+    pending row; a worker converts them with ``simcore.importer`` (Google
+    2011, SWF or the project's CSV) and, in one transaction, stores the
+    converted trace in ``content_gz``, marks the row ready and deletes the raw
+    files. On failure only ``error`` (naming file, line and field) is kept.
+    ``content_gz`` is empty until the row is ready.
+    """
+
+    format = models.CharField(max_length=16, choices=TraceFormat.choices, default=TraceFormat.CSV)
+    status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING,
+                              db_index=True)
+    #: The import options (bad-input policy, window, k-means classes...), as services.check_import_options returns.
+    options = models.JSONField(default=dict)
+    #: Progress while importing: the reader's stage, the fraction of input bytes read, data rows parsed.
+    stage = models.CharField(max_length=40, blank=True)
+    fraction = models.FloatField(default=0.0)
+    rows_read = models.BigIntegerField(default=0)
+    bytes_total = models.BigIntegerField(default=0)
+    #: A message a user can read (file, line, field), never a stack trace.
+    error = models.TextField(blank=True)
+    #: simcore.importer.summary: rows read, skipped and dropped by reason, notes, timings.
+    report = models.JSONField(default=dict)
+    #: simcore.importer.class_table_dict when k-means classes were asked for; runs get Workload.classes from it.
+    classes = models.JSONField(null=True, blank=True)
+    #: The machines the import derived (Google machine_events, SWF's parallel computer), stored as a cluster upload.
+    cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="+")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in IMPORT_ACTIVE
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == ImportStatus.READY
+
+    def get_absolute_url(self) -> str:
+        return reverse("trace-import-detail", args=[self.pk])
+
+
+class ImportRole(models.TextChoices):
+    TRACE = "trace"  # the one file of a CSV or SWF trace
+    TASK_EVENTS = "task_events"
+    JOB_EVENTS = "job_events"
+    MACHINE_EVENTS = "machine_events"
+
+
+class TraceImportFile(models.Model):
+    """One raw input file of a trace import, kept (gzip-compressed) only until the import ends."""
+
+    upload = models.ForeignKey(TraceUpload, on_delete=models.CASCADE, related_name="inputs")
+    role = models.CharField(max_length=16, choices=ImportRole.choices)
+    #: Order within the role (task_events parts are read in this order).
+    position = models.PositiveIntegerField(default=0)
+    filename = models.CharField(max_length=200)
+    size_bytes = models.BigIntegerField()
+    #: The bytes as uploaded if they were gzip, else gzip-compressed here (the readers detect gzip by its magic).
+    content_gz = models.BinaryField()
+
+    class Meta:
+        ordering = ["upload_id", "role", "position"]
 
 
 class Status(models.TextChoices):

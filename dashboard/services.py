@@ -12,6 +12,7 @@ import contextlib
 import gzip
 import hashlib
 import importlib
+import json
 import logging
 import math
 import re
@@ -19,7 +20,7 @@ import secrets
 import tempfile
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -28,11 +29,13 @@ from typing import IO, Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from dashboard.models import (
     ClusterUpload,
     Experiment,
+    ImportStatus,
     Run,
     RunJobs,
     RunResult,
@@ -90,7 +93,8 @@ class UploadKind:
     """One kind of uploaded file: where it is stored, which names it may have, how it is read.
 
     A new format (say another trace layout) is one more entry in
-    :data:`UPLOAD_KINDS`: the pages, the API and the checks pick it up.
+    :data:`UPLOAD_KINDS` (or, for traces, in :data:`dashboard.imports.FORMATS`):
+    the pages, the API and the checks pick it up.
     """
 
     model: type[ClusterUpload] | type[TraceUpload]
@@ -99,7 +103,17 @@ class UploadKind:
     suffixes: tuple[str, ...]
     default_name: str
     #: (content, file name) -> the ``info`` dict shown in lists; raises InputError on bad content.
-    inspect: Callable[[bytes, str], dict[str, Any]]
+    #: None: the file is read by a background import (:mod:`dashboard.imports`), not in the request.
+    inspect: Callable[[bytes, str], dict[str, Any]] | None
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One file of an upload request: its role (``trace``, ``task_events``, ...), name and bytes."""
+
+    role: str
+    filename: str
+    content: bytes
 
 
 def check_upload_size(size: int) -> None:
@@ -111,41 +125,46 @@ def check_upload_size(size: int) -> None:
         raise InputError("the file is empty")
 
 
-def check_upload_type(kind: UploadKind, filename: str, content: bytes) -> None:
-    """The name must end in an accepted suffix and the bytes must be what it says (gzip or UTF-8 text)."""
-    lower = filename.lower()
-    if not lower.endswith(kind.suffixes):
-        raise InputError(f"a {kind.label} must be a {' or '.join(kind.suffixes)} file", file=filename)
-    if lower.endswith(".gz"):
-        if not content.startswith(GZIP_MAGIC):
-            raise InputError("the file name ends in .gz but the content is not gzip-compressed", file=filename)
-        return
-    head = content[:65536]
+def _check_text(head: bytes, filename: str, what: str) -> None:
     if b"\x00" in head:
-        raise InputError("the file is binary, not text", file=filename)
+        raise InputError(f"the {what} is binary, not text", file=filename)
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as e:
         if e.start < len(head) - 4:  # a multi-byte character cut at the 64 KiB boundary is fine
-            raise InputError(f"the file is not UTF-8 text (byte {e.start + 1})", file=filename) from None
+            raise InputError(f"the {what} is not UTF-8 text (byte {e.start + 1})", file=filename) from None
+
+
+def check_file_type(label: str, suffixes: tuple[str, ...], filename: str, content: bytes) -> None:
+    """The name must end in one of ``suffixes`` and the bytes must be what it says (gzip, or UTF-8 text).
+
+    For gzip only the first 64 KiB are decompressed (a cheap sniff in the
+    request); a truncated or corrupt stream further on is found by the reader.
+    """
+    lower = filename.lower()
+    if not lower.endswith(suffixes):
+        raise InputError(f"a {label} must be a {' or '.join(suffixes)} file", file=filename)
+    if lower.endswith(".gz"):
+        if not content.startswith(GZIP_MAGIC):
+            raise InputError("the file name ends in .gz but the content is not gzip-compressed", file=filename)
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(content[: 1 << 20], 65536)
+        except zlib.error as e:
+            raise InputError(f"corrupt gzip data at the start of the file ({e})", file=filename) from None
+        _check_text(head, filename, "decompressed file")
+        return
+    _check_text(content[:65536], filename, "file")
+
+
+def check_upload_type(kind: UploadKind, filename: str, content: bytes) -> None:
+    """:func:`check_file_type` with the kind's label and suffixes."""
+    check_file_type(kind.label, kind.suffixes, filename, content)
 
 
 def _inspect_cluster(content: bytes, filename: str) -> dict[str, Any]:
     cluster = read_cluster_bytes(content, filename)
     return {"machines": int(cluster.n_machines), "configurations": int(cluster.n_configs),
             "resources": list(cluster.resources)}
-
-
-def _inspect_trace(content: bytes, filename: str) -> dict[str, Any]:
-    read_trace = _reader("simcore.tracefile", "read_trace")
-    with _as_file(content, filename) as p:
-        try:
-            wl = read_trace(str(p))
-        except InputError as e:
-            raise InputError(e.reason, file=filename, line=e.line, column=e.column) from None
-    if wl.n_jobs == 0:
-        raise InputError("the trace has no jobs", file=filename)
-    return {"jobs": int(wl.n_jobs), "hours": float(wl.horizon_s) / 3600.0, "resources": list(wl.resources)}
 
 
 def read_cluster_bytes(content: bytes, filename: str) -> Any:
@@ -160,19 +179,32 @@ def read_cluster_bytes(content: bytes, filename: str) -> Any:
 
 UPLOAD_KINDS: dict[str, UploadKind] = {
     "cluster": UploadKind(ClusterUpload, "cluster file", (".json",), "cluster.json", _inspect_cluster),
-    "trace": UploadKind(TraceUpload, "trace", (".csv", ".csv.gz", ".gz"), "trace.csv", _inspect_trace),
+    "trace": UploadKind(TraceUpload, "trace", (".csv", ".csv.gz", ".swf", ".swf.gz", ".gz"), "trace.csv", None),
 }
 
 
-def create_upload(kind: str, owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> Upload:
-    """Check an uploaded file's size, type and content (by reading it), then store it.
+def create_upload(kind: str, owner: AbstractBaseUser, name: str, filename: str = "", content: bytes = b"", *,
+                  files: Sequence[InputFile] = (), options: Mapping[str, Any] | None = None) -> Upload:
+    """Check an upload, then store it: the one path for pages and the API.
 
-    The one path for pages and the API. Nothing is stored on error; every
-    error is an InputError naming the file (never our temporary copy).
+    A cluster file is read here (it is small) and stored only if it is
+    valid. A trace is checked cheaply here (options, size, names, gzip magic
+    or UTF-8 text) and stored with its raw files as a *pending* import that
+    one background task converts (:func:`dashboard.imports.execute_import`);
+    ``files`` gives several files (Google 2011 parts), ``options`` the import
+    options (:func:`dashboard.imports.check_import_options`). Nothing is
+    stored on error; every error is an InputError or ParameterError naming
+    the file (never our temporary copy) or the option.
     """
     spec = UPLOAD_KINDS.get(kind)
     if spec is None:
         raise ParameterError(f"unknown upload kind {kind!r}; valid kinds: {', '.join(UPLOAD_KINDS)}")
+    if spec.inspect is None:
+        from dashboard import imports
+
+        return imports.create_trace_import(owner, name, filename, content, files=files, options=options or {})
+    if files or options:
+        raise ParameterError(f"a {spec.label} upload is one file and takes no options")
     check_upload_size(len(content))
     filename = safe_filename(filename, spec.default_name)
     check_upload_type(spec, filename, content)
@@ -193,18 +225,59 @@ def create_cluster_upload(owner: AbstractBaseUser, name: str, filename: str, con
     return create_upload("cluster", owner, name, filename, content)  # type: ignore[return-value]
 
 
-def create_trace_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> TraceUpload:
-    return create_upload("trace", owner, name, filename, content)  # type: ignore[return-value]
+def create_trace_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes,
+                        **options: Any) -> TraceUpload:
+    return create_upload("trace", owner, name, filename, content, options=options)  # type: ignore[return-value]
+
+
+def usable_traces(owner: AbstractBaseUser) -> QuerySet[TraceUpload]:
+    """``owner``'s traces that experiments may use: imported completely (never pending or failed ones)."""
+    return TraceUpload.objects.filter(owner=owner, status=ImportStatus.READY).defer("content_gz")
+
+
+def classes_file_name(trace: TraceUpload) -> str:
+    return f"classes_{Path(trace.filename).name.split('.')[0]}.json"
 
 
 def scenario_file_names(cluster: ClusterUpload | None, trace: TraceUpload | None) -> dict[str, str]:
-    """File names the scenario uses for uploads (prefixed so a cluster and a trace never collide)."""
+    """File names the scenario uses for uploads (prefixed so a cluster and a trace never collide).
+
+    ``classes``: the trace's job-class table, when its import computed one.
+    """
     out = {}
     if cluster is not None:
         out["cluster"] = f"cluster_{cluster.filename}"
     if trace is not None:
         out["workload"] = f"trace_{trace.filename}"
+        if trace.classes:
+            out["classes"] = classes_file_name(trace)
     return out
+
+
+def upload_specs(cluster: ClusterUpload | None, trace: TraceUpload | None) -> dict[str, dict[str, str]]:
+    """The scenario's ``cluster``/``workload`` entries for uploads (file names, labels, the class table)."""
+    names = scenario_file_names(cluster, trace)
+    out: dict[str, dict[str, str]] = {}
+    if cluster is not None:
+        out["cluster"] = {"file": names["cluster"], "name": cluster.name}
+    if trace is not None:
+        out["workload"] = {"file": names["workload"], "name": trace.name}
+        if "classes" in names:
+            out["workload"]["classes"] = names["classes"]
+    return out
+
+
+def delete_upload(upload: Upload) -> None:
+    """Delete one of the caller's uploads (the caller checked ownership); refused while an experiment uses it.
+
+    Deleting a trace whose import is still running stops it: the worker's
+    next progress write finds no row and gives up, storing nothing.
+    """
+    field = "cluster_upload" if isinstance(upload, ClusterUpload) else "trace_upload"
+    n = Experiment.objects.filter(**{field: upload}).count()
+    if n:
+        raise ParameterError(f"{upload} is used by {n} experiment(s); it stays so they can be re-run and forked")
+    upload.delete()
 
 
 def experiment_files(experiment: Experiment) -> dict[str, bytes]:
@@ -215,6 +288,8 @@ def experiment_files(experiment: Experiment) -> dict[str, bytes]:
         out[names["cluster"]] = experiment.cluster_upload.content()
     if experiment.trace_upload is not None:
         out[names["workload"]] = experiment.trace_upload.content()
+        if "classes" in names and experiment.scenario["workload"].get("classes") == names["classes"]:
+            out[names["classes"]] = json.dumps(experiment.trace_upload.classes, indent=2).encode()
     return out
 
 
@@ -250,7 +325,8 @@ def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dic
         v = values.get(p.name)
         if p.name in SERVER_PATH_PARAMS and v not in (None, "", p.default):
             raise ParameterError(f"{kind} {name!r} parameter {p.name!r} names a server file and cannot be set here")
-        if p.type is int and p.max is None and isinstance(v, int) and v > WEB_INT_CEILING:
+        # The registry's own default is always allowed (LoTES' max_bins default is above the ceiling).
+        if p.type is int and p.max is None and isinstance(v, int) and v > WEB_INT_CEILING and v != p.default:
             raise ParameterError(f"{kind} {name!r} parameter {p.name!r} must be at most {WEB_INT_CEILING} here, "
                                  f"got {v}")
 

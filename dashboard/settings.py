@@ -225,7 +225,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {"StatusEnum": "dashboard.models.Status", "VisibilityEnum": "dashboard.models.Visibility",
-                            "RoleEnum": "dashboard.models.Role"},
+                            "RoleEnum": "dashboard.models.Role", "ImportStatusEnum": "dashboard.models.ImportStatus",
+                            "TraceFormatEnum": "dashboard.models.TraceFormat"},
 }
 
 # Celery: Redis when REDIS_URL is set, else kombu's filesystem transport (no server needed).

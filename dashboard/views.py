@@ -21,8 +21,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from dashboard import access, charts, downloads, services
-from dashboard.forms import ExperimentForm, ShareForm, UploadForm, initial_from_scenario
+from dashboard import access, charts, downloads, imports, services
+from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from simcore.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
@@ -97,7 +97,9 @@ def _new_experiment(request: HttpRequest, *, source: Experiment | None = None, s
 
 @login_required
 def experiment_new(request: HttpRequest) -> HttpResponse:
-    return _new_experiment(request)
+    # ?workload=upload:7&cluster=upload:8 preselects an imported trace and its machines (links on the uploads page).
+    initial = {k: request.GET[k] for k in ("cluster", "workload") if request.GET.get(k, "").startswith("upload:")}
+    return _new_experiment(request, initial=initial or None)
 
 
 def _fork(request: HttpRequest, source: Experiment, source_url: str) -> HttpResponse:
@@ -260,25 +262,62 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def uploads(request: HttpRequest) -> HttpResponse:
-    forms_ = {kind: UploadForm(prefix=kind) for kind in services.UPLOAD_KINDS}
+    forms_ = {kind: upload_form(kind, prefix=kind) for kind in services.UPLOAD_KINDS}
     status = 200
     if request.method == "POST":
         kind = request.POST.get("kind", "")
         if kind not in forms_:
             return HttpResponse("unknown upload kind", status=400)
-        form = UploadForm(request.POST, request.FILES, prefix=kind)
+        form = upload_form(kind, request.POST, request.FILES, prefix=kind)
         forms_[kind] = form
         if form.is_valid():
-            f = form.cleaned_data["file"]
             try:
-                up = services.create_upload(kind, request.user, form.cleaned_data["name"], f.name, f.read())
+                up = services.create_upload(kind, request.user, form.cleaned_data["name"], **form.upload_args())
             except SimcoreError as e:
-                form.add_error("file", str(e))
+                form.add_error(form.field_for(str(e)), str(e))
             else:
-                messages.success(request, f"stored {up}")
+                if isinstance(up, TraceUpload) and not up.is_ready:
+                    messages.success(request, f"stored {up}; it is being imported (progress below)")
+                else:
+                    messages.success(request, f"stored {up}")
                 return redirect("uploads")
         status = 400
+    traces = list(TraceUpload.objects.filter(owner=request.user).defer("content_gz").select_related("cluster_upload"))
     ctx = {"forms": forms_, "kinds": services.UPLOAD_KINDS,
            "clusters": ClusterUpload.objects.filter(owner=request.user).defer("content_gz"),
-           "traces": TraceUpload.objects.filter(owner=request.user).defer("content_gz")}
+           "traces": traces, "active": any(t.is_active for t in traces)}
     return render(request, "dashboard/uploads.html", ctx, status=status)
+
+
+@login_required
+def trace_import_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    up = access.get_upload_for_user(request.user, "trace", pk)
+    used = Experiment.objects.filter(trace_upload=up).count()
+    return render(request, "dashboard/trace_import.html", {"up": up, "used": used})
+
+
+@login_required
+def trace_import_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(imports.progress_payload(access.get_upload_for_user(request.user, "trace", pk)))
+
+
+@login_required
+@require_POST
+def trace_import_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    up = access.get_upload_for_user(request.user, "trace", pk)
+    if imports.cancel_import(up):
+        messages.info(request, f"cancelled the import of {up}")
+    return redirect("uploads")
+
+
+@login_required
+@require_POST
+def upload_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    up = access.get_upload_for_user(request.user, kind, pk)
+    try:
+        services.delete_upload(up)
+    except SimcoreError as e:
+        messages.error(request, str(e))
+    else:
+        messages.success(request, f"deleted {up}")
+    return redirect("uploads")

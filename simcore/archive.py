@@ -29,6 +29,7 @@ This module must not import Django: it is part of the simulation library.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import math
@@ -85,6 +86,12 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
             out[part] = {"file": name}
             if spec.get("name"):
                 out[part]["name"] = str(spec["name"])
+            if part == "workload" and spec.get("classes"):
+                # The trace's job-class table (simcore.classfile), a file beside the trace.
+                cname = str(spec["classes"])
+                if "/" in cname or "\\" in cname or cname.startswith("."):
+                    raise ParameterError(f"scenario workload classes must be a plain file name, got {cname!r}")
+                out[part]["classes"] = cname
     load = _number(scenario.get("load", 0.9), "load")
     if load <= 0:
         raise ParameterError(f"load must be a positive number, got {load}")
@@ -155,8 +162,17 @@ def build_workload(scenario: Mapping[str, Any], cluster: Cluster, seed: int,
     """The scenario's workload under ``seed``: a generated preset or a trace file from ``files``."""
     spec = scenario["workload"]
     name = spec["preset"] if "preset" in spec else _file(files or {}, "workload", spec["file"])
-    return api.resolve_workload(name, cluster, seed, scenario.get("load", 0.9), scenario.get("hours"),
-                                spec.get("params") or {})
+    wl = api.resolve_workload(name, cluster, seed, scenario.get("load", 0.9), scenario.get("hours"),
+                              spec.get("params") or {})
+    if spec.get("classes"):
+        from simcore.classfile import read_classes
+
+        table = read_classes(_file(files or {}, "workload", spec["classes"]), cluster.resources, cluster.n_configs)
+        if wl.n_jobs and int(wl.job_class.max()) >= table.n_classes:
+            raise InputError(f"trace {spec['file']!r} has class ids up to {int(wl.job_class.max())} but "
+                             f"{spec['classes']!r} defines {table.n_classes} classes")
+        wl = dataclasses.replace(wl, classes=table)
+    return wl
 
 
 def labels_of(scenario: Mapping[str, Any]) -> dict[str, str]:

@@ -11,7 +11,21 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dashboard import services
-from dashboard.models import ApiToken, ClusterUpload, Experiment, Membership, Role, Run, Team, Visibility
+from dashboard.imports import MAX_CLASSES
+from dashboard.imports import MAX_FILES as MAX_IMPORT_FILES
+from dashboard.models import (
+    ApiToken,
+    ClusterUpload,
+    Experiment,
+    ImportStatus,
+    Membership,
+    Role,
+    Run,
+    Team,
+    TraceFormat,
+    TraceUpload,
+    Visibility,
+)
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
@@ -157,23 +171,84 @@ class ShareLinkSerializer(serializers.Serializer):
     share_url = serializers.URLField()
 
 
+class TraceImportSerializer(serializers.ModelSerializer):
+    """A trace upload's import: status, progress over the input bytes, the error, the reader's report."""
+
+    cluster_upload = serializers.IntegerField(source="cluster_upload_id", allow_null=True, read_only=True,
+                                              help_text="id of the cluster upload made from the trace's machines")
+
+    class Meta:
+        model = TraceUpload
+        fields = ["format", "status", "stage", "fraction", "rows_read", "bytes_total", "error", "options", "report",
+                  "classes", "cluster_upload", "started_at", "finished_at"]
+        read_only_fields = fields
+
+
 class UploadSerializer(serializers.ModelSerializer):
+    status = serializers.SerializerMethodField(help_text="'ready' once usable in experiments (cluster files at once)")
+    trace_import = serializers.SerializerMethodField(help_text="traces only: the background import")
+
     class Meta:
         model = ClusterUpload
-        fields = ["id", "name", "filename", "size_bytes", "sha256", "info", "created"]
+        fields = ["id", "name", "filename", "size_bytes", "sha256", "info", "created", "status", "trace_import"]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.ChoiceField(choices=ImportStatus.choices))
+    def get_status(self, obj: Any) -> str:
+        return str(getattr(obj, "status", ImportStatus.READY))
+
+    @extend_schema_field(TraceImportSerializer(allow_null=True))
+    def get_trace_import(self, obj: Any) -> dict[str, Any] | None:
+        return TraceImportSerializer(obj).data if isinstance(obj, TraceUpload) else None
+
+
+def _file_sizes(files: Any) -> Any:
+    for f in files if isinstance(files, list) else [files]:
+        try:
+            services.check_upload_size(f.size)  # before the content is read
+        except Exception as e:
+            raise serializers.ValidationError(f"{f.name}: {e}" if f.size else str(e)) from None
+    return files
 
 
 class UploadCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    file = serializers.FileField(help_text="a cluster JSON file or a CSV trace (optionally .gz)")
+    file = serializers.ListField(
+        child=serializers.FileField(), min_length=1, max_length=MAX_IMPORT_FILES,
+        help_text="a cluster JSON file; or the trace: one CSV or SWF file, or the Google 2011 task_events part(s) "
+                  "in time order (repeat the field); plain or .gz")
+    format = serializers.ChoiceField(choices=TraceFormat.choices, required=False, help_text="traces: default csv")
+    job_events = serializers.ListField(child=serializers.FileField(), required=False, max_length=MAX_IMPORT_FILES,
+                                       help_text="google2011: job_events part(s), cross-checked with the tasks")
+    machine_events = serializers.FileField(required=False, help_text="google2011: the machine_events file; the "
+                                                                      "machines at time 0 become a cluster upload")
+    on_error = serializers.ChoiceField(choices=["raise", "skip"], required=False,
+                                       help_text="raise (default): the first malformed row fails the import with its "
+                                                 "file, line and field; skip: skip and count them (Google, SWF)")
+    unfinished = serializers.ChoiceField(choices=["cut", "drop"], required=False,
+                                         help_text="google2011: tasks running at the window's end")
+    start_s = serializers.FloatField(min_value=0, required=False, help_text="Google, SWF: window start (s)")
+    end_s = serializers.FloatField(min_value=0, required=False, allow_null=True,
+                                   help_text="Google, SWF: window end (s)")
+    cluster = serializers.CharField(max_length=100, required=False,
+                                    help_text="Google, SWF: a cluster preset to normalise against (see /api/catalog/)")
+    classes = serializers.IntegerField(min_value=1, max_value=MAX_CLASSES, required=False, allow_null=True,
+                                       help_text="fit K k-means job classes (LoTES section 5.3.2), stored with the "
+                                                 "trace")
+    class_window_hours = serializers.FloatField(min_value=0.001, max_value=services.MAX_HOURS, required=False,
+                                                help_text="classes: learnt on the jobs of the first hours (24)")
+    class_seed = serializers.IntegerField(min_value=0, max_value=services.MAX_SEED, required=False,
+                                          help_text="classes: k-means seed (0)")
+    class_duration = serializers.BooleanField(required=False, help_text="classes: cluster on durations too")
 
-    def validate_file(self, f: Any) -> Any:
-        try:
-            services.check_upload_size(f.size)  # before the content is read
-        except Exception as e:
-            raise serializers.ValidationError(str(e)) from None
-        return f
+    def validate_file(self, files: Any) -> Any:
+        return _file_sizes(files)
+
+    def validate_job_events(self, files: Any) -> Any:
+        return _file_sizes(files)
+
+    def validate_machine_events(self, f: Any) -> Any:
+        return _file_sizes(f)
 
 
 class MemberSerializer(serializers.ModelSerializer):

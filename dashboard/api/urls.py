@@ -23,6 +23,7 @@ urlpatterns = [
     path("runs/<int:pk>/download/<str:kind>", views.RunDownload.as_view(), name="api-run-download"),
     path("uploads/<str:kind>/", views.UploadList.as_view(), name="api-upload-list"),
     path("uploads/<str:kind>/<int:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
+    path("uploads/trace/<int:pk>/cancel/", views.UploadCancel.as_view(), name="api-upload-cancel"),
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
     path("teams/<int:pk>/", views.TeamDetail.as_view(), name="api-team-detail"),
 ]

@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from dashboard import access, downloads, services
+from dashboard import access, downloads, imports, services
 from dashboard.api import serializers as s
 from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
 from simcore.errors import SimcoreError
@@ -91,13 +91,14 @@ def _scenario_from(request: Request, data: dict[str, Any], source: Experiment | 
                 up = allowed
             if up is None:
                 raise ValidationError({"scenario": {part: {"upload": [f"no {part} upload {spec['upload']} of yours"]}}})
+            if isinstance(up, TraceUpload) and not up.is_ready:
+                raise ValidationError({"scenario": {part: {"upload": [
+                    f"trace upload {up.pk} is {up.status}; only a ready (imported) trace can be used"]}}})
             picked[part] = up
         else:
             sc[part] = {"preset": spec["preset"], "params": spec.get("params") or {}}
     cu, tu = picked["cluster"], picked["workload"]
-    for part, fname in services.scenario_file_names(cu, tu).items():  # type: ignore[arg-type]
-        up = cu if part == "cluster" else tu
-        sc[part] = {"file": fname, "name": up.name if up else fname}
+    sc.update(services.upload_specs(cu, tu))  # type: ignore[arg-type]
     return services.check_scenario(sc), cu, tu  # type: ignore[return-value]
 
 
@@ -280,13 +281,16 @@ class RunDownload(APIView):
 KIND_PARAM = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(services.UPLOAD_KINDS))
 
 
-def _upload_kind(kind: str) -> services.UploadKind:
-    spec = services.UPLOAD_KINDS.get(kind)
-    if spec is None:
-        from django.http import Http404
+#: Upload options that apply to traces only (dashboard.imports.check_import_options).
+TRACE_OPTIONS = ("format", "on_error", "unfinished", "start_s", "end_s", "cluster", "classes", "class_window_hours",
+                 "class_seed", "class_duration")
 
-        raise Http404(f"unknown upload kind {kind!r}")
-    return spec
+
+def _upload_error(e: SimcoreError) -> ValidationError:
+    """A services error as a 400 on the field it names (an option), else on ``file``."""
+    msg = str(e)
+    field = next((k for k in TRACE_OPTIONS if msg.startswith(k)), "file")
+    return ValidationError({field: [msg]})
 
 
 class UploadList(GenericAPIView):  # type: ignore[type-arg]
@@ -296,34 +300,70 @@ class UploadList(GenericAPIView):  # type: ignore[type-arg]
     @extend_schema(summary="Your uploaded clusters or traces", parameters=[KIND_PARAM],
                    responses={200: s.UploadSerializer(many=True), **_errors(401, 404)})
     def get(self, request: Request, kind: str) -> Response:
-        qs = _upload_kind(kind).model.objects.filter(owner=request.user).defer("content_gz")
+        qs = access.own_uploads(request.user, kind)
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(s.UploadSerializer(page, many=True).data)
 
-    @extend_schema(summary="Upload a cluster file or a trace (checked for size, type and content first)",
-                   parameters=[KIND_PARAM], request={"multipart/form-data": s.UploadCreateSerializer},
-                   responses={201: s.UploadSerializer, **_errors(400, 401, 404)})
+    @extend_schema(
+        summary="Upload a cluster file, or a trace to import in the background",
+        description="A cluster file (one `file`) is read at once. A trace (the project's CSV, SWF, or Google 2011 "
+                    "`task_events` parts with optional `job_events` and `machine_events`; plain or gzipped) is "
+                    "checked for size and type, stored with status `pending`, and imported by a worker: poll "
+                    "`GET /api/uploads/trace/{id}/` for `status`, `trace_import.fraction` and `trace_import.error` "
+                    "(file, line and field of the first bad row, unless `on_error=skip`, which counts skipped rows "
+                    "in `trace_import.report`). Only `ready` traces can be used in experiments.",
+        parameters=[KIND_PARAM], request={"multipart/form-data": s.UploadCreateSerializer},
+        responses={201: s.UploadSerializer, **_errors(400, 401, 404)})
     def post(self, request: Request, kind: str) -> Response:
-        _upload_kind(kind)
+        access.own_uploads(request.user, kind)  # 404 for an unknown kind
         ser = s.UploadCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        f = ser.validated_data["file"]
+        d = ser.validated_data
         try:
-            up = services.create_upload(kind, request.user, ser.validated_data["name"], f.name or "", f.read())
+            if kind == "trace":
+                fmt = d.get("format") or "csv"
+                main = "task_events" if fmt == "google2011" else "trace"
+                files = [services.InputFile(main, f.name or "", f.read()) for f in d["file"]]
+                files += [services.InputFile("job_events", f.name or "", f.read()) for f in d.get("job_events", [])]
+                if d.get("machine_events") is not None:
+                    me = d["machine_events"]
+                    files.append(services.InputFile("machine_events", me.name or "", me.read()))
+                up = services.create_upload(kind, request.user, d["name"], files=files,
+                                            options={k: d[k] for k in TRACE_OPTIONS if k in d})
+            else:
+                extra = [k for k in (*TRACE_OPTIONS, "job_events", "machine_events")
+                         if d.get(k) not in (None, False, [])]
+                if len(d["file"]) != 1 or extra:
+                    got = ", ".join([f"{len(d['file'])} files", *extra])
+                    raise ValidationError({"file": [f"a cluster upload is one file and takes no trace options "
+                                                    f"(got {got})"]})
+                f = d["file"][0]
+                up = services.create_upload(kind, request.user, d["name"], f.name or "", f.read())
         except SimcoreError as e:
-            raise ValidationError({"file": [str(e)]}) from None
+            raise _upload_error(e) from None
         return Response(s.UploadSerializer(up).data, status=status.HTTP_201_CREATED)
 
 
 class UploadDetail(APIView):
-    @extend_schema(summary="One of your uploads", parameters=[KIND_PARAM],
-                   responses={200: s.UploadSerializer, **_errors(401, 404)})
+    @extend_schema(summary="One of your uploads (a trace: with its import status, progress, error and report)",
+                   parameters=[KIND_PARAM], responses={200: s.UploadSerializer, **_errors(401, 404)})
     def get(self, request: Request, kind: str, pk: int) -> Response:
-        up = _upload_kind(kind).model.objects.filter(owner=request.user, pk=pk).defer("content_gz").first()
-        if up is None:
-            from django.http import Http404
+        return Response(s.UploadSerializer(access.get_upload_for_user(request.user, kind, pk)).data)
 
-            raise Http404("no such upload")
+    @extend_schema(summary="Delete one of your uploads (refused while an experiment uses it; stops an import)",
+                   parameters=[KIND_PARAM], responses={204: None, **_errors(400, 401, 404)})
+    def delete(self, request: Request, kind: str, pk: int) -> Response:
+        services.delete_upload(access.get_upload_for_user(request.user, kind, pk))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class UploadCancel(APIView):
+    @extend_schema(summary="Cancel a pending or running trace import", request=None,
+                   responses={200: s.UploadSerializer, **_errors(401, 404)})
+    def post(self, request: Request, pk: int) -> Response:
+        up = access.get_upload_for_user(request.user, "trace", pk)
+        imports.cancel_import(up)
+        up.refresh_from_db()
         return Response(s.UploadSerializer(up).data)
 
 

@@ -53,10 +53,9 @@ class Greedy(Scheduler):
     the ``floor(u * ties)``-th tied machine, configurations in order and
     bucket order within each (bucket order depends on history; the choice is
     uniform over the tied machines whatever the order; at the first tie
-    every bucket is in machine order). Uniform numbers are drawn in batches
-    of ``DRAW_BATCH``.
-    whatever the order). Only a real tie (two or more candidates) consumes a
-    random number.
+    every bucket is in machine order). Only a real tie (two or more
+    candidates) consumes a random number; they are drawn in batches of
+    ``DRAW_BATCH``.
     """
 
     name = "greedy"

@@ -52,13 +52,13 @@ class Tetris(Scheduler):
     a job of average length on an empty largest machine, so neither swamps
     the other: in seconds, ``gamma`` would be ~100x ``omega`` for the Google
     jobs (mean ~110 s) and Tetris would degenerate to shortest-job-first; in
-    hours it would vanish for short jobs. Grandl et al. likewise scale their
-    remaining-work term by the ratio of the average scores. ``p_bar`` is a
-    constant fixed before the run: the mean of ``work`` when processing time
+    hours it would vanish for short jobs. ``p_bar`` is a constant fixed
+    before the run (it uses the workload's jobs only through this one mean): the mean of ``work`` when processing time
     does not depend on the machine, otherwise the mean over an evenly spaced
     sample of up to 4,096 jobs of their processing time averaged over the
     configurations. ``work_weight`` (default 1: the paper's equal weights)
-    scales ``gamma``.
+    scales ``gamma``. A configuration where the job cannot run (rate 0,
+    infinite ``p``) is never chosen.
 
     Implementation: on arrival every machine is scored in one vectorised
     pass over a transposed copy of the free capacity
@@ -103,6 +103,7 @@ class Tetris(Scheduler):
         else:
             self.mode = "general"  # p may depend on the machine's last job class
         self.pbar = self._mean_processing_time()
+        self.wfac = self.work_weight / self.pbar
         self.cols = FreeColumns(sim)
         N = sim.n_machines
         self._sc = np.empty(N)
@@ -135,9 +136,9 @@ class Tetris(Scheduler):
             pbar = float(np.mean(wl.work))
         elif wl.n_jobs:
             jobs = np.unique(np.linspace(0, wl.n_jobs - 1, min(PBAR_SAMPLE, wl.n_jobs)).astype(np.int64)).tolist()
-            dur = sim.runtime.duration
-            total = sum(dur(z, c, -1) for z in jobs for c in self.cfg_present)
-            pbar = total / (len(jobs) * len(self.cfg_present))
+            times = [self._p(z, c) for z in jobs for c in self.cfg_present]
+            finite = [t for t in times if t < math.inf]
+            pbar = sum(finite) / len(finite) if finite else 1.0
         else:
             pbar = 1.0
         return pbar if pbar > 0 and math.isfinite(pbar) else 1.0
@@ -148,10 +149,24 @@ class Tetris(Scheduler):
         R = self.R
         req = self.sim._req_mv
         jb = job * R
+        if R == 2:  # the common case, without the generic loops
+            r0 = req[jb]
+            r1 = req[jb + 1]
+            inv = self.inv
+            inv2 = self.inv2
+            return [r0, r1], [r0 * inv2[0], r1 * inv2[1]], (r0 * inv[0] + r1 * inv[1]) * self.wfac
         r = [req[jb + off] for off in range(R)]
         a = [r[off] * self.inv2[off] for off in range(R)]
         s = sum(r[off] * self.inv[off] for off in range(R))
-        return r, a, self.work_weight * s / self.pbar
+        return r, a, s * self.wfac
+
+    def _p(self, job: int, config: int) -> float:
+        """Processing time on ``config`` (s); infinite where the job cannot run (a zero rate)."""
+        try:
+            p = self.sim.runtime.duration(job, config, -1)
+        except ZeroDivisionError:
+            return math.inf
+        return p if p >= 0.0 else math.inf
 
     # -- arrival --------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
@@ -168,8 +183,37 @@ class Tetris(Scheduler):
         """One vectorised pass over all machines; p depends on the configuration only."""
         cols = self.cols
         R = self.R
-        fit = cols.fit
         F = cols.free
+        sc = self._sc
+        tmp = self._tmp
+        # Elementwise ufuncs, not a BLAS dot: a dot may fuse multiply-adds in some
+        # lanes and not others, so identical machines could score differently by an
+        # ulp, and results would depend on the BLAS build.
+        np.multiply(F[0], a[0], out=sc)
+        for off in range(1, R):
+            np.multiply(F[off], a[off], out=tmp)
+            np.add(sc, tmp, out=sc)
+        if self.mode == "config":
+            g = [(lo, hi, _work(gfac, self._p(job, c))) for c, lo, hi in self.segments]
+            if any(x[2] != g[0][2] for x in g):  # a constant work score cannot change the choice
+                for lo, hi, gc in g:
+                    sc[lo:hi] -= gc
+            elif g[0][2] == math.inf:
+                return -1  # it can run nowhere
+        # The best machine overall usually has room (it has the most free capacity
+        # in the job's direction); if it fits, it is also the best fitting one, with
+        # the same lowest-index tie rule. Only otherwise is the fit mask needed.
+        k = int(sc.argmax())
+        if sc[k] == NEG_INF:
+            return -1
+        fmv = cols._tmv
+        N = cols.N
+        for off in range(R):
+            if fmv[off * N + k] < r[off]:
+                break
+        else:
+            return k
+        fit = cols.fit
         nok = self._nok
         btmp = self._btmp
         # Machines where the job does NOT fit (the engine's test, negated).
@@ -177,18 +221,6 @@ class Tetris(Scheduler):
         for off in range(1, R):
             np.less(fit[off], r[off], out=btmp)
             np.logical_or(nok, btmp, out=nok)
-        sc = self._sc
-        tmp = self._tmp
-        np.multiply(F[0], a[0], out=sc)
-        for off in range(1, R):
-            np.multiply(F[off], a[off], out=tmp)
-            np.add(sc, tmp, out=sc)
-        if self.mode == "config":
-            dur = self.sim.runtime.duration
-            g = [(lo, hi, gfac * dur(job, c, -1)) for c, lo, hi in self.segments]
-            if any(x[2] != g[0][2] for x in g):  # a constant work score cannot change the choice
-                for lo, hi, gc in g:
-                    sc[lo:hi] -= gc
         np.copyto(sc, NEG_INF, where=nok)
         k = int(sc.argmax())  # ties: the lowest machine index
         return k if sc[k] != NEG_INF else -1
@@ -228,7 +260,7 @@ class Tetris(Scheduler):
             self.q_p[i, 0] = dur(job, 0, -1)
         elif self.mode == "config":
             has = self.cfg_has
-            self.q_p[i] = [dur(job, c, -1) if has[c] else 0.0 for c in range(self.n_cfg)]
+            self.q_p[i] = [self._p(job, c) if has[c] else 0.0 for c in range(self.n_cfg)]
         self.q_alive[i] = True
         qm = self.q_min
         for off in range(self.R):
@@ -287,9 +319,14 @@ class Tetris(Scheduler):
                 p = np.array([dur(z, c, last) for z in self.q_job[cand].tolist()])
                 sc[cand] -= self.q_g[cand] * p
             else:
-                sc -= self.q_g[:n] * self.q_p[:n, 0 if self.mode == "fixed" else c]
+                with np.errstate(invalid="ignore"):  # 0 * inf: a job that cannot run here
+                    g = self.q_g[:n] * self.q_p[:n, 0 if self.mode == "fixed" else c]
+                g[np.isnan(g)] = math.inf
+                sc -= g
             sc[~fit] = NEG_INF
             k = int(sc.argmax())
+            if sc[k] == NEG_INF:
+                return  # what fits cannot run here (infinite processing time)
             z = int(self.q_job[k])
             sim.start(z, machine)
             self.cols.update(machine)
@@ -300,6 +337,11 @@ class Tetris(Scheduler):
         # The queue is empty: reset it so later scans cover no dead entries.
         self.qn = 0
         self.q_min = [math.inf] * R
+
+
+def _work(gfac: float, p: float) -> float:
+    """The work score; infinite (never chosen) where the job cannot run, whatever the weight."""
+    return math.inf if p == math.inf else gfac * p
 
 
 def _take(a: np.ndarray, rows: np.ndarray, cap: int) -> np.ndarray:

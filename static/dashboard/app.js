@@ -50,6 +50,34 @@
   }
   if (table && table.dataset.active === "1") setTimeout(poll, 500);
 
+  // Trace imports (uploads page, trace page): poll each active import; reload once all have ended.
+  var traces = document.getElementById("traces");
+  function pollImports() {
+    var rows = Array.prototype.filter.call(traces.querySelectorAll("tr[data-progress-url]"),
+                                           function (r) { return r.dataset.active === "1"; });
+    if (!rows.length) { window.location.reload(); return; }
+    Promise.all(rows.map(function (row) {
+      return fetch(row.dataset.progressUrl, {credentials: "same-origin"})
+        .then(function (r) { return r.json(); })
+        .then(function (p) {
+          var st = row.querySelector(".import-status .status");
+          st.textContent = p.status;
+          st.className = "status " + p.status;
+          var bar = row.querySelector("progress");
+          if (bar) bar.value = p.fraction;
+          var pct = row.querySelector(".pct");
+          if (pct) pct.textContent = (100 * p.fraction).toFixed(1) + "%";
+          var stage = row.querySelector(".stage");
+          if (stage) stage.textContent = p.stage + ", " + p.rows_read.toLocaleString() + " rows";
+          var err = document.getElementById("trace-" + p.id + "-error");
+          if (err && p.error) { err.hidden = false; err.querySelector(".error").textContent = p.error; }
+          row.dataset.active = (p.status === "pending" || p.status === "running") ? "1" : "0";
+        });
+    })).then(function () { setTimeout(pollImports, 1000); })
+      .catch(function () { setTimeout(pollImports, 3000); });
+  }
+  if (traces && traces.dataset.active === "1") setTimeout(pollImports, 500);
+
   // Experiment form: show only the parameters of the chosen cluster, workload and schedulers.
   var form = document.getElementById("experiment-form");
   function sync() {

@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from dashboard import services
+from dashboard import imports, services
 from dashboard.models import ApiToken, Experiment, Status, Visibility
 from tests.dashboard.conftest import small_scenario
 from tests.dashboard.test_uploads import CLUSTER, TRACE
@@ -141,8 +141,14 @@ def test_uploads_and_forks_through_the_api(owner, other, team):
     assert resp.status_code == 201 and resp.json()["info"]["machines"] == 12
     cid = resp.json()["id"]
     resp = alice.c.post("/api/uploads/trace/", {"file": SimpleUploadedFile("t.csv", TRACE.encode())})
-    assert resp.status_code == 201 and resp.json()["info"]["jobs"] == 200
+    assert resp.status_code == 201 and resp.json()["status"] == "pending"
     tid = resp.json()["id"]
+    # Not usable before its import has run (the worker's code path, in this process).
+    early = small_scenario(workload={"upload": tid}, schedulers=["greedy"])
+    resp = alice.post("/api/experiments/", {"scenario": early})
+    assert resp.status_code == 400 and "is pending" in resp.content.decode()
+    assert imports.execute_import(tid) == "ready"
+    assert alice.get(f"/api/uploads/trace/{tid}/").json()["info"]["jobs"] == 200
     bad = alice.c.post("/api/uploads/cluster/", {"file": SimpleUploadedFile("c.json", b'{"name": ')})
     assert bad.status_code == 400 and "c.json" in bad.json()["file"][0]
     assert [u["id"] for u in alice.get("/api/uploads/cluster/").json()["results"]] == [cid]

@@ -16,7 +16,17 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from dashboard import accounts, services
-from dashboard.models import ApiToken, ClusterUpload, Experiment, Membership, Status, Team, Visibility
+from dashboard.models import (
+    ApiToken,
+    ClusterUpload,
+    Experiment,
+    ImportStatus,
+    Membership,
+    Status,
+    Team,
+    TraceUpload,
+    Visibility,
+)
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
@@ -46,11 +56,14 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
                                           name="alice-team-exp")
     up = ClusterUpload.objects.create(owner=owner, name="alice-secret-cluster", filename="c.json",
                                       content_gz=gzip.compress(b"{}"), size_bytes=2, sha256="", info={})
+    # A trace still being imported (cancel and delete must not reach it).
+    trace = TraceUpload.objects.create(owner=owner, name="alice-secret-trace", filename="t.csv", content_gz=b"",
+                                       size_bytes=2, sha256="", info={}, status=ImportStatus.RUNNING)
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
     member = Membership.objects.get(team=team, user=other)
     return {"exp": exp, "run": run, "team_exp": team_exp, "upload": up, "token": token, "team": team, "inv": inv,
-            "member": member}
+            "member": member, "trace": trace}
 
 
 def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -78,7 +91,11 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "api-run-detail": [{"pk": run.pk}], "api-run-cancel": [{"pk": run.pk}],
         "api-run-download": [{"pk": run.pk, "kind": "jobs.csv"}],
         "api-upload-list": [{"kind": "cluster"}],
-        "api-upload-detail": [{"kind": "cluster", "pk": w["upload"].pk}],
+        "api-upload-detail": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
+        "api-upload-cancel": [{"pk": w["trace"].pk}],
+        "trace-import-detail": [{"pk": w["trace"].pk}], "trace-import-progress": [{"pk": w["trace"].pk}],
+        "trace-import-cancel": [{"pk": w["trace"].pk}],
+        "upload-delete": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
         "api-team-detail": [{"pk": w["team"].pk}],
     }
 
@@ -98,7 +115,8 @@ def _snapshot(w: dict[str, Any]) -> Any:
                 "status", flat=True)),
             list(Membership.objects.filter(team=w["team"]).order_by("pk").values_list("user_id", "role")),
             ApiToken.objects.filter(pk=w["token"].pk).exists(), w["team"].invitations.count(),
-            Team.objects.count(), ClusterUpload.objects.filter(pk=w["upload"].pk).exists())
+            Team.objects.count(), ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
+            list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)))
 
 
 def _call(client: Client, method: str, url: str) -> Any:
@@ -118,7 +136,8 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
     if who == "outsider":
         client.force_login(outsider)
     before = _snapshot(world)
-    secret_bits = ["alice-secret-exp", "alice-team-exp", "alice-secret-cluster", world["token"].prefix]
+    secret_bits = ["alice-secret-exp", "alice-team-exp", "alice-secret-cluster", "alice-secret-trace",
+                   world["token"].prefix]
     for name, kwarg_list in _targets(world).items():
         for kwargs in kwarg_list:
             url = reverse(name, kwargs=kwargs)

@@ -10,8 +10,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard import services
-from dashboard.models import ClusterUpload, Experiment, Status, TraceUpload
+from dashboard import imports, services
+from dashboard.models import ClusterUpload, Experiment, ImportStatus, Status, TraceUpload
 from simcore import archive
 
 CLUSTER = {"name": "two-kinds", "resources": ["cpu", "mem"], "configurations": [
@@ -30,7 +30,12 @@ def upload(client, kind, name, content, filename):
 def test_a_valid_cluster_and_trace_are_stored_and_run(owner_client, owner):
     assert upload(owner_client, "cluster", "mine", json.dumps(CLUSTER).encode(), "c.json").status_code == 302
     assert upload(owner_client, "trace", "t", gzip.compress(TRACE.encode()), "t.csv.gz").status_code == 302
+    # Traces are imported by a worker; here its code path runs in this process (no broker inside the test).
+    t = TraceUpload.objects.get()
+    assert t.status == ImportStatus.PENDING and not ExperimentFormChoices(owner_client, t)
+    assert imports.execute_import(t.pk) == ImportStatus.READY
     c, t = ClusterUpload.objects.get(), TraceUpload.objects.get()
+    assert not t.inputs.exists()  # the raw files go once the trace is stored
     assert c.info == {"machines": 12, "configurations": 2, "resources": ["cpu", "mem"]} and c.owner == owner
     assert t.info["jobs"] == 200 and t.content() == gzip.compress(TRACE.encode())
     assert "mine" in owner_client.get(reverse("uploads")).content.decode()
@@ -63,13 +68,35 @@ def test_uploads_are_private(owner_client, other):
     assert "secret-cluster" not in owner_client.get(reverse("experiment-new")).content.decode()
 
 
+def ExperimentFormChoices(client, trace):  # noqa: N802 - reads like the question it answers
+    """Whether the new-experiment form offers ``trace``."""
+    html = client.get(reverse("experiment-new")).content.decode()
+    workload_select = html.split('name="workload"', 1)[1].split("</select>", 1)[0]
+    return f'value="upload:{trace.pk}"' in workload_select
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"submit_s,duration_s,cpu,mem\n1,10,0.1,0.1\n2,ten,0.1,0.1\n", "t.csv, line 3, column 'duration_s'"),
+    (b"submit_s,cpu\n1,0.1\n", "duration_s"),
+])
+def test_a_bad_csv_trace_fails_its_import_with_the_line_and_stores_nothing(owner_client, content, message):
+    assert upload(owner_client, "trace", "bad", content, "t.csv").status_code == 302
+    t = TraceUpload.objects.get()
+    assert imports.execute_import(t.pk) == ImportStatus.FAILED
+    t.refresh_from_db()
+    assert message in t.error and "/tmp/" not in t.error
+    assert bytes(t.content_gz) == b"" and not t.inputs.exists() and not ExperimentFormChoices(owner_client, t)
+    page = owner_client.get(reverse("uploads")).content.decode().replace("&#x27;", "'")
+    assert message in page
+
+
 @pytest.mark.parametrize(("kind", "content", "filename", "message"), [
     ("cluster", b'{"name": "x", "resources": ["cpu"],\n "configurations": [}', "c.json", "line 2"),
     ("cluster", json.dumps({**CLUSTER, "configurations": [
         {"name": "a", "count": -1, "capacity": {"cpu": 1, "mem": 1}}]}).encode(), "c.json", "count"),
     ("cluster", b"\x00\x01binary", "c.json", "c.json"),
-    ("trace", b"submit_s,duration_s,cpu,mem\n1,10,0.1,0.1\n2,ten,0.1,0.1\n", "t.csv", "line 3"),
-    ("trace", b"submit_s,cpu\n1,0.1\n", "t.csv", "duration_s"),
+    ("trace", b"submit_s,duration_s\x00,cpu,mem\n", "t.csv", "binary, not text"),
+    ("trace", b"submit_s,duration_s\n1,2\n", "t.csv.gz", "not gzip-compressed"),
     ("trace", b"", "t.csv", "The submitted file is empty"),
     ("cluster", b"", "c.json", "The submitted file is empty"),
 ])

@@ -96,3 +96,18 @@ def test_per_class_splits_wait_and_run() -> None:
     assert rows["a"]["mean_completion_s"] == pytest.approx(3.5)
     # class b: jobs 1 and 3: waits 1, 3; runs 1, 6
     assert rows["b"]["mean_completion_s"] == pytest.approx(5.5)
+
+
+def test_a_noisy_but_level_queue_with_a_small_drift_is_stable() -> None:
+    # What a stable 1-hour Greedy run looks like: bursts of 0-60 jobs and a mild upward drift.
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 3600, 2000)
+    q = np.maximum(0, rng.normal(10 + t / 720, 12))
+    assert metrics.is_stable(t, q)
+
+
+def test_a_queue_climbing_steadily_under_noise_is_unstable() -> None:
+    rng = np.random.default_rng(0)
+    t = np.linspace(0, 3600, 2000)
+    q = np.maximum(0, t / 10 + rng.normal(0, 20, len(t)))  # +180 jobs over the last half
+    assert not metrics.is_stable(t, q)

@@ -122,3 +122,19 @@ def test_the_queue_survives_growth_and_compaction() -> None:
 
 def test_work_weight_is_a_registered_parameter() -> None:
     assert [p.name for p in Tetris.params] == ["work_weight"]
+
+
+def test_a_zero_rate_configuration_is_never_chosen() -> None:
+    # mu = 0 means the class cannot run on that configuration (LoTES section 5.3). m0 (1, 1) would have the
+    # better packing score, but the job's class has rate 0 there: it runs on m1 (0.5, 0.5).
+    cluster = Cluster("c", RES, ("big", "small"), np.array([1, 1]), np.array([[1.0, 1.0], [0.5, 0.5]]))
+    rates = np.array([[0.0, 1.0]])
+    work = np.array([2.0, 2.0])
+    cls = np.array([0, 0])
+    wl = Workload("w", RES, [0.0, 1.0], [[0.4, 0.4], [0.4, 0.4]], work, cls, horizon_s=10.0,
+                  runtime=RateRuntime(work, cls, rates))
+    for weight in (1.0, 0.0):
+        res = run(cluster, wl, work_weight=weight)
+        # job1 fits only on m0 while job0 runs; it waits for m1 instead.
+        assert res.machine.tolist() == [1, 1]
+        assert res.start.tolist() == [0.0, 2.0]

@@ -1,0 +1,485 @@
+"""Trace imports: an uploaded real trace becomes a ready-to-run project trace in a background task.
+
+Part of the service layer (:mod:`dashboard.services` delegates trace uploads
+here): views, the API and the Celery task call these functions and hold no
+domain logic.
+
+1. :func:`create_trace_import` (in the request): cheap checks only (options,
+   file roles, size, names, gzip magic or UTF-8 text), then one transaction
+   stores a *pending* :class:`TraceUpload` with its raw files
+   (:class:`TraceImportFile`) and, after the commit, enqueues one task.
+2. :func:`execute_import` (in a worker): claims the row with a conditional
+   update, converts the files with :mod:`simcore.importer` (Google 2011, SWF)
+   or :mod:`simcore.tracefile` (the project's CSV), optionally fits k-means job
+   classes, writing progress (bytes read, rows) to the row; a cancel shows up
+   at the next progress write and stops the reader.
+3. Success: one transaction stores the converted trace, the class table and
+   the derived machines (as a cluster upload), marks the row ready and
+   deletes the raw files. Failure: the row keeps only the error (file, line,
+   field) and is never usable; the raw files are deleted too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import logging
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from dashboard.models import (
+    IMPORT_ACTIVE,
+    ClusterUpload,
+    ImportRole,
+    ImportStatus,
+    TraceFormat,
+    TraceImportFile,
+    TraceUpload,
+)
+from dashboard.services import (
+    GZIP_MAGIC,
+    PROGRESS_EVERY_S,
+    InputFile,
+    check_file_type,
+    check_upload_size,
+    clean_json,
+    safe_filename,
+)
+from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
+from simcore.model import Cluster, Workload
+from simcore.traces import ImportProgress, ImportReport, ImportResult
+
+log = logging.getLogger(__name__)
+
+#: Most files in one trace upload (Google task_events parts, job_events parts, one machine_events file).
+MAX_FILES = 64
+#: Most k-means classes an upload may ask for (LoTES uses a handful; the bin enumeration grows fast).
+MAX_CLASSES = 100
+MAX_SEED = 2**32 - 1
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """What files a trace format takes: accepted names and, per role, how many files (min, max)."""
+
+    label: str
+    suffixes: tuple[str, ...]
+    roles: dict[str, tuple[int, int]]
+    #: The role of the upload's main file (the form's and the API's ``file`` field).
+    main_role: str
+
+
+FORMATS: dict[str, FormatSpec] = {
+    TraceFormat.CSV: FormatSpec("trace", (".csv", ".csv.gz", ".gz"), {ImportRole.TRACE: (1, 1)}, ImportRole.TRACE),
+    TraceFormat.SWF: FormatSpec("SWF trace", (".swf", ".swf.gz", ".gz"), {ImportRole.TRACE: (1, 1)},
+                                ImportRole.TRACE),
+    TraceFormat.GOOGLE2011: FormatSpec(
+        "Google 2011 events file", (".csv", ".csv.gz", ".gz"),
+        {ImportRole.TASK_EVENTS: (1, MAX_FILES), ImportRole.JOB_EVENTS: (0, MAX_FILES),
+         ImportRole.MACHINE_EVENTS: (0, 1)}, ImportRole.TASK_EVENTS),
+}
+
+#: Import options, their defaults, and the formats they apply to.
+DEFAULTS: dict[str, Any] = {
+    "format": TraceFormat.CSV.value, "on_error": "raise", "unfinished": "cut", "start_s": 0.0, "end_s": None,
+    "cluster": None, "classes": None, "class_window_hours": 24.0, "class_seed": 0, "class_duration": False,
+}
+_REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google and SWF only
+
+
+# ---------------------------------------------------------------------------- options
+
+
+def _number(opts: Mapping[str, Any], key: str, *, integer: bool = False, lo: float | None = None,
+            hi: float | None = None, positive: bool = False) -> Any:
+    v = opts[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not float(v).is_integer()):
+        raise ParameterError(f"{key} must be {'an integer' if integer else 'a number'}, got {v!r}")
+    if not math.isfinite(v) or (lo is not None and v < lo) or (hi is not None and v > hi) or (positive and v <= 0):
+        rng = "positive" if positive else f"between {lo:g} and {hi:g}" if hi is not None else f"at least {lo:g}"
+        raise ParameterError(f"{key} must be {rng}, got {v!r}")
+    return int(v) if integer else float(v)
+
+
+def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The normalised import options; ParameterError names the option and its valid values.
+
+    ``format``: csv, swf or google2011. ``on_error``: ``raise`` stops at the
+    first malformed row (file, line, field), ``skip`` skips and counts such
+    rows in the report (Google and SWF; the project CSV is always strict).
+    ``start_s``/``end_s``: the window (s, Google and SWF). ``unfinished``:
+    Google tasks running at the window's end are ``cut`` or ``drop``-ped.
+    ``cluster``: a cluster preset to normalise against (default: Google's
+    machine_events or the google-2011 preset; SWF's parallel computer).
+    ``classes``: K k-means job classes fitted on the first
+    ``class_window_hours`` with ``class_seed`` (LoTES section 5.3.2).
+    """
+    from simcore.presets import CLUSTERS
+
+    unknown = sorted(set(options) - set(DEFAULTS))
+    if unknown:
+        raise ParameterError(f"unknown import option(s) {unknown}; valid options: {', '.join(DEFAULTS)}")
+    o = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None and v != ""}}
+    if o["format"] not in FORMATS:
+        raise ParameterError(f"format must be one of {', '.join(FORMATS)}, got {o['format']!r}")
+    for key, valid in (("on_error", ("raise", "skip")), ("unfinished", ("cut", "drop"))):
+        if o[key] not in valid:
+            raise ParameterError(f"{key} must be one of {', '.join(valid)}, got {o[key]!r}")
+    o["start_s"] = _number(o, "start_s", lo=0.0)
+    if o["end_s"] is not None:
+        o["end_s"] = _number(o, "end_s", lo=0.0)
+        if o["end_s"] <= o["start_s"]:
+            raise ParameterError(f"end_s ({o['end_s']:g}) must be after start_s ({o['start_s']:g})")
+    if o["cluster"] is not None:
+        CLUSTERS.get(str(o["cluster"]))  # UnknownNameError lists the presets
+        o["cluster"] = str(o["cluster"])
+    if o["format"] == TraceFormat.CSV:
+        given = [k for k in _REAL_ONLY if o[k] != DEFAULTS[k]]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply to google2011 and swf traces; a CSV trace is used as it "
+                                 "is (an experiment's hours cut it)")
+    if o["format"] != TraceFormat.GOOGLE2011 and o["unfinished"] != "cut":
+        raise ParameterError("unfinished applies to google2011 traces only")
+    if o["classes"] is not None:
+        k = _number(o, "classes", integer=True, lo=1, hi=MAX_CLASSES)
+        o["classes"] = {"k": k, "window_hours": _number(o, "class_window_hours", positive=True),
+                        "seed": _number(o, "class_seed", integer=True, lo=0, hi=MAX_SEED),
+                        "use_duration": bool(o["class_duration"])}
+    for key in ("class_window_hours", "class_seed", "class_duration"):
+        del o[key]
+    return o
+
+
+# ---------------------------------------------------------------------------- the request
+
+
+def _named(content: bytes, name: str) -> io.BytesIO:
+    """A binary file object whose ``name`` the readers put in their error messages."""
+    f = io.BytesIO(content)
+    f.name = name  # type: ignore[misc]
+    return f
+
+
+def create_trace_import(owner: AbstractBaseUser, name: str, filename: str, content: bytes, *,
+                        files: Sequence[InputFile] = (), options: Mapping[str, Any]) -> TraceUpload:
+    """Check an upload cheaply and store it as a pending import; the task starts after the commit."""
+    opts = check_import_options(options)
+    fmt = FORMATS[opts["format"]]
+    parts = list(files) or [InputFile(fmt.main_role, filename, content)]
+    if len(parts) > MAX_FILES:
+        raise ParameterError(f"at most {MAX_FILES} files per upload, got {len(parts)}")
+    for role, (lo, hi) in fmt.roles.items():
+        n = sum(1 for f in parts if f.role == role)
+        if not lo <= n <= hi:
+            want = f"exactly {lo}" if lo == hi else f"at least {lo}" if hi == MAX_FILES else f"at most {hi}"
+            raise ParameterError(f"a {opts['format']} upload takes {want} {role} file(s), got {n}")
+    stray = sorted({f.role for f in parts} - set(fmt.roles))
+    if stray:
+        raise ParameterError(f"a {opts['format']} upload takes no {', '.join(stray)} files")
+    clean: list[InputFile] = []
+    for f in parts:
+        fname = safe_filename(f.filename, f"{f.role}.csv")
+        try:
+            check_upload_size(len(f.content))
+        except InputError as e:
+            raise InputError(e.reason, file=fname) from None
+        check_file_type(fmt.label, fmt.suffixes, fname, f.content)
+        clean.append(InputFile(f.role, fname, f.content))
+    total = sum(len(f.content) for f in clean)
+    if total > settings.SIMCORE_MAX_UPLOAD_MB * 2**20:
+        raise InputError(f"the files are {total / 2**20:.1f} MB together; the limit is "
+                         f"{settings.SIMCORE_MAX_UPLOAD_MB} MB")
+    # Stored compressed; the readers recognise gzip by its magic bytes, whatever the name says.
+    stored = [f.content if f.content.startswith(GZIP_MAGIC) else gzip.compress(f.content, 1) for f in clean]
+    main = next(f for f in clean if f.role == fmt.main_role)
+    with transaction.atomic():
+        up = TraceUpload.objects.create(
+            owner=owner, name=(name or main.filename)[:100], filename=main.filename, content_gz=b"",
+            size_bytes=total, sha256="", info={"files": len(clean)}, format=opts["format"], options=opts,
+            status=ImportStatus.PENDING, bytes_total=sum(len(b) for b in stored))
+        order = {role: 0 for role in fmt.roles}
+        rows = []
+        for f, data in zip(clean, stored, strict=True):
+            rows.append(TraceImportFile(upload=up, role=f.role, position=order[f.role], filename=f.filename,
+                                        size_bytes=len(f.content), content_gz=data))
+            order[f.role] += 1
+        TraceImportFile.objects.bulk_create(rows)
+        pk = up.pk
+        transaction.on_commit(lambda: enqueue_import(pk))
+    return up
+
+
+def enqueue_import(upload_id: int) -> None:
+    from dashboard.tasks import import_trace
+
+    import_trace.delay(upload_id)
+
+
+def cancel_import(upload: TraceUpload) -> bool:
+    """Stop a pending or running import; a running one stops at its reader's next progress report."""
+    with transaction.atomic():
+        won = TraceUpload.objects.filter(pk=upload.pk, status__in=IMPORT_ACTIVE).update(
+            status=ImportStatus.CANCELLED, finished_at=timezone.now()) == 1
+        if won:
+            TraceImportFile.objects.filter(upload_id=upload.pk).delete()
+    return won
+
+
+def progress_payload(upload: TraceUpload) -> dict[str, Any]:
+    """What the uploads page polls: status, stage, fraction of input bytes read, rows, the error."""
+    upload.refresh_from_db(fields=["status", "stage", "fraction", "rows_read", "error", "info"])
+    return {"id": upload.pk, "status": upload.status, "stage": upload.stage, "fraction": upload.fraction,
+            "rows_read": upload.rows_read, "error": upload.error, "info": upload.info}
+
+
+# ---------------------------------------------------------------------------- the worker
+
+
+class _Reporter:
+    """simcore import progress -> the row (at most every PROGRESS_EVERY_S); raises Cancelled once it was cancelled.
+
+    The fraction is over all input bytes (compressed, as stored), files read
+    in the readers' order: machine events, job events, task events.
+    """
+
+    ORDER = (ImportRole.MACHINE_EVENTS, ImportRole.JOB_EVENTS, ImportRole.TASK_EVENTS, ImportRole.TRACE)
+    #: The readers' stage names -> our file roles.
+    STAGES = {"task_events": ImportRole.TASK_EVENTS, "job_events": ImportRole.JOB_EVENTS,
+              "swf": ImportRole.TRACE, "trace": ImportRole.TRACE}
+
+    def __init__(self, upload_id: int, files: Sequence[TraceImportFile]) -> None:
+        self.upload_id = upload_id
+        self.last = 0.0
+        self.rows: dict[str, int] = {}
+        ordered = sorted(files, key=lambda f: (self.ORDER.index(f.role), f.position))  # type: ignore[arg-type]
+        self.total = max(1, sum(len(f.content_gz) for f in ordered))
+        self.before: dict[tuple[str, int], int] = {}
+        acc = 0
+        for f in ordered:
+            self.before[(f.role, f.position)] = acc
+            acc += len(f.content_gz)
+
+    def __call__(self, p: ImportProgress) -> None:
+        self.rows[p.stage] = p.rows
+        now = time.monotonic()
+        if now - self.last < PROGRESS_EVERY_S and p.bytes_done != p.bytes_total:
+            return
+        self.last = now
+        base = self.before.get((self.STAGES.get(p.stage, p.stage), p.file_index), 0)
+        # Reading ends at 99%: classifying and storing the trace come after.
+        fraction = min(0.99, (base + p.bytes_done) / self.total)
+        self.write(f"{p.stage} {p.file_index + 1}/{p.n_files}", fraction)
+
+    def write(self, stage: str, fraction: float | None = None) -> None:
+        fields: dict[str, Any] = {"stage": stage[:40], "rows_read": sum(self.rows.values())}
+        if fraction is not None:
+            fields["fraction"] = fraction
+        if not TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING).update(**fields):
+            raise Cancelled(f"trace import {self.upload_id} was cancelled")
+
+
+class _CountingReader(io.RawIOBase):
+    """A byte stream that reports how far it has been read (the CSV reader has no progress callback)."""
+
+    def __init__(self, data: bytes, name: str, report: Any) -> None:
+        super().__init__()
+        self._buf = io.BytesIO(data)
+        self.name = name
+        self._report = report
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        n = self._buf.readinto(b)
+        self._report(self._buf.tell())
+        return n
+
+
+@dataclass
+class Converted:
+    """A converted trace, ready to be stored (``content_gz``: gzip of the trace file ``filename``)."""
+
+    filename: str
+    content_gz: bytes
+    sha256: str
+    info: dict[str, Any]
+    report: dict[str, Any]
+    classes: dict[str, Any] | None
+    #: The machines the input described (Google machine_events, SWF's parallel computer), else None.
+    cluster: Cluster | None
+
+
+class _HashingWriter:
+    """Writes bytes through to ``out`` and hashes them (the SHA-256 of the trace file, not of its gzip)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+        self.hash = hashlib.sha256()
+
+    def write(self, b: bytes) -> int:
+        self.hash.update(b)
+        return int(self.out.write(b))
+
+
+def _stem(name: str) -> str:
+    stem = safe_filename(name, "trace")
+    for suffix in (".gz", ".csv", ".swf"):
+        stem = stem[: -len(suffix)] if stem.lower().endswith(suffix) and len(stem) > len(suffix) else stem
+    return stem
+
+
+def _read_csv(f: InputFile, progress: _Reporter) -> ImportResult:
+    from simcore.tracefile import read_trace
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    total = len(f.content)
+    stream = io.BufferedReader(_CountingReader(f.content, f.filename, lambda done: progress(
+        ImportProgress("trace", f.filename, 0, 1, done, total, 0))), buffer_size=1 << 20)
+    wl = read_trace(stream)
+    if wl.n_jobs == 0:
+        raise InputError("the trace has no jobs", file=f.filename)
+    report = ImportReport("csv", files={"trace": [f.filename]}, rows_read={"trace": wl.n_jobs})
+    report.notes.append("read with simcore.tracefile: checked strictly (the first bad line is an error)")
+    if wl.params.get("sorted_on_read"):
+        report.notes.append("rows were not in submit order: sorted (stable)")
+    report.wall_s, report.cpu_s = time.perf_counter() - t0, time.process_time() - c0
+    return ImportResult(wl, None, report)
+
+
+def convert(fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *, name: str,
+            progress: _Reporter) -> Converted:
+    """Read the raw files with simcore, fit classes if asked, and write the project trace (no database here)."""
+    from simcore import importer
+    from simcore.tracefile import write_trace
+
+    by_role: dict[str, list[InputFile]] = {}
+    for f in files:
+        by_role.setdefault(f.role, []).append(f)
+    if fmt == TraceFormat.CSV:
+        result = _read_csv(by_role[ImportRole.TRACE][0], progress)
+    else:
+        main = by_role.get(ImportRole.TASK_EVENTS) or by_role.get(ImportRole.TRACE) or []
+        machines = by_role.get(ImportRole.MACHINE_EVENTS)
+        result = importer.import_trace(
+            fmt,  # type: ignore[arg-type]
+            [_named(f.content, f.filename) for f in main],
+            job_events=[_named(f.content, f.filename) for f in by_role.get(ImportRole.JOB_EVENTS, [])],
+            machine_events=_named(machines[0].content, machines[0].filename) if machines else None,
+            cluster=options.get("cluster"), start_s=options["start_s"], end_s=options["end_s"],
+            unfinished=options["unfinished"], on_error=options["on_error"], name=name, progress=progress)
+        if options["on_error"] == "skip" and not result.report.rows_skipped:
+            result.report.notes.append("on_error=skip: no row needed skipping")
+    wl: Workload = result.workload
+    derived = result.cluster if options.get("cluster") is None and (
+        fmt == TraceFormat.SWF or ImportRole.MACHINE_EVENTS in by_role) else None
+    classes = None
+    if options.get("classes"):
+        progress.write("fitting job classes", 0.99)
+        c = options["classes"]
+        result = importer.classify(result, c["k"], window_hours=c["window_hours"], seed=c["seed"],
+                                   use_duration=c["use_duration"])
+        wl = result.workload
+        classes = clean_json(importer.class_table_dict(wl))
+    progress.write("storing the trace", 0.99)
+    main_file = files[0]
+    if fmt == TraceFormat.CSV and classes is None:
+        # The user's own file, byte for byte, as before background imports (read_trace found no fault in it).
+        raw = main_file.content if main_file.filename.lower().endswith(".gz") else gzip.decompress(main_file.content)
+        filename, content_gz, digest = main_file.filename, gzip.compress(raw, 1), hashlib.sha256(raw).hexdigest()
+    else:
+        buf = io.BytesIO()
+        with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1, mtime=0) as gz:
+            out = _HashingWriter(gz)
+            write_trace(wl, out)  # type: ignore[arg-type]
+        filename, content_gz, digest = f"{_stem(name)}.csv", buf.getvalue(), out.hash.hexdigest()
+    report = clean_json(importer.summary(result))
+    info: dict[str, Any] = {"jobs": int(wl.n_jobs), "hours": float(wl.horizon_s) / 3600.0,
+                            "resources": list(wl.resources), "format": fmt,
+                            "rows_read": int(sum(result.report.rows_read.values())),
+                            "rows_skipped": int(sum(result.report.rows_skipped.values())),
+                            "jobs_dropped": int(sum(result.report.dropped.values()))}
+    if classes is not None:
+        info["classes"] = len(classes["classes"])
+    return Converted(filename, content_gz, digest, info, report, classes, derived)
+
+
+def execute_import(upload_id: int, worker: str = "") -> str:
+    """Claim a pending import, convert it, store the result; returns the final status.
+
+    An import that is gone, already claimed or cancelled is left alone.
+    Errors become the row's message; nothing usable is stored.
+    """
+    if not TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.PENDING).update(
+            status=ImportStatus.RUNNING, started_at=timezone.now(), worker=worker[:200], stage="starting"):
+        return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+    up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
+    rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
+    files = [InputFile(r.role, r.filename, bytes(r.content_gz)) for r in rows]
+    for r, f in zip(rows, files, strict=True):
+        r.content_gz = f.content  # the reporter sizes files by their stored bytes
+    try:
+        conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows))
+    except Cancelled:
+        return _finish_failed(upload_id, None)
+    except SimcoreError as e:
+        return _finish_failed(upload_id, str(e))
+    except MemoryError:
+        return _finish_failed(upload_id, "the import needed more memory than the worker has")
+    except Exception as e:  # a bug: log the traceback for us, show the user one line
+        log.exception("trace import %s failed", upload_id)
+        return _finish_failed(upload_id, f"internal error ({type(e).__name__}): {e}")
+    return _store(up, conv)
+
+
+def _finish_failed(upload_id: int, message: str | None) -> str:
+    """Record the error (None: it was cancelled) and drop the raw files; nothing usable remains."""
+    with transaction.atomic():
+        if message is not None:
+            TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING).update(
+                status=ImportStatus.FAILED, error=message[:4000], finished_at=timezone.now())
+        TraceImportFile.objects.filter(upload_id=upload_id).delete()
+    return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+
+
+def _store(up: TraceUpload, conv: Converted) -> str:
+    """Everything the import produced, in one transaction; nothing if it was cancelled meanwhile."""
+    from simcore.clusterfile import write_cluster
+
+    with transaction.atomic():
+        cu = None
+        if conv.cluster is not None:
+            buf = io.BytesIO()
+            write_cluster(conv.cluster, buf)
+            text = buf.getvalue()
+            cu = ClusterUpload.objects.create(
+                owner_id=up.owner_id, name=f"{up.name} machines"[:100], filename=f"{_stem(up.name)}-cluster.json",
+                content_gz=gzip.compress(text, 6), size_bytes=len(text), sha256=hashlib.sha256(text).hexdigest(),
+                info={"machines": int(conv.cluster.n_machines), "configurations": int(conv.cluster.n_configs),
+                      "resources": list(conv.cluster.resources), "from_trace": up.pk})
+        won = TraceUpload.objects.filter(pk=up.pk, status=ImportStatus.RUNNING).update(
+            status=ImportStatus.READY, content_gz=conv.content_gz, filename=conv.filename, sha256=conv.sha256,
+            info=conv.info, report=conv.report, classes=conv.classes, cluster_upload=cu, fraction=1.0,
+            stage="done", finished_at=timezone.now(), error="",
+            rows_read=int(conv.info["rows_read"]))
+        if not won:
+            transaction.set_rollback(True)
+            status = TraceUpload.objects.filter(pk=up.pk).values_list("status", flat=True).first() or "missing"
+        else:
+            TraceImportFile.objects.filter(upload_id=up.pk).delete()
+            status = ImportStatus.READY
+    return status
+
+
+__all__ = ["DEFAULTS", "FORMATS", "cancel_import", "check_import_options", "convert", "create_trace_import",
+           "execute_import", "progress_payload"]
+

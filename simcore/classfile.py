@@ -1,0 +1,102 @@
+"""The job-class table file (``classes.json``) that ``simcore import --classes K`` writes, read back.
+
+:func:`simcore.importer.class_table_dict` writes it::
+
+    {
+      "resources": ["cpu", "mem"],
+      "params": {"k": 4, "window_hours": 24.0, "seed": 0, "use_duration": false},
+      "classes": [...],                       # per class, for people to read
+      "table": {"names": [...], "requests": [[...]], "rates": [[...]], "proportions": [...]}
+    }
+
+Only ``resources`` and ``table`` are read (``table`` is
+:meth:`simcore.model.ClassTable.to_dict`). A trace whose ``class`` column
+holds these class ids and this table together give a
+:class:`~simcore.model.Workload` with ``classes`` set, which LoTES uses
+instead of fitting its own k-means classes.
+
+The table is *aligned to the cluster a run uses*: request columns are
+reordered to the cluster's resources (a resource the table lacks is an
+error), and machine-independent rates (every column of ``rates`` equal, what
+k-means classes of a trace have, since trace durations do not depend on the
+machine) are repeated for every configuration of the cluster. Rates that
+differ between configurations only fit a cluster with that many
+configurations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+import numpy as np
+
+from simcore.errors import InputError
+from simcore.model import ClassTable
+
+
+def _label(source: Any) -> str:
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    return str(getattr(source, "name", None) or "<stream>")
+
+
+def class_table_from_dict(data: Any, resources: Sequence[str], n_configs: int, *,
+                          label: str = "classes.json") -> ClassTable:
+    """The class table of a ``classes.json`` dict, aligned to a cluster's ``resources`` and ``n_configs``."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("table"), Mapping):
+        raise InputError("expected an object with 'resources' and 'table' (simcore import --classes output)",
+                         file=label)
+    table = data["table"]
+    file_res = data.get("resources")
+    if not isinstance(file_res, list) or not all(isinstance(r, str) for r in file_res):
+        raise InputError("'resources' must be a list of resource names", file=label, column="resources")
+    try:
+        names = tuple(str(n) for n in table["names"])
+        req = np.asarray(table["requests"], dtype=np.float64)
+        rates = np.asarray(table["rates"], dtype=np.float64)
+        prop = np.asarray(table["proportions"], dtype=np.float64)
+    except (KeyError, TypeError, ValueError) as e:
+        raise InputError(f"'table' needs names, requests, rates and proportions as numbers ({e})", file=label,
+                         column="table") from None
+    k = len(names)
+    if k == 0 or req.shape != (k, len(file_res)) or rates.ndim != 2 or rates.shape[0] != k or prop.shape != (k,):
+        raise InputError(f"'table' shapes do not match: {k} names, requests {req.shape}, rates {rates.shape}, "
+                         f"proportions {prop.shape}, {len(file_res)} resources", file=label, column="table")
+    if not (np.isfinite(req).all() and np.isfinite(rates).all() and np.isfinite(prop).all()) or (req < 0).any() \
+            or (rates <= 0).any() or (prop < 0).any():
+        raise InputError("requests and proportions must be finite and non-negative, rates positive", file=label,
+                         column="table")
+    missing = [r for r in resources if r not in file_res]
+    if missing:
+        raise InputError(f"the class table has resources {file_res}, not the cluster's {list(resources)} "
+                         f"(missing {missing})", file=label, column="resources")
+    req = req[:, [file_res.index(r) for r in resources]]
+    if rates.shape[1] != n_configs:
+        if not np.all(rates == rates[:, :1]):
+            raise InputError(f"the class rates differ between {rates.shape[1]} machine configurations; the cluster "
+                             f"has {n_configs}", file=label, column="table.rates")
+        rates = np.repeat(rates[:, :1], n_configs, axis=1)
+    return ClassTable(names=names, requests=req, rates=rates, proportions=prop)
+
+
+def read_classes(source: str | os.PathLike[str] | IO[Any], resources: Sequence[str], n_configs: int) -> ClassTable:
+    """Read a ``classes.json`` file (path or open file) aligned to a cluster; errors name the file."""
+    label = _label(source)
+    try:
+        if isinstance(source, (str, os.PathLike)):
+            with open(source, "rb") as f:
+                raw = f.read()
+        else:
+            raw = source.read()
+        data = json.loads(raw)
+    except OSError as e:
+        raise InputError(f"cannot open: {e.strerror or e}", file=label) from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InputError(f"not valid JSON ({e})", file=label) from None
+    return class_table_from_dict(data, resources, n_configs, label=label)
+
+
+__all__ = ["class_table_from_dict", "read_classes"]
