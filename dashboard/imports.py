@@ -78,11 +78,12 @@ class FormatSpec:
     main_role: str
 
 
+#: Keys: the values of models.TraceFormat.
 FORMATS: dict[str, FormatSpec] = {
-    TraceFormat.CSV: FormatSpec("trace", (".csv", ".csv.gz", ".gz"), {ImportRole.TRACE: (1, 1)}, ImportRole.TRACE),
-    TraceFormat.SWF: FormatSpec("SWF trace", (".swf", ".swf.gz", ".gz"), {ImportRole.TRACE: (1, 1)},
+    "csv": FormatSpec("trace", (".csv", ".csv.gz", ".gz"), {ImportRole.TRACE: (1, 1)}, ImportRole.TRACE),
+    "swf": FormatSpec("SWF trace", (".swf", ".swf.gz", ".gz"), {ImportRole.TRACE: (1, 1)},
                                 ImportRole.TRACE),
-    TraceFormat.GOOGLE2011: FormatSpec(
+    "google2011": FormatSpec(
         "Google 2011 events file", (".csv", ".csv.gz", ".gz"),
         {ImportRole.TASK_EVENTS: (1, MAX_FILES), ImportRole.JOB_EVENTS: (0, MAX_FILES),
          ImportRole.MACHINE_EVENTS: (0, 1)}, ImportRole.TASK_EVENTS),
@@ -90,7 +91,7 @@ FORMATS: dict[str, FormatSpec] = {
 
 #: Import options, their defaults, and the formats they apply to.
 DEFAULTS: dict[str, Any] = {
-    "format": TraceFormat.CSV.value, "on_error": "raise", "unfinished": "cut", "start_s": 0.0, "end_s": None,
+    "format": "csv", "on_error": "raise", "unfinished": "cut", "start_s": 0.0, "end_s": None,
     "cluster": None, "classes": None, "class_window_hours": 24.0, "class_seed": 0, "class_duration": False,
 }
 _REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google and SWF only

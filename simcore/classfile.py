@@ -53,6 +53,8 @@ def class_table_from_dict(data: Any, resources: Sequence[str], n_configs: int, *
     file_res = data.get("resources")
     if not isinstance(file_res, list) or not all(isinstance(r, str) for r in file_res):
         raise InputError("'resources' must be a list of resource names", file=label, column="resources")
+    if not isinstance(table.get("names"), list):
+        raise InputError("'table.names' must be a list of class names", file=label, column="table.names")
     try:
         names = tuple(str(n) for n in table["names"])
         req = np.asarray(table["requests"], dtype=np.float64)

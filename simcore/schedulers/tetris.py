@@ -294,49 +294,56 @@ class Tetris(Scheduler):
         R = self.R
         fmv = sim._free_mv
         mb = machine * R
-        c = sim._config_list[machine]
+        f = [fmv[mb + off] for off in range(R)]
         qm = self.q_min
-        while self.qcount:
-            f = [fmv[mb + off] for off in range(R)]
-            if any(qm[off] > f[off] + EPS for off in range(R)):
-                return  # even the smallest queued request does not fit
-            n = self.qn
-            fit = self.q_alive[:n].copy()
-            q_req = self.q_req
-            for off in range(R):
-                fit &= q_req[:n, off] <= f[off] + EPS
-            if not fit.any():
-                return
+        if any(qm[off] > f[off] + EPS for off in range(R)):
+            return  # even the smallest queued request does not fit
+        n = self.qn
+        q_req = self.q_req
+        fit = self.q_alive[:n].copy()
+        for off in range(R):
+            fit &= q_req[:n, off] <= f[off] + EPS
+        # Queue slots of the jobs that fit, in arrival order. Starting jobs only
+        # shrinks m's free capacity, so later rounds filter this set, not the queue.
+        cand = np.flatnonzero(fit)
+        c = sim._config_list[machine]
+        col = 0 if self.mode == "fixed" else c
+        while len(cand):
             q_a = self.q_a
-            sc = q_a[:n, 0] * f[0]
+            sc = q_a[cand, 0] * f[0]
             for off in range(1, R):
-                sc += q_a[:n, off] * f[off]
+                sc += q_a[cand, off] * f[off]
             if self.mode == "general":
                 # p depends on this machine's last class: one runtime call per fitting job.
-                cand = np.flatnonzero(fit)
                 dur = sim.runtime.duration
                 last = int(sim.last_class[machine])
                 p = np.array([dur(z, c, last) for z in self.q_job[cand].tolist()])
-                sc[cand] -= self.q_g[cand] * p
+                g = self.q_g[cand] * p
             else:
                 with np.errstate(invalid="ignore"):  # 0 * inf: a job that cannot run here
-                    g = self.q_g[:n] * self.q_p[:n, 0 if self.mode == "fixed" else c]
+                    g = self.q_g[cand] * self.q_p[cand, col]
                 g[np.isnan(g)] = math.inf
-                sc -= g
-            sc[~fit] = NEG_INF
-            k = int(sc.argmax())
+            sc -= g
+            k = int(sc.argmax())  # ties: the earliest arrival
             if sc[k] == NEG_INF:
-                return  # what fits cannot run here (infinite processing time)
-            z = int(self.q_job[k])
-            sim.start(z, machine)
+                break  # what fits cannot run here (infinite processing time)
+            slot = int(cand[k])
+            sim.start(int(self.q_job[slot]), machine)
             self.cols.update(machine)
-            self.q_alive[k] = False
+            self.q_alive[slot] = False
             self.qcount -= 1
-            if self.qn > 4096 and self.qcount < self.qn // 4:
-                self._compact(grow=False)  # scans cost the used slots, not the live jobs
-        # The queue is empty: reset it so later scans cover no dead entries.
-        self.qn = 0
-        self.q_min = [math.inf] * R
+            f = [fmv[mb + off] for off in range(R)]
+            cand = np.delete(cand, k)
+            keep = q_req[cand, 0] <= f[0] + EPS
+            for off in range(1, R):
+                keep &= q_req[cand, off] <= f[off] + EPS
+            cand = cand[keep]
+        if self.qcount == 0:
+            # The queue is empty: reset it so later scans cover no dead entries.
+            self.qn = 0
+            self.q_min = [math.inf] * R
+        elif self.qn > 4096 and self.qcount < self.qn // 4:
+            self._compact(grow=False)  # scans cost the used slots, not the live jobs
 
 
 def _work(gfac: float, p: float) -> float:

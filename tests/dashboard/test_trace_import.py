@@ -25,7 +25,16 @@ from django.test import Client
 from django.urls import reverse
 
 from dashboard import imports, services
-from dashboard.models import ApiToken, ClusterUpload, Experiment, ImportStatus, Status, TraceImportFile, TraceUpload
+from dashboard.models import (
+    ApiToken,
+    ClusterUpload,
+    Experiment,
+    ImportStatus,
+    Status,
+    TraceFormat,
+    TraceImportFile,
+    TraceUpload,
+)
 from simcore import archive, importer
 from simcore.tracefile import read_trace, write_trace
 from tests.dashboard.conftest import wait_for
@@ -143,6 +152,7 @@ def test_skip_mode_counts_and_reports_each_bad_row(owner_client, case):
 
 
 def test_the_request_refuses_what_it_can_check_cheaply_and_stores_nothing(owner_client, owner):
+    assert set(imports.FORMATS) == set(TraceFormat.values)  # every stored format has its file rules
     cases = [
         ({"format": "csv", "start_s": 5.0}, [("trace", "t.csv", b"submit_s\n")], "start_s apply to google2011"),
         ({"format": "csv"}, [("trace", "t.csv", b"a\n"), ("job_events", "j.csv", b"a\n")], "takes no job_events"),
@@ -353,7 +363,7 @@ def test_api_uploads_are_imported_by_the_worker_with_skip_counts(owner):
         time.sleep(0.05)
     assert body["status"] == "ready", body
     rep = body["trace_import"]["report"]
-    assert rep["rows_skipped"] == {"negative run time": 1} and rep["rows_read"] == {"swf": 4}
+    assert rep["rows_skipped"] == {"negative run time": 1} and rep["rows_read"] == {"swf": 5}
     assert rep["dropped"] == {"no run time (-1)": 1, "request larger than every machine of the cluster": 1}
     assert body["info"]["jobs"] == 2 and body["trace_import"]["cluster_upload"] is not None
     # Private: another user's token sees nothing of it.
