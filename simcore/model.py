@@ -167,7 +167,15 @@ class RateRuntime:
         self._rates = np.asarray(rates, dtype=np.float64).tolist()
 
     def duration(self, job: int, config: int, last_class: int) -> float:
-        return self._work[job] / self._rates[self._cls[job]][config]  # type: ignore[no-any-return]
+        rate = self._rates[self._cls[job]][config]
+        if rate <= 0:
+            # mu_jk = 0 means "cannot run there" (LoTES section 5.3: architecture limits).
+            # Schedulers that ignore rates may still try; an infinite run would never free
+            # the machine, so refuse with a message instead of a ZeroDivisionError.
+            raise InputError(
+                f"job {job} of class {self._cls[job]} cannot run on configuration {config}: its rate mu is 0"
+            )
+        return self._work[job] / rate  # type: ignore[no-any-return]
 
 
 @dataclass

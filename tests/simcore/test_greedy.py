@@ -76,10 +76,10 @@ def test_random_tie_and_fcfs_per_machine_hand_computed() -> None:
 
 
 def test_ties_are_broken_uniformly() -> None:
-    machines_of_job2 = [int(two_machine_scenario(s).machine[2]) for s in range(200)]
+    machines_of_job2 = [int(two_machine_scenario(s).machine[2]) for s in range(100)]
     share = np.mean(machines_of_job2)
-    # Binomial(200, 1/2): 0.5 +- 0.1 is more than 2.8 standard deviations.
-    assert 0.4 < share < 0.6
+    # Binomial(100, 1/2) / 100: 0.5 +- 0.15 is three standard deviations (the seeds are fixed).
+    assert 0.35 < share < 0.65
 
 
 def test_a_head_that_does_not_fit_blocks_the_jobs_behind_it() -> None:
