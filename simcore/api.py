@@ -92,7 +92,7 @@ class RunOutcome:
         step = 65_536
         for lo in range(0, n, step):
             chunk = [cols[c][lo : lo + step] for c in names]
-            for row in zip(*(c.tolist() for c in chunk)):
+            for row in zip(*(c.tolist() for c in chunk), strict=True):
                 yield [_fmt(v) for v in row]
 
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
@@ -114,13 +114,15 @@ class RunOutcome:
         written.append(p)
         s = self.series
         tables = {
-            "cdf.csv": (["p", "response_s"], zip(s["cdf"]["p"], s["cdf"]["response_s"])),
+            "cdf.csv": (["p", "response_s"], zip(s["cdf"]["p"], s["cdf"]["response_s"], strict=True)),
             "per_day.csv": (["day", "mean_response_s", "jobs"],
-                            zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"])),
+                            zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"],
+                                strict=True)),
             "queue.csv": (["t_s", "queued", "running"],
-                          zip(s["queue"]["t_s"], s["queue"]["queued"], s["queue"]["running"])),
+                          zip(s["queue"]["t_s"], s["queue"]["queued"], s["queue"]["running"], strict=True)),
             "utilization.csv": (["t_s", *self.cluster.resources],
-                                zip(s["utilization"]["t_s"], *(s["utilization"][r] for r in self.cluster.resources))),
+                                zip(s["utilization"]["t_s"], *(s["utilization"][r] for r in self.cluster.resources),
+                                    strict=True)),
         }
         for name, (header, rows) in tables.items():
             p = d / name

@@ -108,7 +108,7 @@ def allocation_lp(cluster: Cluster, classes: ClassTable) -> Allocation:
         rows.append(row)
         cols.append(0)
         vals.append(float(alpha[k]))
-        for v, (j, kk) in enumerate(jk):
+        for v, (_j, kk) in enumerate(jk):
             if kk == k:
                 rows.append(row)
                 cols.append(1 + v)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from simcore.errors import SimcoreError
+from simcore.argtypes import boolean, finite_float, nonneg_int
+from simcore.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
@@ -45,48 +45,20 @@ def _all_params() -> dict[str, Param]:
     return out
 
 
-def _bool(v: str) -> bool:
-    if v.lower() in ("1", "true", "yes", "on"):
-        return True
-    if v.lower() in ("0", "false", "no", "off"):
-        return False
-    raise argparse.ArgumentTypeError(f"expected true or false, got {v!r}")
-
-
-def _finite_float(v: str) -> float:
-    try:
-        x = float(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {v!r}") from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {v!r}")
-    return x
-
-
-def _nonneg_int(v: str) -> int:
-    try:
-        x = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}") from None
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}")
-    return x
-
-
 def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param]) -> None:
     p.add_argument("--cluster", required=True, help="cluster preset name or JSON cluster file")
     p.add_argument("--workload", required=True, help="workload preset name or trace file (CSV, optionally .gz)")
-    p.add_argument("--seed", type=_nonneg_int, default=0, help="random seed (default 0)")
-    p.add_argument("--load", type=_finite_float, default=0.9,
+    p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
+    p.add_argument("--load", type=finite_float, default=0.9,
                    help="arrival rate as a fraction of the allocation LP bound lambda* (default 0.9)")
-    p.add_argument("--hours", type=_finite_float, default=None,
+    p.add_argument("--hours", type=finite_float, default=None,
                    help="arrival window in hours (default: the workload preset's; whole trace for files)")
     p.add_argument("--drain", action="store_true",
                    help="after the arrival window, keep simulating until every job has finished")
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
     group = p.add_argument_group("preset and scheduler parameters")
     for name, prm in sorted(params.items()):
-        kind = _bool if prm.type is bool else (_finite_float if prm.type is float else prm.type)
+        kind = boolean if prm.type is bool else (finite_float if prm.type is float else prm.type)
         group.add_argument(f"--{name.replace('_', '-')}", dest=f"param_{name}", type=kind, default=None,
                            help=f"{prm.help} (default {prm.default})")
 
@@ -183,7 +155,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    names = SCHEDULERS.names() if args.schedulers == "all" else [x.strip() for x in args.schedulers.split(",") if x.strip()]
+    if args.schedulers == "all":
+        names = SCHEDULERS.names()
+    else:
+        names = [x.strip() for x in args.schedulers.split(",") if x.strip()]
     if not names:
         raise UsageError("--schedulers needs at least one scheduler name")
     for n in names:
@@ -199,8 +174,9 @@ def _cmd_presets(args: argparse.Namespace) -> int:
     def params(ps: tuple[Param, ...]) -> list[dict[str, Any]]:
         return [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help} for p in ps]
 
-    data = {
-        "clusters": [{"name": n, "description": p.description, "params": params(p.params)} for n, p in CLUSTERS.items()],
+    data: dict[str, list[dict[str, Any]]] = {
+        "clusters": [{"name": n, "description": p.description, "params": params(p.params)}
+                     for n, p in CLUSTERS.items()],
         "workloads": [{"name": n, "description": p.description, "params": params(p.params),
                        "default_cluster": p.default_cluster} for n, p in WORKLOADS.items()],
         "schedulers": [{"name": n, "description": c.description, "params": params(c.params)}
@@ -231,6 +207,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimcoreError as e:
         print(f"simcore: error: {e}", file=sys.stderr)
         return 2
+    except SchedulingError as e:
+        # A scheduler broke an engine rule: a bug or a scenario it cannot handle, not bad input.
+        print(f"simcore: error: the scheduler made an invalid decision: {e}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"simcore: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2

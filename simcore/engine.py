@@ -231,8 +231,11 @@ class Simulation:
         self._start_mv[job] = now
         self._machine_mv[job] = machine
         p = self._duration(job, self._config_list[machine], self._last_mv[machine])
-        if not p >= 0.0:  # also rejects NaN
-            raise SchedulingError(f"job {job} has invalid processing time {p}")
+        if not 0.0 <= p < math.inf:  # also rejects NaN
+            raise SchedulingError(
+                f"job {job} has processing time {p} on machine {machine} "
+                f"(configuration {self._config_list[machine]}); it cannot run there"
+            )
         self._seq += 1
         heapq.heappush(self._heap, (now + p, self._seq, job, machine))
         return p  # type: ignore[no-any-return]

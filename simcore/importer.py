@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from simcore.argtypes import nonneg_int, nonneg_seconds, positive_int
 from simcore.errors import InputError, ParameterError
 from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
@@ -247,36 +248,6 @@ def _positive(v: str) -> float:
     return x
 
 
-def _seconds(v: str) -> float:
-    try:
-        x = float(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {v!r}") from None
-    if not (np.isfinite(x) and x >= 0):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number of seconds, got {v!r}")
-    return x
-
-
-def _count(v: str) -> int:
-    try:
-        x = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v!r}")
-    return x
-
-
-def _seed(v: str) -> int:
-    try:
-        x = int(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}") from None
-    if x < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {v!r}")
-    return x
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``simcore import`` options."""
     p.description = ("Convert a real trace into the project's trace CSV and JSON cluster files "
@@ -289,9 +260,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="workload name (default: from the input)")
     p.add_argument("--cluster", help="cluster preset or JSON file to normalise against and write "
                                      "(default: google-2011 / machine events for Google and CSV, one machine for SWF)")
-    p.add_argument("--start", type=_seconds, default=0.0, metavar="S",
+    p.add_argument("--start", type=nonneg_seconds, default=0.0, metavar="S",
                    help="window start in seconds (Google: trace time minus the 600 s offset); default 0")
-    p.add_argument("--end", type=_seconds, default=None, metavar="S", help="window end in seconds (default: trace end)")
+    p.add_argument("--end", type=nonneg_seconds, default=None, metavar="S",
+                   help="window end in seconds (default: trace end)")
     p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
                    help="malformed rows: stop with an error naming file, line and column (default), "
                         "or skip them and count them in the summary")
@@ -314,11 +286,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     s.add_argument("--machine-mem-kb", type=_positive, metavar="KB",
                    help="memory of the largest machine in KB (default: the largest job's memory)")
     c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
-    c.add_argument("--classes", type=_count, metavar="K", help="cluster the jobs into K classes")
+    c.add_argument("--classes", type=positive_int, metavar="K", help="cluster the jobs into K classes")
     c.add_argument("--class-window-hours", type=_positive, default=24.0, metavar="H",
                    help="learn the classes on the jobs of the first H hours (default 24)")
     c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
-    c.add_argument("--seed", type=_seed, default=0, help="k-means seed (default 0)")
+    c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed (default 0)")
 
 
 def _expand_google(args: argparse.Namespace) -> tuple[list[str], list[str], str | None]:

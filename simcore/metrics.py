@@ -92,7 +92,7 @@ def summary(res: SimResult) -> dict[str, Any]:
     out["utilization"] = {
         r: float(res.sample_util[:, i].mean()) for i, r in enumerate(res.resources)
     }
-    out["stable"] = bool(is_stable(res.sample_t, res.sample_queue))
+    out["stable"] = bool(is_stable(res.sample_t, res.sample_queue.astype(np.float64)))
     out["simulated_s"] = float(res.end_s)
     out["wall_s"] = float(res.wall_s)
     out["jobs_per_s"] = float(arrived / res.wall_s) if res.wall_s > 0 else None

@@ -7,6 +7,7 @@ as the LoTES paper does), requests and capacities in the same unit.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -93,10 +94,10 @@ class Cluster:
                 {
                     "name": n,
                     "count": int(c),
-                    "capacity": {r: float(v) for r, v in zip(self.resources, cap)},
+                    "capacity": {r: float(v) for r, v in zip(self.resources, cap, strict=True)},
                     **({"attributes": a} if a else {}),
                 }
-                for n, c, cap, a in zip(self.config_names, self.counts, self.capacity, self.attributes)
+                for n, c, cap, a in zip(self.config_names, self.counts, self.capacity, self.attributes, strict=True)
             ],
         }
 
@@ -151,7 +152,7 @@ class FixedRuntime:
         # A memoryview gives Python floats per element as fast as a list does,
         # without a second copy of every job (8 bytes per job, not 32).
         self._keep = np.ascontiguousarray(work, dtype=np.float64)
-        self._work = memoryview(self._keep)
+        self._work = memoryview(self._keep)  # type: ignore[arg-type]
 
     def duration(self, job: int, config: int, last_class: int) -> float:
         return self._work[job]  # type: ignore[no-any-return]
@@ -162,19 +163,17 @@ class RateRuntime:
 
     def __init__(self, work: FloatArray, job_class: IntArray, rates: FloatArray) -> None:
         self._keep = (np.ascontiguousarray(work, dtype=np.float64), np.ascontiguousarray(job_class, dtype=np.int64))
-        self._work = memoryview(self._keep[0])
-        self._cls = memoryview(self._keep[1])
+        self._work = memoryview(self._keep[0])  # type: ignore[arg-type]
+        self._cls = memoryview(self._keep[1])  # type: ignore[arg-type]
         self._rates = np.asarray(rates, dtype=np.float64).tolist()
 
     def duration(self, job: int, config: int, last_class: int) -> float:
         rate = self._rates[self._cls[job]][config]
         if rate <= 0:
             # mu_jk = 0 means "cannot run there" (LoTES section 5.3: architecture limits).
-            # Schedulers that ignore rates may still try; an infinite run would never free
-            # the machine, so refuse with a message instead of a ZeroDivisionError.
-            raise InputError(
-                f"job {job} of class {self._cls[job]} cannot run on configuration {config}: its rate mu is 0"
-            )
+            # An infinite time lets rate-aware schedulers (Tetris) rank the machine last;
+            # the engine refuses to start a job with an infinite processing time.
+            return math.inf
         return self._work[job] / rate  # type: ignore[no-any-return]
 
 
@@ -233,8 +232,7 @@ def check_compatible(cluster: Cluster, workload: Workload) -> None:
     if workload.n_jobs == 0:
         return
     biggest = cluster.capacity[cluster.counts > 0]
-    fits_somewhere = (workload.request[:, None, :] <= biggest[None, :, :] + 1e-12).all(axis=2).any(axis=1) \
-        if workload.n_jobs * len(biggest) < 50_000_000 else _fits_chunked(workload.request, biggest)
+    fits_somewhere = _fits_chunked(workload.request, biggest)
     if not fits_somewhere.all():
         z = int(np.flatnonzero(~fits_somewhere)[0])
         req = workload.request[z]

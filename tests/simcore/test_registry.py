@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.errors import UnknownNameError
+from simcore.errors import ParameterError, UnknownNameError
 from simcore.presets import coerce_params
 from simcore.registry import Registry
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
-from simcore.errors import ParameterError
 
 
 def test_an_unknown_name_lists_the_valid_ones() -> None:
