@@ -164,9 +164,22 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     for n in names:
         SCHEDULERS.get(n)
     c, w, s = _split_params(args, args.cluster, args.workload, names)
+    ran = 0
     for n in names:
         out = f"{args.out}/{n}" if args.out else None
-        print(json.dumps(_run_one(args, n, c, w, s, out)), flush=True)
+        try:
+            summary = _run_one(args, n, c, w, s, out)
+        except SimcoreError as e:
+            # 'all' includes schedulers built for another setting (the profile study's need
+            # run-time profiles): skip those with the reason rather than stop the comparison.
+            if args.schedulers != "all":
+                raise
+            print(f"simcore: skipping {n}: {e}", file=sys.stderr)
+            continue
+        print(json.dumps(summary), flush=True)
+        ran += 1
+    if ran == 0:
+        raise UsageError("no scheduler could run this scenario")
     return 0
 
 

@@ -243,3 +243,23 @@ class TestScript:
         assert r.returncode == 0
         for name in ("google-2011", "google-balanced", "google-like", "lotes-phi", "lotes-omega"):
             assert name in r.stdout
+
+
+def test_compare_all_skips_schedulers_built_for_another_setting(capsys: pytest.CaptureFixture[str]) -> None:
+    # The profile-study schedulers need run-time profiles that google-like does not have:
+    # 'all' skips them with the reason and runs the rest on identical jobs.
+    code, out, err = run_cli(capsys, "compare", "--schedulers", "all", "--cluster", "google-balanced",
+                             "--machines-per-config", "2", "--workload", "google-like", "--hours", "0.02")
+    assert code == 0, err
+    ran = [json.loads(line) for line in out.splitlines()]
+    names = {r["scheduler"] for r in ran}
+    assert {"greedy", "tetris", "lotes", "mris", "fcfs"} <= names
+    assert "affinity" not in names and "skipping affinity" in err
+    assert len({r["jobs"] for r in ran}) == 1  # same workload for every scheduler
+
+
+def test_compare_with_an_explicit_list_fails_on_an_incompatible_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "compare", "--schedulers", "greedy,affinity", "--cluster", "google-balanced",
+                           "--machines-per-config", "2", "--workload", "google-like", "--hours", "0.02")
+    assert code == 2
+    assert "affinity" in err and "Traceback" not in err
