@@ -186,6 +186,13 @@ def resolve_workload(
         from simcore.tracefile import read_trace
 
         wl = read_trace(name, resources=cluster.resources)
+        # `simcore import --classes K` writes classes.json beside the trace: runs use that
+        # table (LoTES then needs no k-means of its own), as the dashboard does.
+        beside = Path(name).parent / "classes.json"
+        if wl.classes is None and wl.n_jobs and int(wl.job_class.min()) >= 0 and beside.is_file():
+            from simcore.classfile import with_classes
+
+            wl = with_classes(wl, beside, cluster)
         return cut_to_hours(wl, hours) if hours is not None else wl
     WORKLOADS.get(name)
     raise AssertionError  # pragma: no cover

@@ -29,7 +29,6 @@ This module must not import Django: it is part of the simulation library.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import json
 import math
@@ -165,13 +164,9 @@ def build_workload(scenario: Mapping[str, Any], cluster: Cluster, seed: int,
     wl = api.resolve_workload(name, cluster, seed, scenario.get("load", 0.9), scenario.get("hours"),
                               spec.get("params") or {})
     if spec.get("classes"):
-        from simcore.classfile import read_classes
+        from simcore.classfile import with_classes
 
-        table = read_classes(_file(files or {}, "workload", spec["classes"]), cluster.resources, cluster.n_configs)
-        if wl.n_jobs and int(wl.job_class.max()) >= table.n_classes:
-            raise InputError(f"trace {spec['file']!r} has class ids up to {int(wl.job_class.max())} but "
-                             f"{spec['classes']!r} defines {table.n_classes} classes")
-        wl = dataclasses.replace(wl, classes=table)
+        wl = with_classes(wl, _file(files or {}, "workload", spec["classes"]), cluster)
     return wl
 
 

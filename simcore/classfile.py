@@ -26,6 +26,7 @@ configurations.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -34,7 +35,7 @@ from typing import IO, Any
 import numpy as np
 
 from simcore.errors import InputError
-from simcore.model import ClassTable
+from simcore.model import ClassTable, Cluster, Workload
 
 
 def _label(source: Any) -> str:
@@ -102,3 +103,12 @@ def read_classes(source: str | os.PathLike[str] | IO[Any], resources: Sequence[s
 
 
 __all__ = ["class_table_from_dict", "read_classes"]
+
+
+def with_classes(workload: Workload, source: str | os.PathLike[str] | IO[Any], cluster: Cluster) -> Workload:
+    """``workload`` with the class table read from ``source`` attached (its ids must fit the table)."""
+    table = read_classes(source, cluster.resources, cluster.n_configs)
+    if workload.n_jobs and int(workload.job_class.max()) >= table.n_classes:
+        raise InputError(f"trace {workload.name!r} has class ids up to {int(workload.job_class.max())} but "
+                         f"{os.path.basename(_label(source))!r} defines {table.n_classes} classes")
+    return dataclasses.replace(workload, classes=table)

@@ -193,3 +193,21 @@ def test_the_nasa_swf_log_imports_classifies_and_runs_every_scheduler(tmp_path: 
             # The log's submit times are its start times (header note), so the recorded schedule fits the
             # 128 processors and a scheduler that starts every job that fits never makes one wait.
             assert out.summary["max_response_s"] == 0.0
+
+
+def test_a_run_on_an_imported_trace_uses_the_class_table_written_beside_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from simcore.api import resolve_workload
+
+    rc, _, _ = _cli(capsys, "import", "--format", "google2011", str(TASKS), "--machine-events", str(MACHINES),
+                    "--classes", "2", "--seed", "3", "--out", str(tmp_path))
+    assert rc == 0
+    cluster = read_cluster(tmp_path / "cluster.json")
+    table = json.loads((tmp_path / "classes.json").read_text())["table"]
+    wl = resolve_workload(str(tmp_path / "trace.csv"), cluster, seed=0)
+    assert wl.classes is not None
+    assert list(wl.classes.names) == table["names"]
+    np.testing.assert_allclose(wl.classes.proportions, table["proportions"])
+    # Without classes.json the same trace has no table (the allocation LP then pools all jobs in one class).
+    (tmp_path / "classes.json").unlink()
+    assert resolve_workload(str(tmp_path / "trace.csv"), cluster, seed=0).classes is None
