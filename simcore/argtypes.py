@@ -20,6 +20,13 @@ def finite_float(v: str) -> float:
     return x
 
 
+def positive_float(v: str) -> float:
+    x = finite_float(v)
+    if x <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {v!r}")
+    return x
+
+
 def nonneg_seconds(v: str) -> float:
     try:
         x = float(v)

@@ -184,17 +184,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_presets(args: argparse.Namespace) -> int:
-    def params(ps: tuple[Param, ...]) -> list[dict[str, Any]]:
-        return [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help} for p in ps]
+    from simcore.catalog import catalog
 
-    data: dict[str, list[dict[str, Any]]] = {
-        "clusters": [{"name": n, "description": p.description, "params": params(p.params)}
-                     for n, p in CLUSTERS.items()],
-        "workloads": [{"name": n, "description": p.description, "params": params(p.params),
-                       "default_cluster": p.default_cluster} for n, p in WORKLOADS.items()],
-        "schedulers": [{"name": n, "description": c.description, "params": params(c.params)}
-                       for n, c in SCHEDULERS.items()],
-    }
+    data = catalog()
     if args.json:
         print(json.dumps(data, indent=2))
         return 0

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from simcore.argtypes import nonneg_int, nonneg_seconds, positive_int
+from simcore.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int
 from simcore.errors import InputError, ParameterError
 from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
@@ -238,16 +238,6 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
 # -- command line ----------------------------------------------------------------------------------
 
 
-def _positive(v: str) -> float:
-    try:
-        x = float(v)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {v!r}") from None
-    if not (np.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {v!r}")
-    return x
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``simcore import`` options."""
     p.description = ("Convert a real trace into the project's trace CSV and JSON cluster files "
@@ -281,13 +271,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="processor field used for the cpu request (default allocated)")
     s.add_argument("--memory", choices=("requested", "used"), default="requested",
                    help="memory field used for the mem request (default requested)")
-    s.add_argument("--machine-procs", type=_positive, metavar="N",
+    s.add_argument("--machine-procs", type=positive_float, metavar="N",
                    help="processors of the largest machine (default: header MaxProcs, else MaxNodes)")
-    s.add_argument("--machine-mem-kb", type=_positive, metavar="KB",
+    s.add_argument("--machine-mem-kb", type=positive_float, metavar="KB",
                    help="memory of the largest machine in KB (default: the largest job's memory)")
     c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
     c.add_argument("--classes", type=positive_int, metavar="K", help="cluster the jobs into K classes")
-    c.add_argument("--class-window-hours", type=_positive, default=24.0, metavar="H",
+    c.add_argument("--class-window-hours", type=positive_float, default=24.0, metavar="H",
                    help="learn the classes on the jobs of the first H hours (default 24)")
     c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
     c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed (default 0)")

@@ -26,9 +26,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from dashboard import access, downloads, imports, services
 from dashboard.api import serializers as s
 from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
+from simcore.catalog import catalog
 from simcore.errors import SimcoreError
-from simcore.presets import CLUSTERS, WORKLOADS
-from simcore.schedulers import SCHEDULERS
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -393,19 +392,7 @@ class Catalog(APIView):
     @extend_schema(summary="Registered cluster and workload presets and schedulers, with their parameters",
                    responses={200: OpenApiTypes.OBJECT, **_errors(401)})
     def get(self, request: Request) -> Response:
-        def params(ps: Any) -> list[dict[str, Any]]:
-            return [{"name": p.name, "type": p.type.__name__, "default": p.default, "help": p.help, "min": p.min,
-                     "max": p.max, "choices": list(p.choices) if p.choices else None}
-                    for p in ps if p.name not in services.SERVER_PATH_PARAMS]
-
-        return Response({
-            "clusters": [{"name": n, "description": p.description, "params": params(p.params)}
-                         for n, p in CLUSTERS.items()],
-            "workloads": [{"name": n, "description": p.description, "params": params(p.params),
-                           "default_cluster": p.default_cluster} for n, p in WORKLOADS.items()],
-            "schedulers": [{"name": n, "description": c.description, "params": params(c.params)}
-                           for n, c in SCHEDULERS.items()],
-        })
+        return Response(catalog(exclude_params=services.SERVER_PATH_PARAMS))
 
 
 class Me(APIView):
