@@ -29,51 +29,33 @@ Deviations, with reasons:
 from __future__ import annotations
 
 import heapq
-from collections import deque
 
 import numpy as np
 
 from simcore.engine import Simulation
-from simcore.profiles.pool import IdlePool, initial_pool, require_profile
 from simcore.schedulers import register
-from simcore.schedulers.base import Scheduler
+from simcore.schedulers._profile_queues import ProfileQueueScheduler
 
 
 @register("affinity")
-class Affinity(Scheduler):
+class Affinity(ProfileQueueScheduler):
     name = "affinity"
     description = ("Profile study, Figure 11: prefer a machine whose cache is warm for the job's type; "
                    "otherwise wait until the waiting time exceeds the cache penalty")
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
-        rt = require_profile(sim, self.name)
-        gain = rt.cold - rt.warm  # (K, M) seconds saved by a warm cache
+        gain = self.rt.cold - self.rt.warm  # (K, M) seconds saved by a warm cache
         K, M = gain.shape
         # penalty[k][j][last + 1]: cost of giving a type-j machine whose last type is `last` to a type-k job.
         self.penalty = [[[0.5 * gain[k, j] + (gain[p, j] if p >= 0 else 0.0) for p in range(-1, K)]
                          for j in range(M)] for k in range(K)]
-        self.queues: list[deque[int]] = [deque() for _ in range(K)]
-        self.pool: IdlePool = initial_pool(sim)
-        self.submit = sim.submit
-        self.cls = sim.job_class
-        self.cfg = sim.config_of.tolist()
-        self.waiting = 0
-
-    def on_arrival(self, job: int) -> None:
-        self.queues[int(self.cls[job])].append(job)
-        self.waiting += 1
-        self._pass()
-
-    def on_completion(self, job: int, machine: int) -> None:
-        self.pool.add(machine, self.cfg[machine], int(self.sim.last_class[machine]))
-        self._pass()
 
     def _start(self, job: int, key: tuple[int, int]) -> None:
         self.sim.start(job, self.pool.pop(key))
         self.waiting -= 1
 
-    def _pass(self) -> None:
+    def decide(self) -> None:
         pool = self.pool
         if not self.waiting or not pool.size:
             return

@@ -47,33 +47,24 @@ Deviations and readings, with reasons:
 from __future__ import annotations
 
 import math
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 from simcore.engine import Simulation
-from simcore.profiles.pool import IdlePool, initial_pool, require_profile
 from simcore.schedulers import register
-from simcore.schedulers.base import Param, Scheduler
+from simcore.schedulers._profile_queues import ProfileQueueScheduler
+from simcore.schedulers.base import Param
 
 
-class _GreedyProfile(Scheduler):
+class _GreedyProfile(ProfileQueueScheduler):
     """Figure 10 with the cost table left to subclasses (:meth:`cost`)."""
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
-        self.rt = require_profile(sim, self.name)
-        K = self.rt.cold.shape[0]
-        self.K = K
+        self.K = self.rt.cold.shape[0]
         self.cold = self.rt.cold.tolist()
         self.warm = self.rt.warm.tolist()
-        self.queues: list[deque[int]] = [deque() for _ in range(K)]
-        self.pool: IdlePool = initial_pool(sim)
-        self.submit = sim.submit
-        self.cls = sim.job_class
-        self.cfg = sim.config_of.tolist()
-        self.waiting = 0
         # Machine types present in the cluster, for the second-best choice with one idle machine.
         self.present = sorted(set(self.cfg))
 
@@ -89,19 +80,10 @@ class _GreedyProfile(Scheduler):
         """Expected run time (s) of a type-``k`` job on an idle ``config`` machine whose last type is ``last``."""
         raise NotImplementedError
 
-    def on_arrival(self, job: int) -> None:
-        self.queues[int(self.cls[job])].append(job)
-        self.waiting += 1
-        self._decide()
-
-    def on_completion(self, job: int, machine: int) -> None:
-        self.pool.add(machine, self.cfg[machine], int(self.sim.last_class[machine]))
-        self._decide()
-
     def _started(self, job: int, machine: int, k: int, config: int, last: int) -> None:
         """Hook for Greedy-3's bookkeeping."""
 
-    def _decide(self) -> None:
+    def decide(self) -> None:
         pool = self.pool
         sim = self.sim
         submit = self.submit
