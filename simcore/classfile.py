@@ -27,7 +27,6 @@ configurations.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Mapping, Sequence
 from typing import IO, Any
@@ -36,12 +35,7 @@ import numpy as np
 
 from simcore.errors import InputError
 from simcore.model import ClassTable, Cluster, Workload
-
-
-def _label(source: Any) -> str:
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    return str(getattr(source, "name", None) or "<stream>")
+from simcore.sources import read_json, source_label
 
 
 def class_table_from_dict(data: Any, resources: Sequence[str], n_configs: int, *,
@@ -87,18 +81,7 @@ def class_table_from_dict(data: Any, resources: Sequence[str], n_configs: int, *
 
 def read_classes(source: str | os.PathLike[str] | IO[Any], resources: Sequence[str], n_configs: int) -> ClassTable:
     """Read a ``classes.json`` file (path or open file) aligned to a cluster; errors name the file."""
-    label = _label(source)
-    try:
-        if isinstance(source, (str, os.PathLike)):
-            with open(source, "rb") as f:
-                raw = f.read()
-        else:
-            raw = source.read()
-        data = json.loads(raw)
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror or e}", file=label) from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InputError(f"not valid JSON ({e})", file=label) from None
+    data, label = read_json(source, "a classes.json file")
     return class_table_from_dict(data, resources, n_configs, label=label)
 
 
@@ -110,5 +93,5 @@ def with_classes(workload: Workload, source: str | os.PathLike[str] | IO[Any], c
     table = read_classes(source, cluster.resources, cluster.n_configs)
     if workload.n_jobs and int(workload.job_class.max()) >= table.n_classes:
         raise InputError(f"trace {workload.name!r} has class ids up to {int(workload.job_class.max())} but "
-                         f"{os.path.basename(_label(source))!r} defines {table.n_classes} classes")
+                         f"{os.path.basename(source_label(source))!r} defines {table.n_classes} classes")
     return dataclasses.replace(workload, classes=table)

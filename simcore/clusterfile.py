@@ -33,47 +33,16 @@ import numpy as np
 
 from simcore.errors import InputError
 from simcore.model import Cluster
+from simcore.sources import read_json
 
 TOP_KEYS = {"name", "description", "resources", "configurations"}
 CONFIG_KEYS = {"name", "count", "capacity", "attributes"}
 
 
-def _label(source: Any) -> str:
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    return str(getattr(source, "name", None) or "<stream>")
-
-
 def read_cluster(source: str | os.PathLike[str] | IO[Any], *, name: str | None = None) -> Cluster:
     """Read a JSON cluster file (path or open file, text or bytes) into a :class:`Cluster`."""
-    label = _label(source)
-    try:
-        if isinstance(source, (str, os.PathLike)):
-            with open(source, "rb") as f:
-                raw = f.read()
-        else:
-            raw = source.read()
-    except OSError as e:
-        raise InputError(f"cannot open: {e.strerror or e}", file=label) from None
-    if isinstance(raw, bytes):
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise InputError("not UTF-8 text (is this a JSON cluster file?)", file=label) from None
-    else:
-        text = raw
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=label,
-                         line=e.lineno) from None
-    except ValueError as e:  # from _reject_constant
-        raise InputError(str(e), file=label) from None
+    data, label = read_json(source, "a JSON cluster file")
     return cluster_from_dict(data, label=label, name=name)
-
-
-def _reject_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not allowed in a cluster file (capacities must be finite numbers)")
 
 
 def _fail(label: str | None, path: str, message: str) -> InputError:

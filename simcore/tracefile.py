@@ -64,6 +64,7 @@ import numpy as np
 
 from simcore.errors import InputError, ParameterError
 from simcore.model import FixedRuntime, FloatArray, IntArray, Workload
+from simcore.sources import source_label
 
 SUBMIT = "submit_s"
 DURATION = "duration_s"
@@ -103,12 +104,6 @@ class _Layout:
     declared_names: bool = False
     #: None until the first non-empty class value: "id" or "name".
     class_mode: str | None = None
-
-
-def _label(source: Any) -> str:
-    if isinstance(source, (str, os.PathLike)):
-        return os.fspath(source)
-    return str(getattr(source, "name", None) or "<stream>")
 
 
 def _open_binary(source: Source, label: str, stack: contextlib.ExitStack) -> IO[bytes]:
@@ -368,7 +363,7 @@ def read_trace(
     takes every non-special column as a resource, in file order. ``name``
     overrides the ``# name:`` comment and the file name. Times are seconds.
     """
-    label = _label(source)
+    label = source_label(source)
     with contextlib.ExitStack() as stack:
         return _read(_open_binary(source, label, stack), label, resources, name)
 
