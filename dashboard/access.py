@@ -18,6 +18,11 @@ filters experiments by user.
 A lookup that finds nothing the user may see raises Http404 (the object's
 existence is not revealed); one the user may see but not change raises
 PermissionDenied (403).
+
+Every lookup of experiments (runs) or trace uploads first applies the
+lost-worker rule (:func:`dashboard.models.fail_lost_runs`,
+:func:`~dashboard.models.fail_lost_imports`: one cheap query each), so what is
+read never shows the work of a dead worker as running.
 """
 
 from __future__ import annotations
@@ -28,7 +33,19 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
 from django.http import Http404
 
-from dashboard.models import RUN_ROLES, ClusterUpload, Experiment, Membership, Role, Run, Team, TraceUpload, Visibility
+from dashboard.models import (
+    RUN_ROLES,
+    ClusterUpload,
+    Experiment,
+    Membership,
+    Role,
+    Run,
+    Team,
+    TraceUpload,
+    Visibility,
+    fail_lost_imports,
+    fail_lost_runs,
+)
 
 Need = Literal["view", "cancel", "share"]
 
@@ -51,6 +68,7 @@ def visible_experiments(user: Any) -> QuerySet[Experiment]:
     """Every experiment ``user`` may read (none for an anonymous visitor)."""
     if not _signed_in(user):
         return Experiment.objects.none()
+    fail_lost_runs()
     return Experiment.objects.filter(Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED))
 
 
@@ -95,6 +113,7 @@ def get_shared_experiment(token: str) -> Experiment:
     """The experiment behind a public read-only link; 404 once the owner revoked it."""
     if not token or len(token) > 64:
         raise Http404("no such link")
+    fail_lost_runs()
     exp = (Experiment.objects.select_related("owner", "team", "cluster_upload", "trace_upload")
            .defer("cluster_upload__content_gz", "trace_upload__content_gz")
            .filter(share_token=token, visibility=Visibility.PUBLIC).first())
@@ -115,6 +134,8 @@ def own_uploads(user: Any, kind: str) -> QuerySet[Any]:
         raise Http404(f"unknown upload kind {kind!r}")
     if not _signed_in(user):
         return model.objects.none()
+    if model is TraceUpload:
+        fail_lost_imports()
     return model.objects.filter(owner=user).defer("content_gz")
 
 

@@ -48,6 +48,7 @@ from dashboard.models import (
 from dashboard.services import (
     GZIP_MAGIC,
     PROGRESS_EVERY_S,
+    Heartbeat,
     InputFile,
     check_file_type,
     check_upload_size,
@@ -281,7 +282,8 @@ class _Reporter:
         self.write(f"{p.stage} {p.file_index + 1}/{p.n_files}", fraction)
 
     def write(self, stage: str, fraction: float | None = None) -> None:
-        fields: dict[str, Any] = {"stage": stage[:40], "rows_read": sum(self.rows.values())}
+        fields: dict[str, Any] = {"stage": stage[:40], "rows_read": sum(self.rows.values()),
+                                  "heartbeat_at": timezone.now()}
         if fraction is not None:
             fields["fraction"] = fraction
         if not TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING).update(**fields):
@@ -420,9 +422,15 @@ def execute_import(upload_id: int, worker: str = "") -> str:
     An import that is gone, already claimed or cancelled is left alone.
     Errors become the row's message; nothing usable is stored.
     """
+    now = timezone.now()
     if not TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.PENDING).update(
-            status=ImportStatus.RUNNING, started_at=timezone.now(), worker=worker[:200], stage="starting"):
+            status=ImportStatus.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], stage="starting"):
         return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+    with Heartbeat(TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING)):
+        return _import(upload_id)
+
+
+def _import(upload_id: int) -> str:
     up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
     rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
     files = [InputFile(r.role, r.filename, bytes(r.content_gz)) for r in rows]
@@ -430,7 +438,7 @@ def execute_import(upload_id: int, worker: str = "") -> str:
         r.content_gz = f.content  # the reporter sizes files by their stored bytes
     try:
         conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows))
-    except Cancelled:
+    except Cancelled:  # cancelled, deleted, or declared lost while this worker was too slow to stamp its heartbeat
         return _finish_failed(upload_id, None)
     except SimcoreError as e:
         return _finish_failed(upload_id, str(e))
@@ -472,13 +480,14 @@ def _store(up: TraceUpload, conv: Converted) -> str:
             info=conv.info, report=conv.report, classes=conv.classes, cluster_upload=cu, fraction=1.0,
             stage="done", finished_at=timezone.now(), error="",
             rows_read=int(conv.info["rows_read"]))
-        if not won:
+        if not won:  # cancelled, deleted or declared lost meanwhile: undo the cluster upload too
             transaction.set_rollback(True)
-            status = TraceUpload.objects.filter(pk=up.pk).values_list("status", flat=True).first() or "missing"
         else:
             TraceImportFile.objects.filter(upload_id=up.pk).delete()
-            status = ImportStatus.READY
-    return status
+    if won:
+        return ImportStatus.READY
+    # Read after the block: a transaction marked for rollback refuses every further query.
+    return TraceUpload.objects.filter(pk=up.pk).values_list("status", flat=True).first() or "missing"
 
 
 __all__ = ["DEFAULTS", "FORMATS", "cancel_import", "check_import_options", "convert", "create_trace_import",

@@ -11,10 +11,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import secrets
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -201,6 +203,8 @@ class TraceUpload(Upload):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
+    #: Last sign of life of the worker importing it (see :func:`fail_lost_imports`); null until claimed.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     @property
     def is_active(self) -> bool:
@@ -333,6 +337,8 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
+    #: Last sign of life of the worker running it (see :func:`fail_lost_runs`); null until claimed.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     #: A message a user can read (never a stack trace).
     error = models.TextField(blank=True)
     code_version = models.CharField(max_length=100, blank=True)
@@ -348,15 +354,19 @@ class Run(models.Model):
     def is_active(self) -> bool:
         return self.status in ACTIVE
 
-    def transition(self, new: str, **fields: Any) -> bool:
+    def transition(self, new: str, *, guard: Q | None = None, **fields: Any) -> bool:
         """Move to ``new`` if the row is still in this object's status; False if someone moved it first.
 
         A conditional UPDATE (healthchecks' claim habit): of two workers, or a
-        worker and a cancel, exactly one wins.
+        worker and a cancel, exactly one wins. ``guard``: a further condition
+        the row must meet in the same UPDATE (the lost-worker rule's stale heartbeat).
         """
         if new not in TRANSITIONS[self.status]:
             raise ValueError(f"run {self.pk}: {self.status} -> {new} is not an allowed transition")
-        won = Run.objects.filter(pk=self.pk, status=self.status).update(status=new, **fields) == 1
+        rows = Run.objects.filter(pk=self.pk, status=self.status)
+        if guard is not None:
+            rows = rows.filter(guard)
+        won = rows.update(status=new, **fields) == 1
         if won:
             self.status = new
             for k, v in fields.items():
@@ -381,3 +391,77 @@ class RunJobs(models.Model):
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="jobs")
     n_jobs = models.BigIntegerField()
     data = models.BinaryField()
+
+
+# ---------------------------------------------------------------------------- lost workers
+#
+# A worker that dies (SIGKILL, out of memory, a machine restart) cannot mark its
+# run or import failed. While it works it stamps ``heartbeat_at`` every few
+# seconds (dashboard.services.Heartbeat); work still ``running`` whose stamp is
+# older than SIMCORE_WORKER_TIMEOUT_S is declared lost. The rule is applied
+# lazily wherever experiments and uploads are read (dashboard.access) and when a
+# worker starts (dashboard.tasks); a live worker, wherever it runs, keeps its
+# stamps fresh, so no one fails work it still holds.
+
+
+def worker_timeout() -> timedelta:
+    """How long running work may go without a heartbeat before it counts as lost."""
+    return timedelta(seconds=settings.SIMCORE_WORKER_TIMEOUT_S)
+
+
+def heartbeat_every_s() -> float:
+    """Seconds between two heartbeats: a sixth of the timeout (at most 5 s), so a few missed ones are harmless."""
+    return max(0.2, min(5.0, settings.SIMCORE_WORKER_TIMEOUT_S / 6))
+
+
+def stale_heartbeat(now: datetime) -> Q:
+    """The lost-worker rule as a filter on ``heartbeat_at`` (claims set it, so running work always has one)."""
+    return Q(heartbeat_at__lt=now - worker_timeout())
+
+
+def lost_message(last_heard: datetime | None, now: datetime, advice: str) -> str:
+    """What a user reads on work whose worker vanished; ``last_heard``: its last heartbeat."""
+    when = "an unknown time"
+    if last_heard is not None:
+        local = timezone.localtime(last_heard)
+        day = "" if local.date() == timezone.localtime(now).date() else f"{local:%Y-%m-%d} "
+        when = f"{day}{local:%H:%M} {local.tzname() or ''}".strip()
+    return f"the worker running this stopped without finishing (lost at {when}); {advice}"
+
+
+#: How a user re-runs lost work: a run through a fork of its experiment, a trace by uploading it again.
+RERUN_RUN = "re-run it: fork the experiment"
+RERUN_IMPORT = "re-run it: upload the files again"
+
+
+def fail_lost_runs(now: datetime | None = None) -> list[int]:
+    """Mark failed every running run whose worker is lost; returns their ids.
+
+    Cheap when nothing is lost (one indexed SELECT). Each run goes through
+    :meth:`Run.transition` with the stale-heartbeat rule as its guard, so a
+    worker that is merely slow and stamps or finishes first keeps its run,
+    and one that stamps or finishes afterwards changes nothing (every write of
+    a worker requires ``status=running``).
+    """
+    now = now or timezone.now()
+    lost = []
+    for run in Run.objects.select_related("experiment").filter(stale_heartbeat(now), status=Status.RUNNING):
+        if run.transition(Status.FAILED, guard=stale_heartbeat(now), finished_at=now, eta_s=None,
+                          error=lost_message(run.heartbeat_at, now, RERUN_RUN)):
+            lost.append(run.pk)
+    return lost
+
+
+def fail_lost_imports(now: datetime | None = None) -> list[int]:
+    """Mark failed every running trace import whose worker is lost and drop its raw files; returns their ids."""
+    now = now or timezone.now()
+    lost = []
+    stale = TraceUpload.objects.filter(stale_heartbeat(now), status=ImportStatus.RUNNING)
+    for pk, heard in stale.values_list("pk", "heartbeat_at"):
+        with transaction.atomic():
+            won = TraceUpload.objects.filter(stale_heartbeat(now), pk=pk, status=ImportStatus.RUNNING).update(
+                status=ImportStatus.FAILED, finished_at=now, error=lost_message(heard, now, RERUN_IMPORT))
+            if won:
+                TraceImportFile.objects.filter(upload_id=pk).delete()
+                lost.append(pk)
+    return lost

@@ -18,6 +18,7 @@ import math
 import re
 import secrets
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -28,7 +29,7 @@ from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
@@ -44,6 +45,7 @@ from dashboard.models import (
     TraceUpload,
     Upload,
     Visibility,
+    heartbeat_every_s,
 )
 from simcore import archive
 from simcore.api import RunOutcome
@@ -470,6 +472,48 @@ def cancel_experiment(experiment: Experiment) -> int:
 # ---------------------------------------------------------------------------- execution
 
 
+class Heartbeat:
+    """While a worker runs ``rows`` (one running run or import), stamp their ``heartbeat_at`` every few seconds.
+
+    A daemon thread of the worker process, independent of the simulation's
+    progress callbacks: those stop during long phases (building a big
+    workload, solving LPs, storing the results), and a live worker must never
+    look lost (:func:`dashboard.models.fail_lost_runs`). ``rows`` must filter
+    on ``status=running``: once the work left that status (finished,
+    cancelled, declared lost) a stamp changes nothing and the thread stops.
+    The thread uses its own database connection and closes it.
+    """
+
+    def __init__(self, rows: QuerySet[Any], every_s: float | None = None) -> None:
+        self.rows = rows
+        self.every_s = heartbeat_every_s() if every_s is None else every_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="simcore-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        # Inside a transaction (a test calling the worker's code) other connections cannot see the claim
+        # yet, so there is nothing to keep alive, and a stamp would only wait for this transaction's locks.
+        if not connection.in_atomic_block:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=30)
+
+    def _beat(self) -> None:
+        try:
+            while not self._stop.wait(self.every_s):
+                try:
+                    if not self.rows.update(heartbeat_at=timezone.now()):
+                        return
+                except DatabaseError as e:  # a busy or briefly unreachable database: the next beat retries
+                    log.warning("heartbeat of %s failed: %s", self.rows.model.__name__, e)
+        finally:
+            connection.close()
+
+
 class _Reporter:
     """simcore progress callback: writes the run's progress, stops the run when it was cancelled."""
 
@@ -485,7 +529,7 @@ class _Reporter:
         f = p.fraction
         eta = p.wall_s * (1.0 - f) / f if 0.0 < f < 1.0 else (0.0 if f >= 1.0 else None)
         alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(
-            fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta)
+            fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now())
         if not alive:
             raise Cancelled(f"run {self.run_id} was cancelled")
 
@@ -500,23 +544,33 @@ def execute_run(run_id: int, worker: str = "") -> str:
                                      "experiment__trace_upload").filter(pk=run_id).first()
     if run is None or run.status != Status.PENDING:
         return run.status if run else "missing"
-    if not run.transition(Status.RUNNING, started_at=timezone.now(), worker=worker[:200],
+    now = timezone.now()
+    if not run.transition(Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200],
                           code_version=code_version()[:100]):
         return "claimed elsewhere"
+    with Heartbeat(Run.objects.filter(pk=run.pk, status=Status.RUNNING)):
+        return _simulate(run)
+
+
+def _simulate(run: Run) -> str:
     try:
         with materialised_files(run.experiment) as files:
             outcome = archive.run_scenario(run.experiment.scenario, run.scheduler, run.seed, files,
                                            progress=_Reporter(run))
-    except Cancelled:
-        return Status.CANCELLED
+    except Cancelled:  # cancelled, or declared lost while this worker was too slow to stamp its heartbeat
+        return _current_status(run)
     except SimcoreError as e:
         return _fail(run, str(e))
     except MemoryError:
         return _fail(run, "the run needed more memory than the worker has")
     except Exception as e:  # a bug: log the traceback for us, show the user one line
-        log.exception("run %s failed", run_id)
+        log.exception("run %s failed", run.pk)
         return _fail(run, f"internal error ({type(e).__name__}): {e}")
-    return Status.FINISHED if store_outcome(run, outcome) else Status.CANCELLED
+    return Status.FINISHED if store_outcome(run, outcome) else _current_status(run)
+
+
+def _current_status(run: Run) -> str:
+    return Run.objects.filter(pk=run.pk).values_list("status", flat=True).first() or "missing"
 
 
 def _fail(run: Run, message: str) -> str:

@@ -199,6 +199,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 #: Most runs (schedulers x seeds) one experiment may create.
 SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", 200, minimum=1)
+#: Seconds running work may go without its worker's heartbeat before it is marked failed (the worker died).
+SIMCORE_WORKER_TIMEOUT_S = env_int("SIMCORE_WORKER_TIMEOUT_S", 300, minimum=1)
 #: Extra modules imported at start-up, e.g. private schedulers or presets registering themselves.
 SIMCORE_PLUGINS = env_list("SIMCORE_PLUGINS", "")
 

@@ -1,0 +1,369 @@
+"""Work whose worker died is marked failed ("lost") and says so; live work, however slow, is never touched.
+
+The rule (dashboard.models.fail_lost_runs / fail_lost_imports): running work
+whose heartbeat is older than SIMCORE_WORKER_TIMEOUT_S is failed with a
+message naming when its worker was last heard of. The first tests check the
+rule on rows with hand-set heartbeats; the last one SIGKILLs a real worker
+process (its own, never the session's shared worker) in the middle of a run and
+a trace import and reads the outcome through the pages and the API.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from dashboard import imports, services, tasks
+from dashboard.celery import READY_FILE_ENV
+from dashboard.models import (
+    RERUN_IMPORT,
+    RERUN_RUN,
+    ApiToken,
+    ClusterUpload,
+    Experiment,
+    ImportRole,
+    ImportStatus,
+    Run,
+    RunJobs,
+    RunResult,
+    Status,
+    TraceImportFile,
+    TraceUpload,
+    fail_lost_imports,
+    fail_lost_runs,
+    lost_message,
+)
+from simcore import archive
+from simcore.engine import Progress
+from simcore.errors import Cancelled
+from tests.dashboard.conftest import ARTIFACTS, ROOT, _test_database_url, small_scenario
+
+T0 = datetime(2031, 3, 4, 14, 0, 0, tzinfo=UTC)
+LOST = "the worker running this stopped without finishing"
+
+
+def _experiment(owner: User, scenario: dict[str, Any]) -> Experiment:
+    """An experiment and its pending runs, stored without enqueuing tasks (the tests choose who runs what)."""
+    sc = archive.validate_scenario(scenario)
+    names = archive.labels_of(sc)
+    exp = Experiment.objects.create(owner=owner, scenario=sc, cluster_label=names["cluster"],
+                                    workload_label=names["workload"])
+    for seed in sc["seeds"]:
+        for s in sc["schedulers"]:
+            Run.objects.create(experiment=exp, scheduler=s, seed=seed)
+    return exp
+
+
+def _trace_import(owner: User, filename: str, content_gz: bytes, fmt: str, **options: Any) -> TraceUpload:
+    """A pending trace import with its raw file, stored without enqueuing its task."""
+    opts = imports.check_import_options({"format": fmt, **options})
+    up = TraceUpload.objects.create(owner=owner, name=filename, filename=filename, content_gz=b"", size_bytes=0,
+                                    sha256="", format=fmt, options=opts, bytes_total=len(content_gz))
+    TraceImportFile.objects.create(upload=up, role=ImportRole.TRACE, filename=filename,
+                                   size_bytes=len(content_gz), content_gz=content_gz)
+    return up
+
+
+def _set(obj: Run | TraceUpload, **fields: Any) -> None:
+    type(obj).objects.filter(pk=obj.pk).update(**fields)
+    obj.refresh_from_db()
+
+
+def _api(owner: User) -> Client:
+    _, secret = ApiToken.issue(owner, "t")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+# ---------------------------------------------------------------------------- the rule, on hand-set heartbeats
+
+
+def test_the_message_names_when_the_worker_was_last_heard_of():
+    assert lost_message(T0 - timedelta(minutes=2, seconds=5), T0, RERUN_RUN) == (
+        f"{LOST} (lost at 13:57 UTC); re-run it: fork the experiment")
+    # Read on another day, the date is part of it.
+    assert lost_message(datetime(2031, 3, 3, 23, 59, 30, tzinfo=UTC), T0, RERUN_IMPORT) == (
+        f"{LOST} (lost at 2031-03-03 23:59 UTC); re-run it: upload the files again")
+
+
+@pytest.mark.django_db
+def test_only_running_runs_with_a_heartbeat_older_than_the_timeout_fail(owner, settings,
+                                                                        django_capture_on_commit_callbacks):
+    settings.SIMCORE_WORKER_TIMEOUT_S = 60
+    exp = _experiment(owner, small_scenario(schedulers=["greedy", "fcfs"], seeds=[0, 1]))
+    stale, boundary, pending, finished = exp.runs.order_by("seed", "scheduler")
+    _set(stale, status=Status.RUNNING, started_at=T0 - timedelta(hours=1), heartbeat_at=T0 - timedelta(seconds=61))
+    _set(boundary, status=Status.RUNNING, started_at=T0 - timedelta(hours=1), heartbeat_at=T0 - timedelta(seconds=60))
+    _set(finished, status=Status.FINISHED, heartbeat_at=T0 - timedelta(hours=1))
+    Experiment.objects.filter(pk=exp.pk).update(status=Status.RUNNING)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert fail_lost_runs(now=T0) == [stale.pk]
+    stale.refresh_from_db()
+    assert stale.status == Status.FAILED and stale.finished_at == T0 and stale.eta_s is None
+    assert stale.error == f"{LOST} (lost at 13:58 UTC); re-run it: fork the experiment"
+    # Exactly at the timeout is not yet lost; pending and finished runs are never touched.
+    assert dict(exp.runs.values_list("pk", "status")) == {
+        stale.pk: Status.FAILED, boundary.pk: Status.RUNNING, pending.pk: Status.PENDING,
+        finished.pk: Status.FINISHED}
+    exp.refresh_from_db()
+    assert exp.status == Status.RUNNING
+
+    # A second later the boundary run is lost too; a pending run keeps the experiment active.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert fail_lost_runs(now=T0 + timedelta(seconds=1)) == [boundary.pk]
+        assert fail_lost_runs(now=T0 + timedelta(seconds=1)) == []  # applied twice: nothing more
+    exp.refresh_from_db()
+    assert exp.status == Status.RUNNING
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.cancel_run(pending)
+    exp.refresh_from_db()
+    assert exp.status == Status.FAILED  # failed outranks cancelled and finished
+
+
+@pytest.mark.django_db
+def test_a_late_worker_cannot_bring_a_lost_run_back(owner, settings, django_capture_on_commit_callbacks):
+    settings.SIMCORE_WORKER_TIMEOUT_S = 60
+    exp = _experiment(owner, small_scenario(schedulers=["greedy"], hours=0.2))
+    run = exp.runs.get()
+    outcome = archive.run_scenario(exp.scenario, "greedy", 0)
+    # The worker claimed it, then went quiet for longer than the timeout (swapped out, say) and is declared lost.
+    assert run.transition(Status.RUNNING, started_at=T0, heartbeat_at=T0)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert fail_lost_runs(now=T0 + timedelta(seconds=61)) == [run.pk]
+    message = Run.objects.get(pk=run.pk).error
+    assert message.startswith(f"{LOST} (lost at 14:00 UTC)")
+    # When it wakes up, its heartbeat, progress, error and results all find the run no longer running.
+    assert run.status == Status.RUNNING  # the worker's own copy
+    assert Run.objects.filter(pk=run.pk, status=Status.RUNNING).update(heartbeat_at=timezone.now()) == 0
+    with pytest.raises(Cancelled):
+        services._Reporter(run)(Progress(now=50.0, horizon=100.0, arrived=20, started=15, completed=10, jobs=40,
+                                         wall_s=1.0))
+    assert not services.store_outcome(run, outcome)
+    assert services._fail(run, "some error") == Status.FAILED
+    run = Run.objects.get(pk=run.pk)
+    assert (run.status, run.error, run.heartbeat_at) == (Status.FAILED, message, T0)
+    assert not RunResult.objects.filter(run=run).exists() and not RunJobs.objects.filter(run=run).exists()
+
+
+CSV = b"submit_s,duration_s,cpu,mem\n0,10,0.5,0.25\n5,20,0.25,0.5\n"
+
+
+@pytest.mark.django_db
+def test_a_lost_import_fails_drops_its_files_and_a_late_worker_stores_nothing(owner, settings):
+    settings.SIMCORE_WORKER_TIMEOUT_S = 60
+    fresh = _trace_import(owner, "fresh.csv.gz", gzip.compress(CSV), "csv")
+    up = _trace_import(owner, "t.csv.gz", gzip.compress(CSV), "csv")
+    _set(fresh, status=ImportStatus.RUNNING, heartbeat_at=T0)
+    # A worker claimed it and converted the trace ...
+    _set(up, status=ImportStatus.RUNNING, heartbeat_at=T0 - timedelta(seconds=30))
+    files = [services.InputFile(f.role, f.filename, bytes(f.content_gz)) for f in up.inputs.all()]
+    conv = imports.convert("csv", files, up.options, name=up.name,
+                           progress=imports._Reporter(up.pk, list(up.inputs.all())))
+    assert conv.info["jobs"] == 2
+    # ... but was not heard of for longer than the timeout: lost, raw files dropped, the fresh one untouched.
+    _set(up, heartbeat_at=T0 - timedelta(seconds=61))
+    assert fail_lost_imports(now=T0) == [up.pk]
+    up.refresh_from_db()
+    assert up.status == ImportStatus.FAILED and up.finished_at == T0
+    assert up.error == f"{LOST} (lost at 13:58 UTC); re-run it: upload the files again"
+    assert not TraceImportFile.objects.filter(upload=up).exists()
+    assert TraceUpload.objects.get(pk=fresh.pk).status == ImportStatus.RUNNING
+    # Storing afterwards changes nothing: the trace never becomes usable.
+    assert imports._store(up, conv) == ImportStatus.FAILED
+    up.refresh_from_db()
+    assert up.status == ImportStatus.FAILED and bytes(up.content_gz) == b"" and up.error.startswith(LOST)
+    assert not ClusterUpload.objects.exists() and services.usable_traces(owner).count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reading_pages_and_the_api_applies_the_rule(owner, owner_client, settings):
+    settings.SIMCORE_WORKER_TIMEOUT_S = 60
+    now = timezone.now()
+    exp = _experiment(owner, small_scenario(schedulers=["greedy"]))
+    run = exp.runs.get()
+    _set(run, status=Status.RUNNING, started_at=now, heartbeat_at=now - timedelta(seconds=50))
+    exp.refresh_status()
+    up = _trace_import(owner, "t.csv.gz", gzip.compress(CSV), "csv")
+    _set(up, status=ImportStatus.RUNNING, heartbeat_at=now - timedelta(seconds=50))
+    api = _api(owner)
+    # Heard of 50 s ago with a 60 s timeout: still running everywhere.
+    assert owner_client.get(reverse("experiment-progress", args=[exp.pk])).json()["status"] == "running"
+    assert api.get(f"/api/uploads/trace/{up.pk}/").json()["status"] == "running"
+    settings.SIMCORE_WORKER_TIMEOUT_S = 30
+    # The list page is the first read: it shows the experiment failed.
+    assert 'class="status failed"' in owner_client.get(reverse("experiment-list")).content.decode()
+    run.refresh_from_db()
+    assert run.status == Status.FAILED and run.error.startswith(LOST)
+    body = api.get(f"/api/experiments/{exp.pk}/").json()
+    assert body["status"] == "failed" and body["runs"][0]["error"] == run.error
+    assert run.error in owner_client.get(exp.get_absolute_url()).content.decode()
+    # Uploads: the import poller of the uploads page reads it failed, with the message.
+    progress = owner_client.get(reverse("trace-import-progress", args=[up.pk])).json()
+    assert progress["status"] == "failed" and progress["error"].startswith(LOST)
+    assert api.get(f"/api/uploads/trace/{up.pk}/").json()["trace_import"]["error"] == progress["error"]
+
+
+# ---------------------------------------------------------------------------- a real worker, killed
+
+#: Tiny, so the test waits seconds; the workers get it too (their heartbeat comes every TIMEOUT_S / 6 s).
+TIMEOUT_S = 3
+
+
+class Worker:
+    """A ``celery worker`` process of this test (own queue, own process group, so it can be killed whole)."""
+
+    def __init__(self, name: str, queue: str, tmp: Path) -> None:
+        self.ready = tmp / f"{name}.ready"
+        self.log = ARTIFACTS / f"celery-worker-lost-{name}.log"
+        env = {**os.environ, "DATABASE_URL": _test_database_url(), READY_FILE_ENV: str(self.ready),
+               "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings", "SIMCORE_WORKER_TIMEOUT_S": str(TIMEOUT_S)}
+        if not os.environ.get("REDIS_URL"):
+            env["SIMCORE_BROKER_DIR"] = str(
+                Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)
+        ARTIFACTS.mkdir(exist_ok=True)
+        with open(self.log, "w") as out:
+            # Prefork with two processes, as deployed: a run and an import at once.
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--concurrency", "2", "-Q", queue,
+                 "-n", f"{name}-{uuid.uuid4().hex[:6]}@%h", "--without-gossip", "--without-mingle",
+                 "--without-heartbeat", "--loglevel", "INFO"],
+                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_ready(self) -> None:
+        """Until it consumes tasks and has applied the lost-work rule at start-up (its log says so)."""
+        deadline = time.monotonic() + 60
+        while not (self.ready.exists() and "start-up check for work lost" in self.log.read_text()):
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"celery worker exited with {self.proc.returncode}; see {self.log}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"celery worker not ready after 60 s; see {self.log}")
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool processes at once, as a machine restart or the OOM killer of a container."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+
+
+def _wait_until(what: str, check: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not {what} after {timeout} s")
+        time.sleep(0.1)
+
+
+def _big_swf(lines: int) -> bytes:
+    """A valid SWF trace (gzip) that takes the importer several seconds: ``lines`` jobs, 1,000 per second."""
+    per = 1000
+    body = "".join(f"1 {k} 0 600 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n" * per for k in range(lines // per))
+    return gzip.compress(("; MaxProcs: 128\n" + body).encode(), 1)
+
+
+def _not_heard_of_for(rows: list[Run | TraceUpload], seconds: float) -> None:
+    """Wait until none of ``rows`` got a heartbeat for ``seconds`` (read straight from the table: no rule applied)."""
+    while True:
+        beats = [type(r).objects.filter(pk=r.pk).values_list("heartbeat_at", flat=True).get() for r in rows]
+        wait = max(beats) + timedelta(seconds=seconds) - timezone.now()
+        if wait <= timedelta(0):
+            return
+        time.sleep(wait.total_seconds() + 0.1)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(owner, owner_client, settings,
+                                                                                tmp_path):
+    settings.SIMCORE_WORKER_TIMEOUT_S = TIMEOUT_S
+    queue = f"simcore-test-lost-{uuid.uuid4().hex[:8]}"
+    # ~1.5 million jobs: about 20 s of simulation; the import reads 2 million SWF rows and fits 20 classes (15 s).
+    # Both are killed a few seconds after they start.
+    exp = _experiment(owner, small_scenario(cluster={"preset": "google-balanced",
+                                                     "params": {"machines_per_config": 20}},
+                                            hours=24.0, schedulers=["greedy"]))
+    run = exp.runs.get()
+    up = _trace_import(owner, "big.swf.gz", _big_swf(2_000_000), "swf", classes=20)
+    api = _api(owner)
+    workers = [Worker("a", queue, tmp_path)]
+    try:
+        a = workers[0]
+        a.wait_ready()
+        # Given worker a running the run and the import
+        tasks.run_simulation.apply_async((run.pk,), queue=queue)
+        tasks.import_trace.apply_async((up.pk,), queue=queue)
+        _wait_until("claimed", lambda: Run.objects.get(pk=run.pk).status == Status.RUNNING
+                    and TraceUpload.objects.get(pk=up.pk).status == ImportStatus.RUNNING)
+        run.refresh_from_db()
+        up.refresh_from_db()
+        assert run.worker.startswith("a-") and up.worker.startswith("a-")
+        # and an import a worker left running an hour ago, before it died
+        dead = _trace_import(owner, "old.csv.gz", gzip.compress(CSV), "csv")
+        _set(dead, status=ImportStatus.RUNNING, worker="gone@elsewhere",
+             heartbeat_at=timezone.now() - timedelta(hours=1))
+
+        # When worker b starts, it fails the dead worker's import and leaves live worker a's work alone.
+        workers.append(Worker("b", f"{queue}-b", tmp_path))
+        workers[1].wait_ready()
+        dead.refresh_from_db()
+        assert dead.status == ImportStatus.FAILED and dead.error.startswith(f"{LOST} (lost at ")
+        assert not TraceImportFile.objects.filter(upload=dead).exists()
+        assert Run.objects.get(pk=run.pk).status == Status.RUNNING
+        assert TraceUpload.objects.get(pk=up.pk).status == ImportStatus.RUNNING
+
+        # Live work stays running through reads of pages and the API, longer than the timeout after its claim:
+        # the heartbeat keeps coming.
+        _wait_until("past the timeout", lambda: timezone.now() > max(run.started_at, up.started_at)
+                    + timedelta(seconds=TIMEOUT_S + 0.5))
+        assert api.get(f"/api/experiments/{exp.pk}/progress/").json()["runs"][0]["status"] == "running"
+        assert api.get(f"/api/uploads/trace/{up.pk}/").json()["status"] == "running"
+        run_beat = Run.objects.get(pk=run.pk).heartbeat_at
+        up_beat = TraceUpload.objects.get(pk=up.pk).heartbeat_at
+        assert run_beat > run.started_at and up_beat > up.started_at
+
+        # When worker a is killed mid-way
+        a.kill()
+        # nothing shows at once (its last heartbeat is recent) ...
+        assert api.get(f"/api/experiments/{exp.pk}/progress/").json()["status"] == "running"
+        _not_heard_of_for([run, up], TIMEOUT_S)
+
+        # then the next read shows the run failed with the message, and the experiment failed.
+        progress = api.get(f"/api/experiments/{exp.pk}/progress/").json()
+        run.refresh_from_db()
+        expected = f"{LOST} (lost at {timezone.localtime(run.heartbeat_at):%H:%M} UTC); re-run it: fork the experiment"
+        assert progress["status"] == "failed"
+        assert progress["runs"][0]["status"] == "failed" and progress["runs"][0]["error"] == expected
+        assert run.error == expected and run.finished_at is not None
+        assert Experiment.objects.get(pk=exp.pk).status == Status.FAILED
+        assert api.get(f"/api/runs/{run.pk}/").json()["error"] == expected
+        html = owner_client.get(exp.get_absolute_url()).content.decode()
+        assert expected in html and 'id="experiment-status" class="status failed"' in html
+        assert not RunResult.objects.filter(run=run).exists()
+        # It can be re-run: the fork form opens with its scenario.
+        fork = owner_client.get(reverse("experiment-fork", args=[exp.pk]))
+        assert fork.status_code == 200 and fork.context["source"] == exp
+
+        # The import too, through the API; its raw files are gone and it is not usable.
+        body = api.get(f"/api/uploads/trace/{up.pk}/").json()
+        up.refresh_from_db()
+        assert body["status"] == "failed" and body["trace_import"]["error"] == up.error
+        assert up.error == (f"{LOST} (lost at {timezone.localtime(up.heartbeat_at):%H:%M} UTC); "
+                            "re-run it: upload the files again")
+        assert not TraceImportFile.objects.filter(upload=up).exists() and services.usable_traces(owner).count() == 0
+    finally:
+        for w in workers:
+            w.kill()  # b is idle: nothing to wait for
