@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import linprog
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix
 
 from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FloatArray
+from simcore.model import ClassTable, Cluster, FloatArray, IntArray
 
 #: Allocations below this share of a configuration are treated as zero when
 #: deciding which classes a configuration serves (the sets K^j).
@@ -58,8 +58,50 @@ class Allocation:
         }
 
 
-def allocation_lp(cluster: Cluster, classes: ClassTable) -> Allocation:
-    """Solve the allocation LP for ``cluster`` and ``classes`` (LoTES eq. 1-5)."""
+@dataclass(frozen=True)
+class AllocationProblem:
+    """The reduced allocation LP in HiGHS form, ready to solve (or to re-solve with other objectives).
+
+    Variables: ``x[0]`` = lambda, ``x[1 + v]`` = y_jk for the usable pair
+    ``pairs[v] = (j, k)``. ``a_ub x <= b_ub`` holds the rows (2) and (4).
+    ``coef[j, k, l]`` = r_kl / (c_jl n_j mu_jk): the share of resource l of
+    configuration j that one job per second of class k takes (0 if unusable).
+    """
+
+    shape: tuple[int, int]
+    pairs: IntArray
+    coef: FloatArray
+    a_ub: csr_matrix
+    b_ub: FloatArray
+
+    @property
+    def n_vars(self) -> int:
+        return 1 + len(self.pairs)
+
+    def solve(self, objective: FloatArray, lambda_min: float = 0.0) -> FloatArray:
+        """Minimise ``objective @ x`` over the LP with lambda >= ``lambda_min``; returns x."""
+        bounds = [(lambda_min, None)] + [(0, None)] * len(self.pairs)
+        res = linprog(objective, A_ub=self.a_ub, b_ub=self.b_ub, bounds=bounds, method="highs")
+        if res.status == 3:
+            raise ParameterError("the allocation LP is unbounded: some class needs no resource any machine has")
+        if res.status != 0:
+            raise ParameterError(f"the allocation LP failed: {res.message}")
+        return np.asarray(res.x, dtype=np.float64)
+
+    def throughput(self, x: FloatArray) -> FloatArray:
+        """y_jk (jobs per second), shape (M, K), from a solution vector ``x``."""
+        y = np.zeros(self.shape)
+        y[self.pairs[:, 0], self.pairs[:, 1]] = x[1:]
+        return y
+
+    def allocation(self, lambda_star: float, throughput: FloatArray) -> Allocation:
+        """The :class:`Allocation` of throughputs y (M, K), delta recovered from y."""
+        return Allocation(lambda_star=float(lambda_star), delta=throughput[:, :, None] * self.coef,
+                          throughput=throughput)
+
+
+def allocation_problem(cluster: Cluster, classes: ClassTable) -> AllocationProblem:
+    """Validate ``cluster`` and ``classes`` and build the allocation LP (LoTES eq. 1-5), unsolved."""
     c = cluster.capacity  # (M, R)
     n = cluster.counts.astype(np.float64)  # (M,)
     r = classes.requests  # (K, R)
@@ -96,8 +138,6 @@ def allocation_lp(cluster: Cluster, classes: ClassTable) -> Allocation:
     nv = 1 + len(jk)
     if len(jk) == 0:
         raise ParameterError(f"no class fits on any machine of cluster {cluster.name!r}")
-    obj = np.zeros(nv)
-    obj[0] = -1.0
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
@@ -129,12 +169,17 @@ def allocation_lp(cluster: Cluster, classes: ClassTable) -> Allocation:
                 b.append(1.0)
                 row += 1
     a_ub = coo_matrix((vals, (rows, cols)), shape=(row, nv)).tocsr()
-    res = linprog(obj, A_ub=a_ub, b_ub=np.array(b), bounds=[(0, None)] * nv, method="highs")
-    if res.status == 3:
-        raise ParameterError("the allocation LP is unbounded: some class needs no resource any machine has")
-    if res.status != 0:
-        raise ParameterError(f"the allocation LP failed: {res.message}")
-    y = np.zeros((M, K))
-    y[jk[:, 0], jk[:, 1]] = res.x[1:]
-    delta = y[:, :, None] * coef
-    return Allocation(lambda_star=float(res.x[0]), delta=delta, throughput=y)
+    return AllocationProblem(shape=(M, K), pairs=jk, coef=coef, a_ub=a_ub, b_ub=np.array(b))
+
+
+def allocation_lp(cluster: Cluster, classes: ClassTable) -> Allocation:
+    """Solve the allocation LP for ``cluster`` and ``classes`` (LoTES eq. 1-5).
+
+    HiGHS returns one optimal vertex; its support (the sets K^j) is one of
+    possibly many (see :func:`simcore.schedulers.lotes.stage1.max_support_allocation`).
+    """
+    lp = allocation_problem(cluster, classes)
+    obj = np.zeros(lp.n_vars)
+    obj[0] = -1.0
+    x = lp.solve(obj)
+    return lp.allocation(float(x[0]), lp.throughput(x))

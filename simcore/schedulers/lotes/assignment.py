@@ -213,14 +213,27 @@ def plan_offline(
     *,
     max_bins: int = DEFAULT_MAX_BINS,
     rho_weighting: str = "paper",
+    k_sets: str = "vertex",
 ) -> OfflinePlan:
-    """Stages 1 and 2: allocation LP, K^j, bins, assignment LP, rounding, rho."""
+    """Stages 1 and 2: allocation LP, K^j, bins, assignment LP, rounding, rho.
+
+    ``k_sets``: which optimum of the allocation LP K^j is read from, "vertex"
+    or "interior" (largest support; more classes per configuration, hence
+    more bins), see :mod:`simcore.schedulers.lotes.stage1`.
+    """
     classes = fit_classes(classes, cluster)
     t0 = time.perf_counter()
-    s1 = solve_stage1(cluster, classes)
+    s1 = solve_stage1(cluster, classes, k_sets=k_sets)
     t1 = time.perf_counter()
     ks = _cover_all_classes(cluster, classes, s1.classes_of)
-    bins = config_bins(cluster, classes, ks, max_bins=max_bins)
+    try:
+        bins = config_bins(cluster, classes, ks, max_bins=max_bins)
+    except ParameterError as e:
+        if k_sets == "vertex":
+            raise
+        sizes = ", ".join(str(len(k)) for k in ks)
+        raise ParameterError(f"{e} (k_sets={k_sets!r} gives K^j sizes {sizes}; k_sets='vertex' gives fewer "
+                             "classes per configuration)") from None
     t2 = time.perf_counter()
     asg = assignment_lp(cluster, classes, bins, rho_weighting=rho_weighting)
     t3 = time.perf_counter()
@@ -260,7 +273,10 @@ def plan_to_dict(plan: OfflinePlan, cluster: Cluster, max_listed_bins: int = 200
         "lambda_stage1": plan.stage1.lambda_star,
         "lambda_assignment_lp": a.lambda_lp,
         "lambda_rounded": a.lambda_rounded,
+        "k_sets": plan.stage1.k_sets,
         "K_sizes": [len(k) for k in plan.stage1.classes_of],
+        "K_sizes_vertex": [len(k) for k in plan.stage1.vertex_classes_of],
+        "stage1_face_lps": plan.stage1.face_lps,
         "bins_per_config": [int(len(b)) for b in a.bins],
         "delta_stage1": plan.stage1.allocation.delta.tolist(),
         "slots_lp": a.slots_lp.tolist(),

@@ -24,6 +24,7 @@ from simcore.schedulers.base import Param, Scheduler
 from simcore.schedulers.lotes.assignment import OfflinePlan, plan_offline, plan_to_dict
 from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS
 from simcore.schedulers.lotes.queues import ClassQueue
+from simcore.schedulers.lotes.stage1 import K_SETS
 
 if TYPE_CHECKING:
     from simcore.engine import Simulation
@@ -88,7 +89,9 @@ class LoTESDispatcher(Scheduler):
       LP can have many optima (on Table 1 with Table 2's classes its optimal
       face allows up to 4 classes on most configurations); the paper's
       Table 1 column reflects the optimum its solver (CPLEX) returned, ours
-      differs, and so do the bins.
+      differs, and so do the bins. ``k_sets="interior"`` (not the default)
+      takes instead an optimum of largest support: K^j holds every class
+      that some optimal solution puts on j (see ``stage1.py``).
     * Machines of configuration j are given bins in bin order (the first x_0j
       machines emulate bin 0, ...); the paper does not say which machine
       emulates which bin, and machines of one configuration are identical.
@@ -119,6 +122,11 @@ class LoTESDispatcher(Scheduler):
         Param("rho_weighting", str, "paper",
               "LoTES: configuration shares rho from Delta ('paper') or Delta*mu ('throughput')",
               choices=("paper", "throughput")),
+        Param("k_sets", str, "vertex",
+              "LoTES: the sets K^j from the allocation LP's optimal vertex ('vertex', as the solver returns it) "
+              "or from an optimum of largest support ('interior': every class-configuration pair that some "
+              "optimal solution uses; more bins)",
+              choices=K_SETS),
     )
 
     def __init__(self, **options: Any) -> None:
@@ -127,6 +135,7 @@ class LoTESDispatcher(Scheduler):
         self.kmeans_window_s = float(options.get("kmeans_window_hours", 24.0)) * 3600.0
         self.max_bins = int(options.get("max_bins", DEFAULT_MAX_BINS))
         self.rho_weighting = str(options.get("rho_weighting", "paper"))
+        self.k_sets = str(options.get("k_sets", "vertex"))
         # A precomputed plan (Python API only, not a Param): reuse one offline
         # solution across runs, or hand-build one in tests.
         self.plan: OfflinePlan | None = options.get("plan")
@@ -152,7 +161,8 @@ class LoTESDispatcher(Scheduler):
         cluster = sim.cluster
         classes, labels, origin = self._classes(sim, rng)
         if self.plan is None:
-            plan = plan_offline(cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting)
+            plan = plan_offline(cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting,
+                                k_sets=self.k_sets)
             self.plan = plan
         else:
             plan = self.plan
