@@ -8,6 +8,8 @@ the table's machine types (Table 1's attributes kept in
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from simcore.errors import InputError, ParameterError
@@ -46,10 +48,9 @@ def table_for_cluster(table: ProfileTable, cluster: Cluster) -> ProfileTable:
     if np.any(cluster.capacity < 1.0):
         raise InputError(f"every machine of cluster {cluster.name!r} needs at least 1 slot")
     idx = [table.machine_index(c) for c in cluster.config_names]
-    return ProfileTable(
-        job_types=table.job_types, machine_types=tuple(cluster.config_names), cpu_s=table.cpu_s[:, idx],
-        io_s=table.io_s[:, idx], warm_s=table.warm_s[:, idx], proportions=table.proportions,
-        machine_attributes=tuple(table.machine_attributes[i] for i in idx), meta=table.meta, source=table.source,
+    return replace(
+        table, machine_types=tuple(cluster.config_names), cpu_s=table.cpu_s[:, idx], io_s=table.io_s[:, idx],
+        warm_s=table.warm_s[:, idx], machine_attributes=tuple(table.machine_attributes[i] for i in idx),
     )
 
 

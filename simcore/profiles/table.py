@@ -12,19 +12,23 @@ Two file formats are accepted (see ``docs`` in :func:`load_profile`):
 JSON (the shipped ``simcore/data/ncbi_profile.json`` is an example)::
 
     {"machine_types": [{"name": "type1", "cpu_mhz": 733, "memory_mb": 256, "disk": "IDE"}, ...],
-     "job_types": [{"name": "blastn", "proportion": 0.558}, ...],
+     "job_types": [{"name": "blastn", "proportion": 0.558, "database": "nt"}, ...],
      "runtimes": [{"job_type": "blastn", "machine_type": "type1",
                    "cpu_s": 60.0, "io_s": 40.0, "warm_s": 100.0}, ...]}
 
 CSV, one row per (job type, machine type)::
 
-    job_type,machine_type,cpu_s,io_s,warm_s,proportion
-    blastn,type1,60.0,40.0,,0.558
+    job_type,machine_type,cpu_s,io_s,warm_s,proportion,database
+    blastn,type1,60.0,40.0,,0.558,nt
 
 ``warm_s`` (run time with a warm cache) is optional and defaults to the cold
 time ``cpu_s + io_s``; ``proportion`` is optional when every job type is one
 of the paper's five (Table 2's mix is then used), and must be the same on
-every row of a job type.
+every row of a job type. ``database`` (optional, the same on every row of a
+job type) names the database the job type searches; the Affinity scheduler
+counts a machine that last ran a job on the same database as a cache hit.
+Without any, the paper's five job types search the paper's databases (nt or
+nr) and any other job type its own.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import csv
 import io
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +58,17 @@ TABLE2_MIX: dict[str, float] = {
 SHIPPED = Path(__file__).resolve().parent.parent / "data" / "ncbi_profile.json"
 
 CSV_REQUIRED = ("job_type", "machine_type", "cpu_s", "io_s")
-CSV_OPTIONAL = ("warm_s", "proportion")
+CSV_OPTIONAL = ("warm_s", "proportion", "database")
+
+#: The database each of the paper's job types searches (section 2: "The (nr) database is used by the blastp
+#: and blastx executables, while blastn, tblastn, and tblastx searches are run against the nt database").
+PAPER_DATABASES: dict[str, str] = {
+    "blastn": "nt",
+    "blastp": "nr",
+    "blastx": "nr",
+    "tblastn": "nt",
+    "tblastx": "nt",
+}
 
 
 @dataclass(frozen=True)
@@ -77,6 +91,16 @@ class ProfileTable:
     machine_attributes: tuple[dict[str, Any], ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
     source: str = ""
+    #: Database searched by each job type (the Affinity scheduler's notion of a cache hit); empty: every job
+    #: type its own database.
+    databases: tuple[str, ...] = ()
+
+    def database_groups(self) -> list[int]:
+        """Per job type, the index of its database among the distinct databases (job types sharing one
+        database share a group)."""
+        names = self.databases or self.job_types
+        order = list(dict.fromkeys(names))
+        return [order.index(n) for n in names]
 
     @property
     def cold_s(self) -> FloatArray:
@@ -110,10 +134,9 @@ class ProfileTable:
         """The table restricted to ``job_types``, with the mix renormalised (the reduced trace)."""
         idx = [self.job_index(n) for n in job_types]
         p = self.proportions[idx]
-        return ProfileTable(
-            job_types=tuple(job_types), machine_types=self.machine_types, cpu_s=self.cpu_s[idx],
-            io_s=self.io_s[idx], warm_s=self.warm_s[idx], proportions=p / p.sum(),
-            machine_attributes=self.machine_attributes, meta=self.meta, source=self.source,
+        return replace(
+            self, job_types=tuple(job_types), cpu_s=self.cpu_s[idx], io_s=self.io_s[idx], warm_s=self.warm_s[idx],
+            proportions=p / p.sum(), databases=tuple(self.databases[i] for i in idx) if self.databases else (),
         )
 
     def fingerprint(self) -> str:
@@ -188,6 +211,7 @@ def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
     jtypes_decl = data.get("job_types")
     attrs: dict[str, dict[str, Any]] = {}
     mix: dict[str, float] = {}
+    dbs: dict[str, str] = {}
     if mtypes_decl is not None:
         if not isinstance(mtypes_decl, list):
             raise InputError("'machine_types' must be a list of objects with a 'name'", file=name)
@@ -203,6 +227,10 @@ def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
                 raise InputError(f"job_types[{i}] needs a string 'name'", file=name)
             if "proportion" in jt:
                 mix[jt["name"]] = _number(jt["proportion"], f"job_types[{i}].proportion", name)
+            if "database" in jt:
+                if not isinstance(jt["database"], str) or not jt["database"].strip():
+                    raise InputError(f"job_types[{i}].database must be a non-empty string", file=name)
+                dbs[jt["name"]] = jt["database"].strip()
     records = []
     for i, r in enumerate(rows):
         where = f"runtimes[{i}]"
@@ -220,7 +248,7 @@ def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
             "where": where, "line": None,
         })
     meta = {k: v for k, v in data.items() if k not in ("runtimes", "machine_types", "job_types")}
-    return _assemble(records, mix, attrs, name, meta,
+    return _assemble(records, mix, attrs, name, meta, dbs,
                      job_order=[j["name"] for j in jtypes_decl] if jtypes_decl else None,
                      machine_order=[m["name"] for m in mtypes_decl] if mtypes_decl else None)
 
@@ -241,6 +269,7 @@ def _parse_csv(text: str, name: str) -> ProfileTable:
     col = {c: header.index(c) for c in header}
     records = []
     mix: dict[str, float] = {}
+    dbs: dict[str, str] = {}
     for lineno, row in enumerate(reader, start=2):
         if not row or all(not c.strip() for c in row):
             continue
@@ -268,15 +297,21 @@ def _parse_csv(text: str, name: str) -> ProfileTable:
                 raise InputError(f"job type {jt!r} has proportion {p} here but {mix[jt]} on an earlier row",
                                  file=name, line=lineno, column="proportion")
             mix[jt] = p
+        if "database" in col and row[col["database"]].strip():
+            db = row[col["database"]].strip()
+            if jt in dbs and dbs[jt] != db:
+                raise InputError(f"job type {jt!r} searches database {db!r} here but {dbs[jt]!r} on an earlier row",
+                                 file=name, line=lineno, column="database")
+            dbs[jt] = db
         records.append({"job_type": jt, "machine_type": mt, "cpu_s": num("cpu_s"), "io_s": num("io_s"),
                         "warm_s": warm, "where": f"row for ({jt}, {mt})", "line": lineno})
     if not records:
         raise InputError("the profile table has no rows", file=name)
-    return _assemble(records, mix, {}, name, {})
+    return _assemble(records, mix, {}, name, {}, dbs)
 
 
 def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[str, dict[str, Any]],
-              name: str, meta: dict[str, Any], job_order: list[str] | None = None,
+              name: str, meta: dict[str, Any], dbs: dict[str, str], job_order: list[str] | None = None,
               machine_order: list[str] | None = None) -> ProfileTable:
     jobs = job_order or list(dict.fromkeys(r["job_type"] for r in records))
     machines = machine_order or list(dict.fromkeys(r["machine_type"] for r in records))
@@ -322,8 +357,14 @@ def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[
     p = np.array(props, dtype=np.float64)
     if p.sum() <= 0:
         raise InputError("job type proportions must not all be zero", file=name)
+    unknown_db = [jt for jt in dbs if jt not in ji]
+    if unknown_db:
+        raise InputError(f"database given for undeclared job type(s) {', '.join(unknown_db)}", file=name)
+    # Databases: as given; a job type without one searches its own. With none given at all, the paper's five
+    # job types get the paper's databases (nt / nr).
+    databases = tuple(dbs.get(jt, jt) if dbs else PAPER_DATABASES.get(jt, jt) for jt in jobs)
     return ProfileTable(
         job_types=tuple(jobs), machine_types=tuple(machines), cpu_s=cpu, io_s=iot, warm_s=warm,
         proportions=p / p.sum(), machine_attributes=tuple(attrs.get(m, {}) for m in machines),
-        meta=meta, source=name,
+        meta=meta, source=name, databases=databases,
     )

@@ -16,13 +16,15 @@ from simcore.schedulers.base import Scheduler
 
 
 def world(times: dict[tuple[str, str], tuple[float, float]], counts: dict[str, int],
-          jobs: list[tuple[float, str]]) -> tuple[object, Workload]:
+          jobs: list[tuple[float, str]], databases: dict[str, str] | None = None) -> tuple[object, Workload]:
     """A cluster and workload from ``times[(job type, machine type)] = (cold, warm)`` seconds."""
     jtypes = list(dict.fromkeys(j for j, _ in times))
     mtypes = list(dict.fromkeys(m for _, m in times))
+    dbs = databases or {}
     table = profile_from_dict({
         "machine_types": [{"name": m} for m in mtypes],
-        "job_types": [{"name": j, "proportion": 1.0} for j in jtypes],
+        "job_types": [{"name": j, "proportion": 1.0, **({"database": dbs[j]} if j in dbs else {})}
+                      for j in jtypes],
         "runtimes": [{"job_type": j, "machine_type": m, "cpu_s": c, "io_s": 0.0, "warm_s": w}
                      for (j, m), (c, w) in times.items()],
     })
@@ -86,6 +88,28 @@ def test_affinity_starts_a_waiting_job_when_no_event_can_come() -> None:
     cluster, wl = world(AFF_TIMES, {"W": 1}, [(0.0, "p"), (1.0, "n"), (17.5, "p")])
     res = run(cluster, wl, "affinity")
     assert res.start.tolist() == [0.0, 8.0, 18.0]
+
+
+DB_TIMES = {("a", "W"): (5.0, 5.0), ("b", "W"): (5.0, 5.0), ("c", "W"): (5.0, 5.0)}
+DBS = {"a": "D", "b": "D", "c": "E"}
+
+
+def test_affinity_hits_are_machines_that_last_searched_the_same_database() -> None:
+    # c at 0 takes machine 0, a at 1 machine 1 (no cache anywhere, zero penalties). At 10 both are
+    # idle: machine 0 (last c, database E) since 5, machine 1 (last a, database D) since 6.
+    cluster, wl = world(DB_TIMES, {"W": 2}, [(0.0, "c"), (1.0, "a"), (10.0, "b")], DBS)
+    # b searches D like a: machine 1 hits its cache (the paper's "database affinity").
+    assert run(cluster, wl, "affinity").machine.tolist() == [0, 1, 1]
+    # Counting only the same job type as a hit, b has none and takes the machine idle longest.
+    assert run(cluster, wl, "affinity", hit="job-type").machine.tolist() == [0, 1, 0]
+
+
+def test_affinity_serves_the_oldest_job_of_a_database_first() -> None:
+    # One machine: a runs 0-5; b (1) and a (2) wait. At 5 the machine (last a, database D) is a hit for
+    # both; the older job, b, takes it. Job-type hits give it to the a job instead.
+    cluster, wl = world(DB_TIMES, {"W": 1}, [(0.0, "a"), (1.0, "b"), (2.0, "a")], DBS)
+    assert run(cluster, wl, "affinity").start.tolist() == [0.0, 5.0, 10.0]
+    assert run(cluster, wl, "affinity", hit="job-type").start.tolist() == [0.0, 10.0, 5.0]
 
 
 GREEDY_TIMES = {("x", "A"): (10.0, 10.0), ("x", "B"): (30.0, 30.0), ("y", "A"): (10.0, 10.0),

@@ -138,6 +138,20 @@ def test_a_user_csv_table_loads(tmp_path: Path) -> None:
     assert t.proportions.tolist() == [0.75, 0.25]
 
 
+def test_databases_come_from_the_table_or_the_paper() -> None:
+    # The shipped table: section 2's nt / nr split.
+    assert T.databases == ("nt", "nr", "nr", "nt", "nt") and T.database_groups() == [0, 1, 1, 0, 0]
+    assert T.subset(("blastp", "blastn")).databases == ("nr", "nt")
+    # A CSV without a database column: every job type its own database.
+    t = parse_profile(CSV, name="mine.csv")
+    assert t.databases == ("a", "b") and t.database_groups() == [0, 1]
+    # Given per row, consistently.
+    rows = "job_type,machine_type,cpu_s,io_s,database\na,x,1,1,D\nb,x,2,1,D\nc,x,3,1,\n"
+    t = parse_profile(rows.replace("cpu_s,io_s,database", "cpu_s,io_s,proportion,database")
+                      .replace(",1,D", ",1,1,D").replace(",1,\n", ",1,1,\n"), name="db.csv")
+    assert t.databases == ("D", "D", "c") and t.database_groups() == [0, 0, 1]
+
+
 def test_a_user_json_table_round_trips_the_shipped_one() -> None:
     t = parse_profile(SHIPPED.read_text(), name="copy.json")
     assert np.array_equal(t.cold_s, T.cold_s) and t.fingerprint() == T.fingerprint()
@@ -154,6 +168,11 @@ def test_a_user_json_table_round_trips_the_shipped_one() -> None:
     ("job_type,machine_type,cpu_s,io_s,proportion\na,x,1,1,0.5\na,y,1,1,0.4\n", "line 3, column 'proportion'"),
     ("job_type,machine_type,cpu_s,io_s\nblastn,x,0,0\n", "cpu_s + io_s must be positive"),
     ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1,2\n", "line 2: expected 4 fields"),
+    ("job_type,machine_type,cpu_s,io_s,database\nblastn,x,1,1,nt\nblastn,y,1,1,nr\n",
+     "line 3, column 'database': job type 'blastn' searches database 'nr' here but 'nt'"),
+    ('{"job_types": [{"name": "blastn", "database": 3}], '
+     '"runtimes": [{"job_type": "blastn", "machine_type": "x", "cpu_s": 1, "io_s": 1}]}',
+     "job_types[0].database must be a non-empty string"),
     ('{"runtimes": [}', "invalid JSON"),
     ('{"runtimes": []}', "'runtimes' must be a non-empty list"),
     ('{"runtimes": [{"job_type": "blastn", "machine_type": "x", "cpu_s": 1}]}', "runtimes[0] has no 'io_s'"),
