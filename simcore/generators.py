@@ -124,7 +124,8 @@ class _TruncSetup:
         if np.any(lo > hi):
             raise ParameterError("truncation bounds must satisfy low <= high")
         sd = cv * np.abs(m)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # A tiny (subnormal) sd overflows the standardised bounds to +-inf, which ndtr maps to 0 or 1.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             a = (lo - m) / sd
             b = (hi - m) / sd
             # Mirror where the whole interval lies above the mean: invert in the lower tail.
