@@ -1,4 +1,4 @@
-"""The ``simcore`` command line: run, compare, presets, bench, import.
+"""The ``simcore`` command line: run, compare, sweep, presets, bench, import.
 
 Every user error ends as a one-line message on stderr and exit status 2,
 never a traceback. Options for preset and scheduler parameters (``--phi``,
@@ -11,11 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
+import time
 from collections.abc import Sequence
+from contextlib import closing
 from typing import Any, NoReturn
 
-from simcore.argtypes import boolean, finite_float, nonneg_int
+from simcore import sweep, sweep_report
+from simcore.argtypes import finite_float, nonneg_int, positive_int
 from simcore.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
@@ -45,22 +49,26 @@ def _all_params() -> dict[str, Param]:
     return out
 
 
-def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param]) -> None:
+def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, many_seeds: bool = False) -> None:
     p.add_argument("--cluster", required=True, help="cluster preset name or JSON cluster file")
     p.add_argument("--workload", required=True, help="workload preset name or trace file (CSV, optionally .gz)")
-    p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
+    if many_seeds:
+        p.add_argument("--seeds", "--seed", dest="seeds", default="0",
+                       help="random seeds: 0, or 0,1,2, or a range 0-4 (default 0)")
+    else:
+        p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
     p.add_argument("--load", type=finite_float, default=0.9,
                    help="arrival rate as a fraction of the allocation LP bound lambda* (default 0.9)")
     p.add_argument("--hours", type=finite_float, default=None,
                    help="arrival window in hours (default: the workload preset's; whole trace for files)")
     p.add_argument("--drain", action="store_true",
                    help="after the arrival window, keep simulating until every job has finished")
-    p.add_argument("--progress", action="store_true", help="print progress to stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="print progress to stderr" + (" (runs done, elapsed time)" if many_seeds else ""))
     group = p.add_argument_group("preset and scheduler parameters")
     for name, prm in sorted(params.items()):
-        kind = boolean if prm.type is bool else (finite_float if prm.type is float else prm.type)
-        group.add_argument(f"--{name.replace('_', '-')}", dest=f"param_{name}", type=kind, default=None,
-                           help=f"{prm.help} (default {prm.default})")
+        group.add_argument(f"--{name.replace('_', '-')}", dest=f"param_{name}", type=sweep.param_converter(prm),
+                           default=None, help=f"{prm.help} (default {prm.default})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +90,20 @@ def build_parser() -> argparse.ArgumentParser:
                       help="comma-separated scheduler names, or 'all'")
     cmp_.add_argument("--out", help="directory; results go to DIR/<scheduler>/")
 
+    swp = sub.add_parser("sweep", help="run a grid of parameter values x schedulers x seeds; one JSON line each")
+    _add_scenario_args(swp, params, many_seeds=True)
+    swp.add_argument("--schedulers", "--scheduler", dest="schedulers", required=True,
+                     help="comma-separated scheduler names, or 'all'")
+    swp.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
+                     help="a parameter and its values (load, hours, or any preset or scheduler parameter, "
+                          "e.g. phi=0,0.003,0.006); repeat for a grid")
+    swp.add_argument("--workers", type=positive_int, default=1, help="processes to run in (default 1)")
+    swp.add_argument("--table", action="store_true",
+                     help="print a table (mean/min/max over seeds per point and scheduler) instead of JSON lines")
+    swp.add_argument("--metric", help="summary key the table shows (default mean_response_s; "
+                                      "nested keys dotted, e.g. utilization.cpu)")
+    swp.add_argument("--out", metavar="FILE.csv", help="also write every run's summary as a CSV row")
+
     pre = sub.add_parser("presets", help="list clusters, workloads and schedulers")
     pre.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -98,29 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _given_params(args: argparse.Namespace) -> dict[str, Any]:
+    return {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_") and v is not None}
+
+
 def _split_params(args: argparse.Namespace, cluster: str, workload: str, schedulers: list[str]) -> tuple[
         dict[str, Any], dict[str, Any], dict[str, Any]]:
-    given = {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_") and v is not None}
-    cp = {p.name for p in CLUSTERS.get(cluster).params} if cluster in CLUSTERS else set()
-    wp = {p.name for p in WORKLOADS.get(workload).params} if workload in WORKLOADS else set()
-    sp = {p.name for s in schedulers for p in SCHEDULERS.get(s).params}
-    c, w, s = {}, {}, {}
-    for k, v in given.items():
-        used = False
-        if k in cp:
-            c[k] = v
-            used = True
-        if k in wp:
-            w[k] = v
-            used = True
-        if k in sp:
-            s[k] = v
-            used = True
-        if not used:
-            raise UsageError(
-                f"--{k.replace('_', '-')} does not apply to cluster {cluster!r}, workload {workload!r} "
-                f"or scheduler(s) {', '.join(schedulers)}")
-    return c, w, s
+    return sweep.split_params(_given_params(args), cluster, workload, schedulers)
 
 
 def _progress_printer(label: str) -> Any:
@@ -154,15 +160,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_compare(args: argparse.Namespace) -> int:
-    if args.schedulers == "all":
-        names = SCHEDULERS.names()
-    else:
-        names = [x.strip() for x in args.schedulers.split(",") if x.strip()]
+def _scheduler_names(text: str) -> list[str]:
+    names = SCHEDULERS.names() if text == "all" else [x.strip() for x in text.split(",") if x.strip()]
     if not names:
         raise UsageError("--schedulers needs at least one scheduler name")
     for n in names:
         SCHEDULERS.get(n)
+    return names
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    names = _scheduler_names(args.schedulers)
     c, w, s = _split_params(args, args.cluster, args.workload, names)
     ran = 0
     for n in names:
@@ -180,6 +188,72 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         ran += 1
     if ran == 0:
         raise UsageError("no scheduler could run this scenario")
+    return 0
+
+
+def _check_out_file(path: str) -> None:
+    # Found now rather than after an hour of runs.
+    if os.path.isdir(path):
+        raise UsageError(f"--out {path!r} is a directory; sweep writes one CSV file")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise UsageError(f"--out {path!r}: directory {parent!r} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise UsageError(f"--out {path!r}: directory {parent!r} is not writable")
+
+
+def _sweep_progress() -> Any:
+    t0 = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        elapsed = time.monotonic() - t0
+        eta = f", ETA {elapsed * (total - done) / done:.0f}s" if 0 < done < total else ""
+        print(f"[sweep] {done}/{total} runs done, {elapsed:.0f}s elapsed{eta}", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    names = _scheduler_names(args.schedulers)
+    if args.metric is not None and not args.table:
+        raise UsageError("--metric applies only with --table")
+    metric = args.metric or "mean_response_s"
+    if args.out:
+        _check_out_file(args.out)
+    plan = sweep.Sweep(
+        cluster=args.cluster, workload=args.workload, schedulers=names, seeds=sweep.parse_seeds(args.seeds),
+        axes=[sweep.parse_axis(text, args.cluster, args.workload, names) for text in args.vary],
+        load=args.load, hours=args.hours, drain=args.drain, params=_given_params(args))
+    tasks = plan.tasks()
+    summaries: list[dict[str, Any]] = []
+    skipped: set[tuple[str, str]] = set()
+    on_done = _sweep_progress() if args.progress else None
+    with closing(sweep.execute(tasks, args.workers, on_done)) as results:
+        for task, result in results:
+            if result.summary is None:
+                error = result.error or "failed"
+                if result.broke_engine_rule:
+                    raise SchedulingError(f"{sweep.describe(task)}: {error}")
+                # As in `compare`: 'all' includes schedulers built for another setting; skip
+                # them with the reason (once per reason), an explicit list fails.
+                if args.schedulers != "all":
+                    raise UsageError(f"{sweep.describe(task)}: {error}")
+                if (task.scheduler, error) not in skipped:
+                    skipped.add((task.scheduler, error))
+                    print(f"simcore: skipping {task.scheduler}: {error}", file=sys.stderr)
+                continue
+            summary = {**result.summary, "point": task.point}
+            if args.table and not summaries:
+                sweep_report.check_metric(summary, metric)
+            summaries.append(summary)
+            if not args.table:
+                print(json.dumps(summary), flush=True)
+    if not summaries:
+        raise UsageError("no scheduler could run this scenario")
+    if args.out:
+        sweep_report.write_csv(args.out, summaries)
+    if args.table:
+        print(sweep_report.format_table(sweep_report.aggregate(summaries, metric), metric, plan.seeds), end="")
     return 0
 
 
@@ -206,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "compare":
             return _cmd_compare(args)
+        if args.command == "sweep":
+            return _cmd_sweep(args)
         if args.command == "presets":
             return _cmd_presets(args)
         return int(args._module.main(args))
