@@ -10,6 +10,7 @@ from simcore.engine import EPS, Simulation
 from simcore.model import FixedRuntime, FloatArray, IntArray, RateRuntime
 from simcore.schedulers import register
 from simcore.schedulers._columns import FreeColumns
+from simcore.schedulers._score_index import ScoreIndex
 from simcore.schedulers.base import Param, Scheduler
 
 #: Jobs sampled (evenly spaced, no randomness) to estimate the mean processing
@@ -75,6 +76,14 @@ class Tetris(Scheduler):
     """
 
     name = "tetris"
+    #: Live queued jobs from which completions use a :class:`ScoreIndex` instead of
+    #: scoring the whole queue (same decisions, found faster). Below it a scan is
+    #: cheaper than keeping the index; tests lower it to 0 or raise it out of reach
+    #: to force one path.
+    _index_threshold = 2048
+    #: Target live jobs per bucket of the index, and the cap on buckets per grid side.
+    _index_per_cell = 8
+    _index_max_side = 64
     description = "Tetris: best packing score minus work score, on arrival and on completion (Grandl et al. 2014)"
     params = (
         Param("work_weight", float, 1.0,
@@ -128,6 +137,11 @@ class Tetris(Scheduler):
         self.qcount = 0  # live jobs
         # Per-resource lower bound on the queued requests: an O(1) "nothing fits" test.
         self.q_min: list[float] = [math.inf] * R
+        # The index needs p per configuration up front (not 'general') and non-negative
+        # requests (its bounds assume them; see _score_index).
+        wl = sim.workload
+        self._indexable = self.mode != "general" and (wl.n_jobs == 0 or float(sim.request.min()) >= 0.0)
+        self._index: ScoreIndex | None = None
 
     def _mean_processing_time(self) -> float:
         sim = self.sim
@@ -266,6 +280,15 @@ class Tetris(Scheduler):
         for off in range(self.R):
             if r[off] < qm[off]:
                 qm[off] = r[off]
+        index = self._index
+        if index is not None and self.qcount < 2 * index.built:
+            index.add(i)
+        elif self._indexable and self.qcount >= self._index_threshold:
+            self._build_index()  # first build, or the queue doubled: new quantile edges and grid size
+
+    def _build_index(self) -> None:
+        self._index = ScoreIndex(self.q_req, self.q_a, self.q_g, self.q_p, self.q_alive, self.qn,
+                                 self._index_per_cell, self._index_max_side)
 
     def _compact(self, grow: bool) -> None:
         """Drop dead entries (keeping arrival order); with ``grow``, double the columns if over half full."""
@@ -284,6 +307,11 @@ class Tetris(Scheduler):
         self.q_alive = alive
         self.qn = n
         self.q_min = self.q_req[:n].min(axis=0).tolist() if n else [math.inf] * self.R
+        # The index refers to the old columns and slot numbers: rebuild it.
+        if self._indexable and self.qcount >= self._index_threshold:
+            self._build_index()
+        else:
+            self._index = None
 
     # -- completion -------------------------------------------------------------------------
     def on_completion(self, job: int, machine: int) -> None:
@@ -298,6 +326,50 @@ class Tetris(Scheduler):
         qm = self.q_min
         if any(qm[off] > f[off] + EPS for off in range(R)):
             return  # even the smallest queued request does not fit
+        if self._index is not None:
+            self._complete_indexed(machine, f)
+        else:
+            self._complete_scan(machine, f)
+        if self.qcount == 0:
+            # The queue is empty: reset it so later scans cover no dead entries.
+            self.qn = 0
+            self.q_min = [math.inf] * R
+            self._index = None
+        elif self.qn > 4096 and self.qcount < self.qn // 4:
+            self._compact(grow=False)  # scans cost the used slots, not the live jobs
+        elif self._index is not None and self.qcount < self._index_threshold // 4:
+            self._index = None  # short again: the scan is cheaper
+
+    def _complete_indexed(self, machine: int, f: list[float]) -> None:
+        """:meth:`_complete_scan`'s decisions, with the best job found through the index."""
+        sim = self.sim
+        R = self.R
+        fmv = sim._free_mv
+        mb = machine * R
+        col = 0 if self.mode == "fixed" else sim._config_list[machine]
+        index = self._index
+        assert index is not None
+        qm = self.q_min
+        while True:
+            slot = index.best(f, col)
+            if slot < 0:
+                break
+            sim.start(int(self.q_job[slot]), machine)
+            self.cols.update(machine)
+            self.q_alive[slot] = False
+            self.qcount -= 1
+            if self.qcount == 0:
+                break
+            f = [fmv[mb + off] for off in range(R)]
+            if any(qm[off] > f[off] + EPS for off in range(R)):
+                break  # nothing else fits
+
+    def _complete_scan(self, machine: int, f: list[float]) -> None:
+        """Score every fitting queued job on ``machine``, start the best, repeat."""
+        sim = self.sim
+        R = self.R
+        fmv = sim._free_mv
+        mb = machine * R
         n = self.qn
         q_req = self.q_req
         fit = self.q_alive[:n].copy()
@@ -338,12 +410,6 @@ class Tetris(Scheduler):
             for off in range(1, R):
                 keep &= q_req[cand, off] <= f[off] + EPS
             cand = cand[keep]
-        if self.qcount == 0:
-            # The queue is empty: reset it so later scans cover no dead entries.
-            self.qn = 0
-            self.q_min = [math.inf] * R
-        elif self.qn > 4096 and self.qcount < self.qn // 4:
-            self._compact(grow=False)  # scans cost the used slots, not the live jobs
 
 
 def _work(gfac: float, p: float) -> float:
