@@ -68,11 +68,18 @@ class Tetris(Scheduler):
     once per configuration when the runtime model depends on the
     configuration only (the built-in models); otherwise (a runtime that
     depends on the machine's last job class) once per distinct
-    (configuration, last class) pair among the fitting machines. The queue
-    is a set of numpy columns (request, score factors, processing time per
-    configuration) so a completion scores all queued jobs in a few
-    vectorised operations; an O(1) test against the smallest queued request
-    per resource skips completions where nothing can fit.
+    (configuration, last class) pair among the fitting machines. In a full
+    cluster (a long queue) the top-scoring machine rarely has room; after a few
+    such arrivals in a row, arrivals score only the machines where they fit
+    (same scores, same choice, one pass fewer). The queue is a set of numpy
+    columns (request, score factors, processing time per configuration); an
+    O(1) test against the smallest queued request per resource skips
+    completions where nothing can fit. A short queue is scored whole, in a
+    few vectorised operations; from 2,048 queued jobs a
+    :class:`~simcore.schedulers._score_index.ScoreIndex` (buckets of queued
+    jobs with upper bounds on their scores) finds the same job while
+    scoring a few buckets, so a completion costs about the same with 50,000
+    queued jobs as with 2,000.
     """
 
     name = "tetris"
@@ -84,6 +91,17 @@ class Tetris(Scheduler):
     #: Target live jobs per bucket of the index, and the cap on buckets per grid side.
     _index_per_cell = 8
     _index_max_side = 64
+    #: Arrivals in a busy cluster (at least _busy_queue queued jobs, _busy_min_machines
+    #: machines): after _misses_to_switch arrivals in a row whose top-scoring machine was
+    #: full, the next _fitting_run arrivals score only the machines where they fit, unless
+    #: one fits on at least 1 / _dense_fit of them. This changes the cost, never the choice.
+    #: (A brief queue at moderate load leaves many machines with room: there scoring
+    #: all machines is cheaper.)
+    _busy_queue = 256
+    _busy_min_machines = 4096
+    _misses_to_switch = 3
+    _fitting_run = 32
+    _dense_fit = 2
     description = "Tetris: best packing score minus work score, on arrival and on completion (Grandl et al. 2014)"
     params = (
         Param("work_weight", float, 1.0,
@@ -124,6 +142,10 @@ class Tetris(Scheduler):
         self.segments: list[tuple[int, int, int]] = [
             (c, e - int(cluster.counts[c]), e) for c, e in enumerate(ends) if cluster.counts[c] > 0
         ]
+        #: Machine -> position of its configuration in ``segments``.
+        self.seg_of: IntArray = np.repeat(np.arange(len(self.segments)), [hi - lo for _, lo, hi in self.segments])
+        self._misses = 0  # arrivals in a row whose top-scoring machine was full
+        self._fitting_left = 0  # arrivals left that score only the fitting machines
         # Queue columns, grown by doubling; entries are dead once started.
         cap = 1024
         n_p = 1 if self.mode == "fixed" else self.n_cfg
@@ -194,8 +216,21 @@ class Tetris(Scheduler):
             self._enqueue(job, r, a, gfac)
 
     def _best_machine(self, job: int, r: list[float], a: list[float], gfac: float) -> int:
-        """One vectorised pass over all machines; p depends on the configuration only."""
+        """The best fitting machine by one vectorised pass; p depends on the configuration only."""
+        g: list[float] | None = None  # work score per configuration segment, None if it is the same everywhere
+        if self.mode == "config":
+            gl = [_work(gfac, self._p(job, c)) for c, _, _ in self.segments]
+            if any(x != gl[0] for x in gl):
+                g = gl
+            elif gl[0] == math.inf:
+                return -1  # it can run nowhere
+            # else: a constant work score cannot change the choice and is left out
         cols = self.cols
+        N = cols.N
+        busy = self.qcount >= self._busy_queue and N >= self._busy_min_machines
+        if self._fitting_left and busy:
+            self._fitting_left -= 1
+            return self._best_fitting(r, a, g)
         R = self.R
         F = cols.free
         sc = self._sc
@@ -207,13 +242,9 @@ class Tetris(Scheduler):
         for off in range(1, R):
             np.multiply(F[off], a[off], out=tmp)
             np.add(sc, tmp, out=sc)
-        if self.mode == "config":
-            g = [(lo, hi, _work(gfac, self._p(job, c))) for c, lo, hi in self.segments]
-            if any(x[2] != g[0][2] for x in g):  # a constant work score cannot change the choice
-                for lo, hi, gc in g:
-                    sc[lo:hi] -= gc
-            elif g[0][2] == math.inf:
-                return -1  # it can run nowhere
+        if g is not None:
+            for (_, lo, hi), gc in zip(self.segments, g, strict=True):
+                sc[lo:hi] -= gc
         # The best machine overall usually has room (it has the most free capacity
         # in the job's direction); if it fits, it is also the best fitting one, with
         # the same lowest-index tie rule. Only otherwise is the fit mask needed.
@@ -221,12 +252,19 @@ class Tetris(Scheduler):
         if sc[k] == NEG_INF:
             return -1
         fmv = cols._tmv
-        N = cols.N
         for off in range(R):
             if fmv[off * N + k] < r[off]:
                 break
         else:
+            self._misses = 0
             return k
+        if busy:
+            # In a full cluster the top machine is rarely the one with room: after a few
+            # such arrivals in a row, skip the pass of scores over all machines for a while.
+            self._misses += 1
+            if self._misses >= self._misses_to_switch:
+                self._misses = 0
+                self._fitting_left = self._fitting_run
         fit = cols.fit
         nok = self._nok
         btmp = self._btmp
@@ -238,6 +276,29 @@ class Tetris(Scheduler):
         np.copyto(sc, NEG_INF, where=nok)
         k = int(sc.argmax())  # ties: the lowest machine index
         return k if sc[k] != NEG_INF else -1
+
+    def _best_fitting(self, r: list[float], a: list[float], g: list[float] | None) -> int:
+        """:meth:`_best_machine` scoring only the machines where the job fits: same scores, same choice."""
+        fit = self.cols.fit
+        ok = self._nok
+        btmp = self._btmp
+        np.greater_equal(fit[0], r[0], out=ok)  # the engine's test
+        for off in range(1, self.R):
+            np.greater_equal(fit[off], r[off], out=btmp)
+            np.logical_and(ok, btmp, out=ok)
+        cand = np.flatnonzero(ok)
+        if len(cand) * self._dense_fit >= self.cols.N:
+            self._fitting_left = 0  # room on many machines: the top one may well fit again
+        if len(cand) == 0:
+            return -1
+        F = self.cols.free
+        sc = F[0][cand] * a[0]
+        for off in range(1, self.R):
+            sc += F[off][cand] * a[off]
+        if g is not None:
+            sc -= np.array(g)[self.seg_of[cand]]
+        k = int(sc.argmax())  # ties: the lowest machine index (cand is ascending)
+        return int(cand[k]) if sc[k] != NEG_INF else -1
 
     def _best_machine_general(self, job: int, r: list[float], a: list[float], gfac: float) -> int:
         """Every fitting machine scored; p from one runtime call per (configuration, last class)."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simcore.engine import SimResult, simulate
 from simcore.model import Cluster, RateRuntime, Workload
@@ -138,3 +140,169 @@ def test_a_zero_rate_configuration_is_never_chosen() -> None:
         # job1 fits only on m0 while job0 runs; it waits for m1 instead.
         assert res.machine.tolist() == [1, 1]
         assert res.start.tolist() == [0.0, 2.0]
+
+
+# -- the fast paths (score index, arrival variants): the same decisions as the plain scans ---------
+
+
+class CountingTetris(Tetris):
+    """Tetris that counts completions handled through the score index and arrivals scored on fitting machines."""
+
+    indexed = 0
+    fitting_first = 0
+
+    def _complete_indexed(self, machine: int, f: list[float]) -> None:
+        self.indexed += 1
+        super()._complete_indexed(machine, f)
+
+    def _best_fitting(self, r: list[float], a: list[float], g: list[float] | None) -> int:
+        self.fitting_first += 1
+        return super()._best_fitting(r, a, g)
+
+
+#: How an arrival finds its machine: "scan" scores all machines (the original path, always);
+#: "fitting" scores only the machines where it fits, once one arrival found its top machine full.
+ARRIVALS: dict[str, dict[str, int]] = {
+    "scan": {"_misses_to_switch": 10**18},
+    "fitting": {"_busy_queue": 0, "_busy_min_machines": 0, "_misses_to_switch": 1, "_fitting_run": 10**18,
+                "_dense_fit": 0},
+}
+
+
+def run_path(cluster: Cluster, wl: Workload, indexed: bool, arrival: str = "scan", per_cell: int = 1,
+             **options: float) -> tuple[SimResult, CountingTetris]:
+    """A drained run that always (``indexed``) or never uses the score index, with one arrival variant."""
+    sched = CountingTetris(**options)
+    sched._index_threshold = 0 if indexed else 10**18
+    sched._index_per_cell = per_cell
+    for name, value in ARRIVALS[arrival].items():
+        setattr(sched, name, value)
+    return simulate(cluster, wl, sched, 0, drain=True), sched
+
+
+def assert_same_decisions(cluster: Cluster, wl: Workload, arrival: str, per_cell: int = 1,
+                          **options: float) -> SimResult:
+    """The plain scans (on arrival and completion) and the fast paths start every job at the same time and place."""
+    old, s_old = run_path(cluster, wl, False, "scan", **options)
+    new, s_new = run_path(cluster, wl, True, arrival, per_cell, **options)
+    assert s_old.indexed == 0 and s_old.fitting_first == 0
+    assert s_new.indexed > 0
+    assert (s_new.fitting_first > 0) == (arrival == "fitting")
+    np.testing.assert_array_equal(new.start, old.start)  # NaN (never started) compares equal
+    np.testing.assert_array_equal(new.machine, old.machine)
+    return old
+
+
+def test_the_index_breaks_a_score_tie_across_buckets_to_the_earliest_arrival() -> None:
+    # One (1, 1) machine. job0 (1, 1) runs 0..10 while A (0.6, 0.5) at t=1, B (0.5, 0.6) at t=2,
+    # F1 (0.7, 0.7) at t=3 and F2 (0.3, 0.3) at t=4 queue; p_bar = (10 + 1 + 1 + 1000 + 1000) / 5.
+    # With one job per bucket the index is a 2 x 2 grid split at the median requests (0.55, 0.55):
+    # F2 in bucket 0, B in 1, A in 2, F1 in 3, and each bucket's bound is its job's exact score.
+    # At t=10, C = (1, 1): A and B score exactly the same (0.6 + 0.5 = 0.5 + 0.6 = 1.1, same p); the
+    # F jobs score below zero (p = 1000). B's bucket is visited first; A's bound equals B's score,
+    # and A is the earlier arrival, so it must win: the search may stop only on a bound *below* the
+    # best score. Then F2 is the only job that fits beside A (free (0.4, 0.5)) and starts too;
+    # B (at 11, when A ends) and F1 (at 12, when B ends) follow. The wrong tie gives B 10, A 11.
+    cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
+    wl = Workload("w", RES, [0.0, 1.0, 2.0, 3.0, 4.0],
+                  [[1.0, 1.0], [0.6, 0.5], [0.5, 0.6], [0.7, 0.7], [0.3, 0.3]],
+                  [10.0, 1.0, 1.0, 1000.0, 1000.0], [0, 0, 0, 0, 0], horizon_s=5.0)
+    for indexed in (False, True):
+        res, _ = run_path(cluster, wl, indexed)
+        assert res.start.tolist() == [0.0, 10.0, 11.0, 12.0, 10.0]
+
+
+def test_a_runtime_that_depends_on_the_last_class_keeps_the_full_scan() -> None:
+    # p on the freed machine depends on its last class, so there is no per-configuration work term
+    # to bound: completions score the whole queue whatever its length. One (1, 1) machine, 40 jobs
+    # of (0.6, 0.6) queued behind each other: each start is warm (1 s) if the class matches.
+    n = 40
+    cls = np.arange(n) % 2
+    cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
+    wl = Workload("w", RES, np.zeros(n), np.full((n, 2), 0.6), np.ones(n), cls, horizon_s=1.0,
+                  runtime=WarmCache(cls))
+    res, sched = run_path(cluster, wl, True)
+    assert sched.indexed == 0
+    # Job 0 (class 0) runs cold; then the warm class-0 jobs go first (shortest work score), in
+    # arrival order, and the class-1 jobs after them, the first of those cold.
+    order = np.argsort(res.start, kind="stable")
+    assert order.tolist() == list(range(0, n, 2)) + list(range(1, n, 2))
+    assert res.finish.max() == 10.0 + (n // 2 - 1) * 1.0 + 10.0 + (n // 2 - 1) * 1.0
+
+
+def _preset(workload: str, machines_per_config: int, load: float, hours: float) -> tuple[Cluster, Workload]:
+    from simcore.api import resolve_cluster, resolve_workload
+
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": machines_per_config})
+    return cluster, resolve_workload(workload, cluster, 0, load, hours)
+
+
+@pytest.mark.parametrize(("workload", "mpc", "load", "hours", "arrival", "per_cell"), [
+    ("google-like", 3, 2.0, 0.3, "fitting", 8),  # machine-independent p; the default bucket size
+    ("google-like", 3, 2.0, 0.3, "scan", 1),
+    ("lotes-phi", 2, 2.0, 6.0, "fitting", 1),  # p per configuration (equal rates)
+    ("lotes-omega", 2, 3.0, 20.0, "fitting", 2),  # configuration-dependent p
+    ("lotes-omega", 2, 3.0, 20.0, "scan", 8),
+])
+def test_the_fast_paths_make_the_decisions_of_the_full_scans_on_long_queues(
+    workload: str, mpc: int, load: float, hours: float, arrival: str, per_cell: int
+) -> None:
+    cluster, wl = _preset(workload, mpc, load, hours)
+    res = assert_same_decisions(cluster, wl, arrival, per_cell)
+    assert res.sample_queue.max() > 500  # a long queue, not a trivial one
+
+
+def test_the_fast_paths_match_with_three_resources_and_configurations_that_cannot_run_a_class() -> None:
+    # Three resources (the grid covers the first two; the third is checked per bucket and job)
+    # and rate-0 configurations (infinite p: those jobs must never start there).
+    rng = np.random.default_rng(7)
+    res3 = ("cpu", "mem", "disk")
+    cap = np.array([[1.0, 1.0, 1.0], [0.5, 1.0, 0.25], [1.0, 0.5, 0.75]])
+    cluster = Cluster("c3", res3, ("a", "b", "c"), np.array([2, 3, 2]), cap)
+    n = 3000
+    cls = rng.integers(0, 4, n)
+    rates = rng.choice([0.0, 0.5, 1.0, 2.0], size=(4, 3))
+    rates[:, 0] = 1.0  # every class can run somewhere
+    work = rng.exponential(2.0, n)
+    req = np.round(rng.uniform(0.0, 0.25, (n, 3)), 2)  # rounded: many equal requests and scores
+    submit = np.sort(rng.uniform(0.0, 30.0, n))  # ~100 jobs/s against a capacity of ~25/s
+    wl = Workload("w3", res3, submit, req, work, cls, horizon_s=30.0, runtime=RateRuntime(work, cls, rates))
+    res = assert_same_decisions(cluster, wl, "fitting", 2)
+    assert res.sample_queue.max() > 500
+    started = ~np.isnan(res.start)
+    ran_on = cluster.machine_config[res.machine[started]]
+    assert (rates[cls[started], ran_on] > 0).all()
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_fast_paths_match_the_full_scans_on_small_random_instances(data: st.DataObject) -> None:
+    n_res = data.draw(st.integers(1, 3), label="resources")
+    n_cfg = data.draw(st.integers(1, 3), label="configurations")
+    res_names = ("cpu", "mem", "disk")[:n_res]
+    cap = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.5, 1.0]), min_size=n_res, max_size=n_res),
+                                      min_size=n_cfg, max_size=n_cfg)))
+    cap[0] = 1.0  # every request below fits on configuration 0
+    counts = np.array(data.draw(st.lists(st.integers(1, 2), min_size=n_cfg, max_size=n_cfg)))
+    cluster = Cluster("c", res_names, tuple(f"k{j}" for j in range(n_cfg)), counts, cap)
+    n = data.draw(st.integers(1, 60), label="jobs")
+    # Coarse values: equal requests, equal work and equal scores are common, so ties are exercised.
+    req = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5, 0.7]),
+                                               min_size=n_res, max_size=n_res), min_size=n, max_size=n)))
+    work = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 5.0]), min_size=n, max_size=n)))
+    submit = np.sort(np.array(data.draw(st.lists(st.integers(0, 8), min_size=n, max_size=n)), dtype=float))
+    cls = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
+    runtime = None
+    if data.draw(st.booleans(), label="machine-dependent"):
+        rates = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n_cfg,
+                                                     max_size=n_cfg), min_size=2, max_size=2)))
+        rates[:, 0] = np.maximum(rates[:, 0], 1.0)
+        runtime = RateRuntime(work, cls, rates)
+    wl = Workload("w", res_names, submit, req, work, cls, horizon_s=10.0, runtime=runtime)
+    weight = data.draw(st.sampled_from([0.0, 1.0, 2.0]), label="work_weight")
+    per_cell = data.draw(st.integers(1, 3), label="per_cell")
+    arrival = data.draw(st.sampled_from(["scan", "fitting"]), label="arrival")
+    old, _ = run_path(cluster, wl, False, "scan", work_weight=weight)
+    new, _ = run_path(cluster, wl, True, arrival, per_cell, work_weight=weight)
+    np.testing.assert_array_equal(new.start, old.start)
+    np.testing.assert_array_equal(new.machine, old.machine)
