@@ -20,6 +20,7 @@ from django.utils import timezone
 from dashboard import accounts, services
 from dashboard.access import run_teams
 from dashboard.models import ClusterUpload, Role, Team, TraceFormat, Visibility
+from simcore import sweep
 from simcore.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
@@ -46,25 +47,12 @@ def param_field(p: Param) -> forms.Field:
 
 
 def parse_seeds(text: str) -> list[int]:
-    """'0', '0,1,5' or '0-4' -> list of seeds; ValidationError says what is wrong."""
-    seeds: list[int] = []
-    for part in [x.strip() for x in (text or "").split(",") if x.strip()]:
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
-        if m:
-            lo, hi = int(m.group(1)), int(m.group(2))
-            if hi < lo:
-                raise forms.ValidationError(f"range {part!r} goes backwards")
-            if hi - lo + 1 > MAX_SEEDS:
-                raise forms.ValidationError(f"at most {MAX_SEEDS} seeds")
-            seeds.extend(range(lo, hi + 1))
-        elif re.fullmatch(r"\d+", part):
-            seeds.append(int(part))
-        else:
-            raise forms.ValidationError(f"{part!r} is not a non-negative integer or a range like 0-4")
-    if not seeds:
-        raise forms.ValidationError("give at least one seed, e.g. 0 or 0,1,2 or 0-4")
-    if len(set(seeds)) != len(seeds):
-        raise forms.ValidationError("a seed is listed twice")
+    """'0', '0,1,5' or '0-4' -> list of seeds (simcore's rules, as `simcore sweep --seeds`); ValidationError says
+    what is wrong."""
+    try:
+        seeds = sweep.parse_seeds(text)
+    except SimcoreError as e:
+        raise forms.ValidationError(str(e).removeprefix("--seeds: ")) from None
     if len(seeds) > MAX_SEEDS:
         raise forms.ValidationError(f"at most {MAX_SEEDS} seeds")
     if max(seeds) >= 2**32:
@@ -72,16 +60,7 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def seeds_text(seeds: list[int]) -> str:
-    """The inverse of parse_seeds: [0, 1, 2, 5] -> '0-2,5'."""
-    ss, out, i = sorted(seeds), [], 0
-    while i < len(ss):
-        j = i
-        while j + 1 < len(ss) and ss[j + 1] == ss[j] + 1:
-            j += 1
-        out.append(str(ss[i]) if i == j else f"{ss[i]}-{ss[j]}")
-        i = j + 1
-    return ",".join(out)
+seeds_text = sweep.seeds_text
 
 
 class ExperimentForm(forms.Form):
