@@ -323,9 +323,10 @@ def execute(tasks: Sequence[Task], workers: int = 1,
         while nxt < total:
             if pending:
                 ready, pending = wait(pending, return_when=FIRST_COMPLETED)
-                done += len(ready)
-                if on_done:
-                    on_done(done, total)
+                for _ in ready:  # several can finish together: one call per run, as documented
+                    done += 1
+                    if on_done:
+                        on_done(done, total)
             while nxt < total and futures[nxt].done():
                 yield tasks[nxt], futures[nxt].result()
                 nxt += 1
