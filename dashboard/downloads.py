@@ -24,6 +24,7 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 from dashboard import services
 from dashboard.models import Experiment, Run, Status
 from simcore.archive import JOB_COLUMNS
+from simcore.sweep_report import flatten
 
 #: Rows per streamed CSV chunk: ~6 MB of text, small against a worker's memory, big enough for pyarrow's speed.
 CSV_CHUNK_ROWS = 65_536
@@ -123,22 +124,12 @@ def summary_json(runs: list[Run], filename: str, scenario: dict[str, Any] | None
     return _attachment(HttpResponse(json.dumps(body, indent=2), content_type="application/json"), filename)
 
 
-def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
-
-
 def summary_csv(runs: list[Run], filename: str) -> HttpResponse:
     rows = []
     for r in runs:
         rec = _run_record(r)
         rows.append({"run": r.pk, "scheduler": r.scheduler, "seed": r.seed, "status": r.status,
-                     "code_version": r.code_version, **_flat(rec["summary"] or {})})
+                     "code_version": r.code_version, **flatten(rec["summary"] or {})})
     header: list[str] = []
     for row in rows:
         header += [k for k in row if k not in header]
