@@ -36,6 +36,7 @@ bench: install
 
 lint: install
 	$(BIN)/ruff check simcore dashboard tests
+	$(BIN)/ruff format --check simcore dashboard tests
 	$(BIN)/mypy simcore
 
 check-cli: install

@@ -89,8 +89,13 @@ def can(user: Any, experiment: Experiment, need: Need) -> bool:
 
 def get_experiment_for_user(user: Any, pk: int, need: Need = "view") -> Experiment:
     """Experiment ``pk`` if ``user`` may ``need`` it: 404 when they cannot see it, 403 when they cannot change it."""
-    exp = (visible_experiments(user).select_related("owner", "team", "cluster_upload", "trace_upload")
-           .defer("cluster_upload__content_gz", "trace_upload__content_gz").filter(pk=pk).first())
+    exp = (
+        visible_experiments(user)
+        .select_related("owner", "team", "cluster_upload", "trace_upload")
+        .defer("cluster_upload__content_gz", "trace_upload__content_gz")
+        .filter(pk=pk)
+        .first()
+    )
     if exp is None:
         raise Http404("no such experiment")
     if need != "view" and not can(user, exp, need):
@@ -114,9 +119,12 @@ def get_shared_experiment(token: str) -> Experiment:
     if not token or len(token) > 64:
         raise Http404("no such link")
     fail_lost_runs()
-    exp = (Experiment.objects.select_related("owner", "team", "cluster_upload", "trace_upload")
-           .defer("cluster_upload__content_gz", "trace_upload__content_gz")
-           .filter(share_token=token, visibility=Visibility.PUBLIC).first())
+    exp = (
+        Experiment.objects.select_related("owner", "team", "cluster_upload", "trace_upload")
+        .defer("cluster_upload__content_gz", "trace_upload__content_gz")
+        .filter(share_token=token, visibility=Visibility.PUBLIC)
+        .first()
+    )
     if exp is None:
         raise Http404("no such link")
     return exp

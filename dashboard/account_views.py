@@ -37,9 +37,12 @@ class ThrottledLoginView(LoginView):
 
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
-    ctx = {"tokens": ApiToken.objects.filter(user=request.user), "token_form": TokenForm(),
-           "memberships": Membership.objects.filter(user=request.user).select_related("team"),
-           "new_token": request.session.pop("new_token", None)}
+    ctx = {
+        "tokens": ApiToken.objects.filter(user=request.user),
+        "token_form": TokenForm(),
+        "memberships": Membership.objects.filter(user=request.user).select_related("team"),
+        "new_token": request.session.pop("new_token", None),
+    }
     return render(request, "dashboard/account.html", ctx)
 
 
@@ -85,15 +88,18 @@ def team_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def team_detail(request: HttpRequest, pk: int) -> HttpResponse:
     team, role = access.get_team_for_user(request.user, pk)
-    experiments = (access.visible_experiments(request.user).filter(team=team)
-                   .select_related("owner"))
+    experiments = access.visible_experiments(request.user).filter(team=team).select_related("owner")
     ctx = {
-        "team": team, "role": role, "is_owner": role == Role.OWNER,
+        "team": team,
+        "role": role,
+        "is_owner": role == Role.OWNER,
         "members": team.memberships.select_related("user").order_by("user__username"),
         "experiments": experiments[:200],
         "invitations": team.invitations.filter(used_at__isnull=True).select_related("created_by")
-        if role == Role.OWNER else [],
-        "role_form": RoleForm(), "roles": Role.choices,
+        if role == Role.OWNER
+        else [],
+        "role_form": RoleForm(),
+        "roles": Role.choices,
         "new_invite": request.session.pop(f"new_invite_{team.pk}", None),
     }
     return render(request, "dashboard/team_detail.html", ctx)
@@ -176,4 +182,3 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
         messages.success(request, f"you joined {inv.team} as {inv.role}")
         return redirect(inv.team)
     return render(request, "dashboard/invitation.html", {"inv": inv, "form": form})
-

@@ -43,8 +43,11 @@ def _key(username: str | None) -> str:
 
 def locked_until(username: str | None, ip: str) -> Any:
     """When the (user name, address) lock ends, or None when sign-in is allowed."""
-    until = (LoginFailure.objects.filter(username=_key(username), ip=ip, locked_until__gt=timezone.now())
-             .values_list("locked_until", flat=True).first())
+    until = (
+        LoginFailure.objects.filter(username=_key(username), ip=ip, locked_until__gt=timezone.now())
+        .values_list("locked_until", flat=True)
+        .first()
+    )
     return until
 
 
@@ -55,7 +58,8 @@ def record_failure(username: str | None, ip: str) -> None:
     key = _key(username)
     with transaction.atomic():
         row, _ = LoginFailure.objects.select_for_update().get_or_create(
-            username=key, ip=ip, defaults={"failures": 0, "first_at": now})
+            username=key, ip=ip, defaults={"failures": 0, "first_at": now}
+        )
         if row.locked_until and row.locked_until > now:
             return  # already locked: guesses during the lock do not extend it
         if row.first_at < now - window or (row.locked_until and row.locked_until <= now):
@@ -73,8 +77,9 @@ def clear_failures(username: str | None, ip: str) -> None:
 class ThrottledModelBackend(ModelBackend):
     """Django's backend, refusing every password while the (user name, address) pair is locked."""
 
-    def authenticate(self, request: HttpRequest | None, username: str | None = None, password: str | None = None,
-                     **kwargs: Any) -> Any:
+    def authenticate(
+        self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
+    ) -> Any:
         if username is None:
             username = kwargs.get(get_user_model().USERNAME_FIELD)
         if locked_until(username, client_ip(request)):
@@ -83,8 +88,7 @@ class ThrottledModelBackend(ModelBackend):
 
 
 @receiver(user_login_failed)
-def _on_login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None,
-                     **_: Any) -> None:
+def _on_login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:
     record_failure(credentials.get("username"), client_ip(request))
 
 
@@ -135,8 +139,13 @@ def invite(team: Team, by: Any, role: str) -> tuple[Invitation, str]:
     if role not in Role.values:
         raise ParameterError(f"role must be one of {', '.join(Role.values)}, got {role!r}")
     secret = secrets.token_urlsafe(32)
-    inv = Invitation.objects.create(team=team, role=role, token_hash=token_hash(secret), created_by=by,
-                                    expires=timezone.now() + timedelta(days=settings.SIMCORE_INVITATION_DAYS))
+    inv = Invitation.objects.create(
+        team=team,
+        role=role,
+        token_hash=token_hash(secret),
+        created_by=by,
+        expires=timezone.now() + timedelta(days=settings.SIMCORE_INVITATION_DAYS),
+    )
     return inv, secret
 
 
@@ -151,8 +160,7 @@ def open_invitation(secret: str) -> Invitation | None:
 def accept_invitation(inv: Invitation, user: Any) -> Membership:
     """Use ``inv`` for ``user`` (once): they join the team with the invitation's role, or keep a higher one."""
     with transaction.atomic():
-        if Invitation.objects.filter(pk=inv.pk, used_at__isnull=True).update(used_at=timezone.now(),
-                                                                              used_by=user) != 1:
+        if Invitation.objects.filter(pk=inv.pk, used_at__isnull=True).update(used_at=timezone.now(), used_by=user) != 1:
             raise ParameterError("this invitation was already used")
         m, created = Membership.objects.get_or_create(team=inv.team, user=user, defaults={"role": inv.role})
         order = [Role.VIEWER, Role.MEMBER, Role.OWNER]

@@ -5,8 +5,7 @@ from dashboard.models import ApiToken, ClusterUpload, Experiment, Invitation, Me
 
 @admin.register(Experiment)
 class ExperimentAdmin(admin.ModelAdmin):
-    list_display = ("id", "name", "owner", "team", "visibility", "cluster_label", "workload_label", "status",
-                    "created")
+    list_display = ("id", "name", "owner", "team", "visibility", "cluster_label", "workload_label", "status", "created")
     list_filter = ("status", "visibility")
     exclude = ("share_token",)
 

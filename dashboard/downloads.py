@@ -93,8 +93,17 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
                 writer = pq.ParquetWriter(tmp, schema)
             writer.write_table(t.cast(schema))
     if writer is None:
-        empty = {**({"run": pa.array([], pa.int64()), "scheduler": pa.array([], pa.string()),
-                     "seed": pa.array([], pa.int64())} if with_run else {})}
+        empty = {
+            **(
+                {
+                    "run": pa.array([], pa.int64()),
+                    "scheduler": pa.array([], pa.string()),
+                    "seed": pa.array([], pa.int64()),
+                }
+                if with_run
+                else {}
+            )
+        }
         empty.update({k: pa.array([], pa.float64()) for k in JOB_COLUMNS})
         pq.write_table(pa.table(empty), tmp)
     else:
@@ -105,10 +114,18 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
 
 def _run_record(run: Run) -> dict[str, Any]:
     res = getattr(run, "result", None) if run.status == Status.FINISHED else None
-    return {"run": run.pk, "experiment": run.experiment_id, "scheduler": run.scheduler, "seed": run.seed,
-            "status": run.status, "error": run.error, "code_version": run.code_version,
-            "summary": res.summary if res else None, "per_class": res.per_class if res else None,
-            "offline": res.offline if res else None}
+    return {
+        "run": run.pk,
+        "experiment": run.experiment_id,
+        "scheduler": run.scheduler,
+        "seed": run.seed,
+        "status": run.status,
+        "error": run.error,
+        "code_version": run.code_version,
+        "summary": res.summary if res else None,
+        "per_class": res.per_class if res else None,
+        "offline": res.offline if res else None,
+    }
 
 
 def summary_body(runs: list[Run], scenario: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -128,8 +145,16 @@ def summary_csv(runs: list[Run], filename: str) -> HttpResponse:
     rows = []
     for r in runs:
         rec = _run_record(r)
-        rows.append({"run": r.pk, "scheduler": r.scheduler, "seed": r.seed, "status": r.status,
-                     "code_version": r.code_version, **flatten(rec["summary"] or {})})
+        rows.append(
+            {
+                "run": r.pk,
+                "scheduler": r.scheduler,
+                "seed": r.seed,
+                "status": r.status,
+                "code_version": r.code_version,
+                **flatten(rec["summary"] or {}),
+            }
+        )
     header: list[str] = []
     for row in rows:
         header += [k for k in row if k not in header]
@@ -142,8 +167,13 @@ def summary_csv(runs: list[Run], filename: str) -> HttpResponse:
 
 def series_body(runs: list[Run]) -> dict[str, Any]:
     """The plotted series of the finished runs, as JSON data."""
-    return {"runs": [{"run": r.pk, "scheduler": r.scheduler, "seed": r.seed,
-                      "series": r.result.series} for r in _finished(runs) if hasattr(r, "result")]}
+    return {
+        "runs": [
+            {"run": r.pk, "scheduler": r.scheduler, "seed": r.seed, "series": r.result.series}
+            for r in _finished(runs)
+            if hasattr(r, "result")
+        ]
+    }
 
 
 def series_json(runs: list[Run], filename: str) -> HttpResponse:
@@ -193,8 +223,9 @@ RUN_KINDS = ("jobs.csv", "jobs.parquet", "summary.json", "summary.csv", "series.
 EXPERIMENT_KINDS = (*RUN_KINDS, "archive.zip")
 
 
-def _runs_file(runs: list[Run], kind: str, stem: str, with_run: bool,
-               scenario: dict[str, Any] | None = None) -> HttpResponse | StreamingHttpResponse | FileResponse:
+def _runs_file(
+    runs: list[Run], kind: str, stem: str, with_run: bool, scenario: dict[str, Any] | None = None
+) -> HttpResponse | StreamingHttpResponse | FileResponse:
     if kind == "jobs.csv":
         return jobs_csv(runs, f"{stem}-jobs.csv", with_run)
     if kind == "jobs.parquet":
@@ -214,8 +245,9 @@ def experiment_file(experiment: Experiment, kind: str) -> HttpResponse | Streami
     """A download of a whole experiment (the caller checked the user may see it)."""
     if kind == "archive.zip":
         return experiment_archive(experiment, f"experiment-{experiment.pk}.zip")
-    return _runs_file(services.runs_with_results(experiment), kind, f"experiment-{experiment.pk}", True,
-                      experiment.scenario)
+    return _runs_file(
+        services.runs_with_results(experiment), kind, f"experiment-{experiment.pk}", True, experiment.scenario
+    )
 
 
 def run_file(run: Run, kind: str) -> HttpResponse | StreamingHttpResponse | FileResponse:

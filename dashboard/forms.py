@@ -34,15 +34,21 @@ def param_field(p: Param) -> forms.Field:
     """A form field for one registry parameter, with its default, range and help."""
     common: dict[str, Any] = {"required": False, "help_text": p.help, "label": p.name.replace("_", " ")}
     if p.choices is not None:
-        return forms.TypedChoiceField(choices=[(c, str(c)) for c in p.choices], coerce=p.type,
-                                      initial=p.default, **common)
+        return forms.TypedChoiceField(
+            choices=[(c, str(c)) for c in p.choices], coerce=p.type, initial=p.default, **common
+        )
     if p.type is bool:
         return forms.BooleanField(initial=bool(p.default), **common)
     if p.type is int:
         return forms.IntegerField(initial=p.default, min_value=p.min, max_value=p.max, **common)
     if p.type is float:
-        return forms.FloatField(initial=p.default, min_value=p.min, max_value=p.max,
-                                widget=forms.NumberInput(attrs={"step": "any"}), **common)
+        return forms.FloatField(
+            initial=p.default,
+            min_value=p.min,
+            max_value=p.max,
+            widget=forms.NumberInput(attrs={"step": "any"}),
+            **common,
+        )
     return forms.CharField(initial=p.default, **common)
 
 
@@ -67,19 +73,35 @@ class ExperimentForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
     cluster = forms.ChoiceField(help_text="a preset or one of your uploaded cluster files")
     workload = forms.ChoiceField(help_text="a preset (generated) or one of your uploaded traces")
-    load = forms.FloatField(initial=0.9, min_value=0.01, max_value=10.0,
-                            widget=forms.NumberInput(attrs={"step": "any"}),
-                            help_text="arrival rate as a fraction of the allocation-LP bound lambda*")
-    hours = forms.FloatField(required=False, min_value=0.01, max_value=24 * 365,
-                             widget=forms.NumberInput(attrs={"step": "any"}),
-                             help_text="arrival window; blank: the preset's default (whole trace for uploads)")
+    load = forms.FloatField(
+        initial=0.9,
+        min_value=0.01,
+        max_value=10.0,
+        widget=forms.NumberInput(attrs={"step": "any"}),
+        help_text="arrival rate as a fraction of the allocation-LP bound lambda*",
+    )
+    hours = forms.FloatField(
+        required=False,
+        min_value=0.01,
+        max_value=24 * 365,
+        widget=forms.NumberInput(attrs={"step": "any"}),
+        help_text="arrival window; blank: the preset's default (whole trace for uploads)",
+    )
     drain = forms.BooleanField(required=False, help_text="keep simulating after the window until all jobs finish")
     schedulers = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="the schedulers to compare")
     seeds = forms.CharField(initial="0", max_length=200, help_text="e.g. 0 or 0,1,2 or 0-4")
-    team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team (my space)",
-                                  help_text="a team you run experiments in")
-    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE, required=False,
-                                   help_text="who can read it; a public link can be revoked later")
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(),
+        required=False,
+        empty_label="no team (my space)",
+        help_text="a team you run experiments in",
+    )
+    visibility = forms.ChoiceField(
+        choices=Visibility.choices,
+        initial=Visibility.PRIVATE,
+        required=False,
+        help_text="who can read it; a public link can be revoked later",
+    )
 
     def __init__(self, *args: Any, owner: AbstractBaseUser, source: Any = None, **kwargs: Any) -> None:
         """``source``: the experiment being forked; its uploads are offered besides the owner's."""
@@ -96,12 +118,14 @@ class ExperimentForm(forms.Form):
                 self.cluster_uploads.setdefault(str(cu.pk), cu)
             if tu is not None:
                 self.trace_uploads.setdefault(str(tu.pk), tu)
-        cluster_choices: list[Any] = [("Presets", [(f"preset:{n}", f"{n} - {p.description}")
-                                                   for n, p in CLUSTERS.items()])]
+        cluster_choices: list[Any] = [
+            ("Presets", [(f"preset:{n}", f"{n} - {p.description}") for n, p in CLUSTERS.items()])
+        ]
         if self.cluster_uploads:
             cluster_choices.append(("Uploaded", [(f"upload:{k}", str(u)) for k, u in self.cluster_uploads.items()]))
-        workload_choices: list[Any] = [("Presets", [(f"preset:{n}", f"{n} - {p.description}")
-                                                    for n, p in WORKLOADS.items()])]
+        workload_choices: list[Any] = [
+            ("Presets", [(f"preset:{n}", f"{n} - {p.description}") for n, p in WORKLOADS.items()])
+        ]
         if self.trace_uploads:
             workload_choices.append(("Uploaded", [(f"upload:{k}", str(u)) for k, u in self.trace_uploads.items()]))
         self.fields["cluster"].choices = cluster_choices
@@ -116,8 +140,11 @@ class ExperimentForm(forms.Form):
             self.fields["cluster"].initial = f"preset:{dc}" if dc and dc in CLUSTERS else None
         # One field per parameter of every preset and scheduler; the template groups them.
         self.param_groups: list[tuple[str, str, list[str]]] = []
-        for kind, items in (("cluster", CLUSTERS.items()), ("workload", WORKLOADS.items()),
-                            ("scheduler", SCHEDULERS.items())):
+        for kind, items in (
+            ("cluster", CLUSTERS.items()),
+            ("workload", WORKLOADS.items()),
+            ("scheduler", SCHEDULERS.items()),
+        ):
             for name, obj in items:
                 keys = []
                 for p in obj.params:
@@ -148,7 +175,7 @@ class ExperimentForm(forms.Form):
         for kind in ("cluster", "workload"):
             v = str(data.get(kind, ""))
             if v.startswith("preset:"):
-                out.add((kind, v[len("preset:"):]))
+                out.add((kind, v[len("preset:") :]))
         for s in data.getlist("schedulers") if hasattr(data, "getlist") else data.get("schedulers", []):
             out.add(("scheduler", s))
         return out
@@ -183,8 +210,13 @@ class ExperimentForm(forms.Form):
         cd = super().clean()
         if self.errors:
             return cd
-        scenario: dict[str, Any] = {"load": cd["load"], "hours": cd.get("hours"), "drain": cd.get("drain", False),
-                                    "schedulers": cd["schedulers"], "seeds": cd["seeds"]}
+        scenario: dict[str, Any] = {
+            "load": cd["load"],
+            "hours": cd.get("hours"),
+            "drain": cd.get("drain", False),
+            "schedulers": cd["schedulers"],
+            "seeds": cd["seeds"],
+        }
         self.cluster_upload = self.trace_upload = None
         for kind, uploads in (("cluster", self.cluster_uploads), ("workload", self.trace_uploads)):
             src, _, ref = cd[kind].partition(":")
@@ -280,35 +312,84 @@ class TraceUploadForm(forms.Form):
 
     name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
     format = forms.ChoiceField(choices=TraceFormat.choices, required=False, initial=TraceFormat.CSV)
-    file = MultipleFileField(label="trace file(s)", help_text="CSV or SWF: one file; Google 2011: the task_events "
-                             "part(s), in time order (part 0 first). Plain or .gz")
-    job_events = MultipleFileField(required=False, label="Google job_events part(s)",
-                                   help_text="optional; cross-checked against the task events")
-    machine_events = forms.FileField(required=False, label="Google machine_events file",
-                                     help_text="optional; the cluster is then the machines present at time 0")
-    on_error = forms.ChoiceField(choices=[("raise", "stop at the first bad row (error names file, line, field)"),
-                                          ("skip", "skip bad rows, count them in the report")],
-                                 required=False, initial="raise", label="bad rows",
-                                 help_text="skip applies to Google and SWF; a CSV trace is always checked strictly")
-    unfinished = forms.ChoiceField(choices=[("cut", "cut at the window's end"), ("drop", "drop")], required=False,
-                                   initial="cut", label="Google tasks running at the end")
-    start_s = forms.FloatField(required=False, min_value=0, label="window start (s)",
-                               widget=forms.NumberInput(attrs={"step": "any"}), help_text="Google and SWF")
-    end_s = forms.FloatField(required=False, min_value=0, label="window end (s)",
-                             widget=forms.NumberInput(attrs={"step": "any"}), help_text="blank: the trace's end")
-    cluster = forms.ChoiceField(required=False, label="normalise against",
-                                help_text="Google and SWF; blank: the trace's machines (machine_events, SWF "
-                                          "header) or the google-2011 preset")
-    classes = forms.IntegerField(required=False, min_value=1, max_value=100, label="k-means classes",
-                                 help_text="optional: K job classes for LoTES (section 5.3.2), stored with the trace")
-    class_window_hours = forms.FloatField(required=False, min_value=0.001, initial=24.0, label="class window (h)",
-                                          widget=forms.NumberInput(attrs={"step": "any"}),
-                                          help_text="classes are learnt on the jobs of the first hours")
+    file = MultipleFileField(
+        label="trace file(s)",
+        help_text="CSV or SWF: one file; Google 2011: the task_events "
+        "part(s), in time order (part 0 first). Plain or .gz",
+    )
+    job_events = MultipleFileField(
+        required=False, label="Google job_events part(s)", help_text="optional; cross-checked against the task events"
+    )
+    machine_events = forms.FileField(
+        required=False,
+        label="Google machine_events file",
+        help_text="optional; the cluster is then the machines present at time 0",
+    )
+    on_error = forms.ChoiceField(
+        choices=[
+            ("raise", "stop at the first bad row (error names file, line, field)"),
+            ("skip", "skip bad rows, count them in the report"),
+        ],
+        required=False,
+        initial="raise",
+        label="bad rows",
+        help_text="skip applies to Google and SWF; a CSV trace is always checked strictly",
+    )
+    unfinished = forms.ChoiceField(
+        choices=[("cut", "cut at the window's end"), ("drop", "drop")],
+        required=False,
+        initial="cut",
+        label="Google tasks running at the end",
+    )
+    start_s = forms.FloatField(
+        required=False,
+        min_value=0,
+        label="window start (s)",
+        widget=forms.NumberInput(attrs={"step": "any"}),
+        help_text="Google and SWF",
+    )
+    end_s = forms.FloatField(
+        required=False,
+        min_value=0,
+        label="window end (s)",
+        widget=forms.NumberInput(attrs={"step": "any"}),
+        help_text="blank: the trace's end",
+    )
+    cluster = forms.ChoiceField(
+        required=False,
+        label="normalise against",
+        help_text="Google and SWF; blank: the trace's machines (machine_events, SWF header) or the google-2011 preset",
+    )
+    classes = forms.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=100,
+        label="k-means classes",
+        help_text="optional: K job classes for LoTES (section 5.3.2), stored with the trace",
+    )
+    class_window_hours = forms.FloatField(
+        required=False,
+        min_value=0.001,
+        initial=24.0,
+        label="class window (h)",
+        widget=forms.NumberInput(attrs={"step": "any"}),
+        help_text="classes are learnt on the jobs of the first hours",
+    )
     class_seed = forms.IntegerField(required=False, min_value=0, max_value=2**32 - 1, initial=0, label="class seed")
     class_duration = forms.BooleanField(required=False, label="cluster on durations too")
 
-    OPTIONS = ("format", "on_error", "unfinished", "start_s", "end_s", "cluster", "classes", "class_window_hours",
-               "class_seed", "class_duration")
+    OPTIONS = (
+        "format",
+        "on_error",
+        "unfinished",
+        "start_s",
+        "end_s",
+        "cluster",
+        "classes",
+        "class_window_hours",
+        "class_seed",
+        "class_duration",
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -326,8 +407,9 @@ class TraceUploadForm(forms.Form):
         files = [services.InputFile(main, f.name or "", f.read()) for f in cd["file"]]
         files += [services.InputFile("job_events", f.name or "", f.read()) for f in cd.get("job_events") or []]
         if cd.get("machine_events"):
-            files.append(services.InputFile("machine_events", cd["machine_events"].name or "",
-                                            cd["machine_events"].read()))
+            files.append(
+                services.InputFile("machine_events", cd["machine_events"].name or "", cd["machine_events"].read())
+            )
         return {"files": files, "options": {k: cd.get(k) for k in self.OPTIONS}}
 
     def field_for(self, message: str) -> str:
@@ -347,12 +429,19 @@ class CompareForm(forms.Form):
     run = forms.TypedMultipleChoiceField(coerce=int, required=False)
 
 
-def initial_from_scenario(scenario: dict[str, Any], cluster_upload: Any, trace_upload: Any,
-                          name: str = "") -> dict[str, Any]:
+def initial_from_scenario(
+    scenario: dict[str, Any], cluster_upload: Any, trace_upload: Any, name: str = ""
+) -> dict[str, Any]:
     """Form data that reproduces ``scenario`` (a fork starts from it)."""
-    data: dict[str, Any] = {"name": name, "load": scenario["load"], "hours": scenario.get("hours"),
-                            "drain": scenario.get("drain", False), "schedulers": list(scenario["schedulers"]),
-                            "seeds": seeds_text(scenario["seeds"]), "visibility": Visibility.PRIVATE}
+    data: dict[str, Any] = {
+        "name": name,
+        "load": scenario["load"],
+        "hours": scenario.get("hours"),
+        "drain": scenario.get("drain", False),
+        "schedulers": list(scenario["schedulers"]),
+        "seeds": seeds_text(scenario["seeds"]),
+        "visibility": Visibility.PRIVATE,
+    }
     for kind, up in (("cluster", cluster_upload), ("workload", trace_upload)):
         spec = scenario[kind]
         if "preset" in spec:
@@ -422,6 +511,6 @@ class ThrottledAuthenticationForm(AuthenticationForm):
         if until is not None:
             minutes = max(1, round((until - timezone.now()).total_seconds() / 60))
             raise forms.ValidationError(
-                f"Too many failed sign-ins. Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
-                code="locked")
+                f"Too many failed sign-ins. Try again in {minutes} minute{'s' if minutes != 1 else ''}.", code="locked"
+            )
         return super().clean()

@@ -82,18 +82,31 @@ class FormatSpec:
 #: Keys: the values of models.TraceFormat.
 FORMATS: dict[str, FormatSpec] = {
     "csv": FormatSpec("trace", (".csv", ".csv.gz", ".gz"), {ImportRole.TRACE: (1, 1)}, ImportRole.TRACE),
-    "swf": FormatSpec("SWF trace", (".swf", ".swf.gz", ".gz"), {ImportRole.TRACE: (1, 1)},
-                                ImportRole.TRACE),
+    "swf": FormatSpec("SWF trace", (".swf", ".swf.gz", ".gz"), {ImportRole.TRACE: (1, 1)}, ImportRole.TRACE),
     "google2011": FormatSpec(
-        "Google 2011 events file", (".csv", ".csv.gz", ".gz"),
-        {ImportRole.TASK_EVENTS: (1, MAX_FILES), ImportRole.JOB_EVENTS: (0, MAX_FILES),
-         ImportRole.MACHINE_EVENTS: (0, 1)}, ImportRole.TASK_EVENTS),
+        "Google 2011 events file",
+        (".csv", ".csv.gz", ".gz"),
+        {
+            ImportRole.TASK_EVENTS: (1, MAX_FILES),
+            ImportRole.JOB_EVENTS: (0, MAX_FILES),
+            ImportRole.MACHINE_EVENTS: (0, 1),
+        },
+        ImportRole.TASK_EVENTS,
+    ),
 }
 
 #: Import options, their defaults, and the formats they apply to.
 DEFAULTS: dict[str, Any] = {
-    "format": "csv", "on_error": "raise", "unfinished": "cut", "start_s": 0.0, "end_s": None,
-    "cluster": None, "classes": None, "class_window_hours": 24.0, "class_seed": 0, "class_duration": False,
+    "format": "csv",
+    "on_error": "raise",
+    "unfinished": "cut",
+    "start_s": 0.0,
+    "end_s": None,
+    "cluster": None,
+    "classes": None,
+    "class_window_hours": 24.0,
+    "class_seed": 0,
+    "class_duration": False,
 }
 _REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google and SWF only
 
@@ -101,8 +114,15 @@ _REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google
 # ---------------------------------------------------------------------------- options
 
 
-def _number(opts: Mapping[str, Any], key: str, *, integer: bool = False, lo: float | None = None,
-            hi: float | None = None, positive: bool = False) -> Any:
+def _number(
+    opts: Mapping[str, Any],
+    key: str,
+    *,
+    integer: bool = False,
+    lo: float | None = None,
+    hi: float | None = None,
+    positive: bool = False,
+) -> Any:
     v = opts[key]
     if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not float(v).is_integer()):
         raise ParameterError(f"{key} must be {'an integer' if integer else 'a number'}, got {v!r}")
@@ -147,15 +167,20 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     if o["format"] == TraceFormat.CSV:
         given = [k for k in _REAL_ONLY if o[k] != DEFAULTS[k]]
         if given:
-            raise ParameterError(f"{', '.join(given)} apply to google2011 and swf traces; a CSV trace is used as it "
-                                 "is (an experiment's hours cut it)")
+            raise ParameterError(
+                f"{', '.join(given)} apply to google2011 and swf traces; a CSV trace is used as it "
+                "is (an experiment's hours cut it)"
+            )
     if o["format"] != TraceFormat.GOOGLE2011 and o["unfinished"] != "cut":
         raise ParameterError("unfinished applies to google2011 traces only")
     if o["classes"] is not None:
         k = _number(o, "classes", integer=True, lo=1, hi=MAX_CLASSES)
-        o["classes"] = {"k": k, "window_hours": _number(o, "class_window_hours", positive=True),
-                        "seed": _number(o, "class_seed", integer=True, lo=0, hi=MAX_SEED),
-                        "use_duration": bool(o["class_duration"])}
+        o["classes"] = {
+            "k": k,
+            "window_hours": _number(o, "class_window_hours", positive=True),
+            "seed": _number(o, "class_seed", integer=True, lo=0, hi=MAX_SEED),
+            "use_duration": bool(o["class_duration"]),
+        }
     for key in ("class_window_hours", "class_seed", "class_duration"):
         del o[key]
     return o
@@ -171,8 +196,15 @@ def _named(content: bytes, name: str) -> io.BytesIO:
     return f
 
 
-def create_trace_import(owner: AbstractBaseUser, name: str, filename: str, content: bytes, *,
-                        files: Sequence[InputFile] = (), options: Mapping[str, Any]) -> TraceUpload:
+def create_trace_import(
+    owner: AbstractBaseUser,
+    name: str,
+    filename: str,
+    content: bytes,
+    *,
+    files: Sequence[InputFile] = (),
+    options: Mapping[str, Any],
+) -> TraceUpload:
     """Check an upload cheaply and store it as a pending import; the task starts after the commit."""
     opts = check_import_options(options)
     fmt = FORMATS[opts["format"]]
@@ -198,21 +230,39 @@ def create_trace_import(owner: AbstractBaseUser, name: str, filename: str, conte
         clean.append(InputFile(f.role, fname, f.content))
     total = sum(len(f.content) for f in clean)
     if total > settings.SIMCORE_MAX_UPLOAD_MB * 2**20:
-        raise InputError(f"the files are {total / 2**20:.1f} MB together; the limit is "
-                         f"{settings.SIMCORE_MAX_UPLOAD_MB} MB")
+        raise InputError(
+            f"the files are {total / 2**20:.1f} MB together; the limit is {settings.SIMCORE_MAX_UPLOAD_MB} MB"
+        )
     # Stored compressed; the readers recognise gzip by its magic bytes, whatever the name says.
     stored = [f.content if f.content.startswith(GZIP_MAGIC) else gzip.compress(f.content, 1) for f in clean]
     main = next(f for f in clean if f.role == fmt.main_role)
     with transaction.atomic():
         up = TraceUpload.objects.create(
-            owner=owner, name=(name or main.filename)[:100], filename=main.filename, content_gz=b"",
-            size_bytes=total, sha256="", info={"files": len(clean)}, format=opts["format"], options=opts,
-            status=ImportStatus.PENDING, bytes_total=sum(len(b) for b in stored))
+            owner=owner,
+            name=(name or main.filename)[:100],
+            filename=main.filename,
+            content_gz=b"",
+            size_bytes=total,
+            sha256="",
+            info={"files": len(clean)},
+            format=opts["format"],
+            options=opts,
+            status=ImportStatus.PENDING,
+            bytes_total=sum(len(b) for b in stored),
+        )
         order = {role: 0 for role in fmt.roles}
         rows = []
         for f, data in zip(clean, stored, strict=True):
-            rows.append(TraceImportFile(upload=up, role=f.role, position=order[f.role], filename=f.filename,
-                                        size_bytes=len(f.content), content_gz=data))
+            rows.append(
+                TraceImportFile(
+                    upload=up,
+                    role=f.role,
+                    position=order[f.role],
+                    filename=f.filename,
+                    size_bytes=len(f.content),
+                    content_gz=data,
+                )
+            )
             order[f.role] += 1
         TraceImportFile.objects.bulk_create(rows)
         pk = up.pk
@@ -229,8 +279,12 @@ def enqueue_import(upload_id: int) -> None:
 def cancel_import(upload: TraceUpload) -> bool:
     """Stop a pending or running import; a running one stops at its reader's next progress report."""
     with transaction.atomic():
-        won = TraceUpload.objects.filter(pk=upload.pk, status__in=IMPORT_ACTIVE).update(
-            status=ImportStatus.CANCELLED, finished_at=timezone.now()) == 1
+        won = (
+            TraceUpload.objects.filter(pk=upload.pk, status__in=IMPORT_ACTIVE).update(
+                status=ImportStatus.CANCELLED, finished_at=timezone.now()
+            )
+            == 1
+        )
         if won:
             TraceImportFile.objects.filter(upload_id=upload.pk).delete()
     return won
@@ -239,8 +293,15 @@ def cancel_import(upload: TraceUpload) -> bool:
 def progress_payload(upload: TraceUpload) -> dict[str, Any]:
     """What the uploads page polls: status, stage, fraction of input bytes read, rows, the error."""
     upload.refresh_from_db(fields=["status", "stage", "fraction", "rows_read", "error", "info"])
-    return {"id": upload.pk, "status": upload.status, "stage": upload.stage, "fraction": upload.fraction,
-            "rows_read": upload.rows_read, "error": upload.error, "info": upload.info}
+    return {
+        "id": upload.pk,
+        "status": upload.status,
+        "stage": upload.stage,
+        "fraction": upload.fraction,
+        "rows_read": upload.rows_read,
+        "error": upload.error,
+        "info": upload.info,
+    }
 
 
 # ---------------------------------------------------------------------------- the worker
@@ -255,8 +316,12 @@ class _Reporter:
 
     ORDER = (ImportRole.MACHINE_EVENTS, ImportRole.JOB_EVENTS, ImportRole.TASK_EVENTS, ImportRole.TRACE)
     #: The readers' stage names -> our file roles.
-    STAGES = {"task_events": ImportRole.TASK_EVENTS, "job_events": ImportRole.JOB_EVENTS,
-              "swf": ImportRole.TRACE, "trace": ImportRole.TRACE}
+    STAGES = {
+        "task_events": ImportRole.TASK_EVENTS,
+        "job_events": ImportRole.JOB_EVENTS,
+        "swf": ImportRole.TRACE,
+        "trace": ImportRole.TRACE,
+    }
 
     def __init__(self, upload_id: int, files: Sequence[TraceImportFile]) -> None:
         self.upload_id = upload_id
@@ -282,8 +347,11 @@ class _Reporter:
         self.write(f"{p.stage} {p.file_index + 1}/{p.n_files}", fraction)
 
     def write(self, stage: str, fraction: float | None = None) -> None:
-        fields: dict[str, Any] = {"stage": stage[:40], "rows_read": sum(self.rows.values()),
-                                  "heartbeat_at": timezone.now()}
+        fields: dict[str, Any] = {
+            "stage": stage[:40],
+            "rows_read": sum(self.rows.values()),
+            "heartbeat_at": timezone.now(),
+        }
         if fraction is not None:
             fields["fraction"] = fraction
         if not TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING).update(**fields):
@@ -346,8 +414,12 @@ def _read_csv(f: InputFile, progress: _Reporter) -> ImportResult:
 
     t0, c0 = time.perf_counter(), time.process_time()
     total = len(f.content)
-    stream = io.BufferedReader(_CountingReader(f.content, f.filename, lambda done: progress(
-        ImportProgress("trace", f.filename, 0, 1, done, total, 0))), buffer_size=1 << 20)
+    stream = io.BufferedReader(
+        _CountingReader(
+            f.content, f.filename, lambda done: progress(ImportProgress("trace", f.filename, 0, 1, done, total, 0))
+        ),
+        buffer_size=1 << 20,
+    )
     wl = read_trace(stream)
     if wl.n_jobs == 0:
         raise InputError("the trace has no jobs", file=f.filename)
@@ -359,8 +431,9 @@ def _read_csv(f: InputFile, progress: _Reporter) -> ImportResult:
     return ImportResult(wl, None, report)
 
 
-def convert(fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *, name: str,
-            progress: _Reporter) -> Converted:
+def convert(
+    fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *, name: str, progress: _Reporter
+) -> Converted:
     """Read the raw files with simcore, fit classes if asked, and write the project trace (no database here)."""
     from simcore import importer
     from simcore.tracefile import write_trace
@@ -378,19 +451,29 @@ def convert(fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *,
             [_named(f.content, f.filename) for f in main],
             job_events=[_named(f.content, f.filename) for f in by_role.get(ImportRole.JOB_EVENTS, [])],
             machine_events=_named(machines[0].content, machines[0].filename) if machines else None,
-            cluster=options.get("cluster"), start_s=options["start_s"], end_s=options["end_s"],
-            unfinished=options["unfinished"], on_error=options["on_error"], name=name, progress=progress)
+            cluster=options.get("cluster"),
+            start_s=options["start_s"],
+            end_s=options["end_s"],
+            unfinished=options["unfinished"],
+            on_error=options["on_error"],
+            name=name,
+            progress=progress,
+        )
         if options["on_error"] == "skip" and not result.report.rows_skipped:
             result.report.notes.append("on_error=skip: no row needed skipping")
     wl: Workload = result.workload
-    derived = result.cluster if options.get("cluster") is None and (
-        fmt == TraceFormat.SWF or ImportRole.MACHINE_EVENTS in by_role) else None
+    derived = (
+        result.cluster
+        if options.get("cluster") is None and (fmt == TraceFormat.SWF or ImportRole.MACHINE_EVENTS in by_role)
+        else None
+    )
     classes = None
     if options.get("classes"):
         progress.write("fitting job classes", 0.99)
         c = options["classes"]
-        result = importer.classify(result, c["k"], window_hours=c["window_hours"], seed=c["seed"],
-                                   use_duration=c["use_duration"])
+        result = importer.classify(
+            result, c["k"], window_hours=c["window_hours"], seed=c["seed"], use_duration=c["use_duration"]
+        )
         wl = result.workload
         classes = clean_json(importer.class_table_dict(wl))
     progress.write("storing the trace", 0.99)
@@ -406,11 +489,15 @@ def convert(fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *,
             write_trace(wl, out)  # type: ignore[arg-type]
         filename, content_gz, digest = f"{_stem(name)}.csv", buf.getvalue(), out.hash.hexdigest()
     report = clean_json(importer.summary(result))
-    info: dict[str, Any] = {"jobs": int(wl.n_jobs), "hours": float(wl.horizon_s) / 3600.0,
-                            "resources": list(wl.resources), "format": fmt,
-                            "rows_read": int(sum(result.report.rows_read.values())),
-                            "rows_skipped": int(sum(result.report.rows_skipped.values())),
-                            "jobs_dropped": int(sum(result.report.dropped.values()))}
+    info: dict[str, Any] = {
+        "jobs": int(wl.n_jobs),
+        "hours": float(wl.horizon_s) / 3600.0,
+        "resources": list(wl.resources),
+        "format": fmt,
+        "rows_read": int(sum(result.report.rows_read.values())),
+        "rows_skipped": int(sum(result.report.rows_skipped.values())),
+        "jobs_dropped": int(sum(result.report.dropped.values())),
+    }
     if classes is not None:
         info["classes"] = len(classes["classes"])
     return Converted(filename, content_gz, digest, info, report, classes, derived)
@@ -424,7 +511,8 @@ def execute_import(upload_id: int, worker: str = "") -> str:
     """
     now = timezone.now()
     if not TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.PENDING).update(
-            status=ImportStatus.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], stage="starting"):
+        status=ImportStatus.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], stage="starting"
+    ):
         return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
     with Heartbeat(TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING)):
         return _import(upload_id)
@@ -455,7 +543,8 @@ def _finish_failed(upload_id: int, message: str | None) -> str:
     with transaction.atomic():
         if message is not None:
             TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING).update(
-                status=ImportStatus.FAILED, error=message[:4000], finished_at=timezone.now())
+                status=ImportStatus.FAILED, error=message[:4000], finished_at=timezone.now()
+            )
         TraceImportFile.objects.filter(upload_id=upload_id).delete()
     return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
 
@@ -471,15 +560,34 @@ def _store(up: TraceUpload, conv: Converted) -> str:
             write_cluster(conv.cluster, buf)
             text = buf.getvalue()
             cu = ClusterUpload.objects.create(
-                owner_id=up.owner_id, name=f"{up.name} machines"[:100], filename=f"{_stem(up.name)}-cluster.json",
-                content_gz=gzip.compress(text, 6), size_bytes=len(text), sha256=hashlib.sha256(text).hexdigest(),
-                info={"machines": int(conv.cluster.n_machines), "configurations": int(conv.cluster.n_configs),
-                      "resources": list(conv.cluster.resources), "from_trace": up.pk})
+                owner_id=up.owner_id,
+                name=f"{up.name} machines"[:100],
+                filename=f"{_stem(up.name)}-cluster.json",
+                content_gz=gzip.compress(text, 6),
+                size_bytes=len(text),
+                sha256=hashlib.sha256(text).hexdigest(),
+                info={
+                    "machines": int(conv.cluster.n_machines),
+                    "configurations": int(conv.cluster.n_configs),
+                    "resources": list(conv.cluster.resources),
+                    "from_trace": up.pk,
+                },
+            )
         won = TraceUpload.objects.filter(pk=up.pk, status=ImportStatus.RUNNING).update(
-            status=ImportStatus.READY, content_gz=conv.content_gz, filename=conv.filename, sha256=conv.sha256,
-            info=conv.info, report=conv.report, classes=conv.classes, cluster_upload=cu, fraction=1.0,
-            stage="done", finished_at=timezone.now(), error="",
-            rows_read=int(conv.info["rows_read"]))
+            status=ImportStatus.READY,
+            content_gz=conv.content_gz,
+            filename=conv.filename,
+            sha256=conv.sha256,
+            info=conv.info,
+            report=conv.report,
+            classes=conv.classes,
+            cluster_upload=cu,
+            fraction=1.0,
+            stage="done",
+            finished_at=timezone.now(),
+            error="",
+            rows_read=int(conv.info["rows_read"]),
+        )
         if not won:  # cancelled, deleted or declared lost meanwhile: undo the cluster upload too
             transaction.set_rollback(True)
         else:
@@ -490,6 +598,13 @@ def _store(up: TraceUpload, conv: Converted) -> str:
     return TraceUpload.objects.filter(pk=up.pk).values_list("status", flat=True).first() or "missing"
 
 
-__all__ = ["DEFAULTS", "FORMATS", "cancel_import", "check_import_options", "convert", "create_trace_import",
-           "execute_import", "progress_payload"]
-
+__all__ = [
+    "DEFAULTS",
+    "FORMATS",
+    "cancel_import",
+    "check_import_options",
+    "convert",
+    "create_trace_import",
+    "execute_import",
+    "progress_payload",
+]

@@ -47,24 +47,53 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m dashboard.launcher", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("SIMCORE_WORKERS", "1")),
-                        help="Celery worker processes (runs simulated at the same time)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("SIMCORE_WORKERS", "1")),
+        help="Celery worker processes (runs simulated at the same time)",
+    )
     args = parser.parse_args(argv)
     debug = _setup()
 
     py = sys.executable
-    web = [py, "-m", "gunicorn", "dashboard.wsgi", "--bind", f"{args.host}:{args.port}", "--workers", "2",
-           "--threads", "4", "--timeout", "300", "--access-logfile", "-"]
-    worker = [py, "-m", "celery", "-A", "dashboard", "worker", "--concurrency", str(args.workers),
-              "--without-gossip", "--without-mingle", "--loglevel", "INFO"]
+    web = [
+        py,
+        "-m",
+        "gunicorn",
+        "dashboard.wsgi",
+        "--bind",
+        f"{args.host}:{args.port}",
+        "--workers",
+        "2",
+        "--threads",
+        "4",
+        "--timeout",
+        "300",
+        "--access-logfile",
+        "-",
+    ]
+    worker = [
+        py,
+        "-m",
+        "celery",
+        "-A",
+        "dashboard",
+        "worker",
+        "--concurrency",
+        str(args.workers),
+        "--without-gossip",
+        "--without-mingle",
+        "--loglevel",
+        "INFO",
+    ]
     procs = [subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for cmd in (web, worker)]
     url = f"http://{args.host}:{args.port}/"
     db = "SQLite (var/)" if not os.environ.get("DATABASE_URL") else "DATABASE_URL"
     broker = "filesystem broker (var/broker/)" if not os.environ.get("REDIS_URL") else "REDIS_URL"
     print(f"\nsimcore dashboard on {url}  [{db}, {broker}]", flush=True)
     if debug:
-        print(f"sign in as user {DEMO_USER!r} with password {DEMO_PASSWORD!r}  (Ctrl-C stops everything)\n",
-              flush=True)
+        print(f"sign in as user {DEMO_USER!r} with password {DEMO_PASSWORD!r}  (Ctrl-C stops everything)\n", flush=True)
 
     stopping = False
 

@@ -75,8 +75,9 @@ class Invitation(models.Model):
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
     created = models.DateTimeField(default=timezone.now)
     expires = models.DateTimeField()
-    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                related_name="+")
+    used_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -182,8 +183,7 @@ class TraceUpload(Upload):
     """
 
     format = models.CharField(max_length=16, choices=TraceFormat.choices, default=TraceFormat.CSV)
-    status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING,
-                              db_index=True)
+    status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING, db_index=True)
     #: The import options (bad-input policy, window, k-means classes...), as services.check_import_options returns.
     options = models.JSONField(default=dict)
     #: Progress while importing: the reader's stage, the fraction of input bytes read, data rows parsed.
@@ -198,8 +198,9 @@ class TraceUpload(Upload):
     #: simcore.importer.class_table_dict when k-means classes were asked for; runs get Workload.classes from it.
     classes = models.JSONField(null=True, blank=True)
     #: The machines the import derived (Google machine_events, SWF's parallel computer), stored as a cluster upload.
-    cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.SET_NULL,
-                                       related_name="+")
+    cluster_upload = models.ForeignKey(
+        ClusterUpload, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
@@ -446,8 +447,13 @@ def fail_lost_runs(now: datetime | None = None) -> list[int]:
     now = now or timezone.now()
     lost = []
     for run in Run.objects.select_related("experiment").filter(stale_heartbeat(now), status=Status.RUNNING):
-        if run.transition(Status.FAILED, guard=stale_heartbeat(now), finished_at=now, eta_s=None,
-                          error=lost_message(run.heartbeat_at, now, RERUN_RUN)):
+        if run.transition(
+            Status.FAILED,
+            guard=stale_heartbeat(now),
+            finished_at=now,
+            eta_s=None,
+            error=lost_message(run.heartbeat_at, now, RERUN_RUN),
+        ):
             lost.append(run.pk)
     return lost
 
@@ -460,7 +466,8 @@ def fail_lost_imports(now: datetime | None = None) -> list[int]:
     for pk, heard in stale.values_list("pk", "heartbeat_at"):
         with transaction.atomic():
             won = TraceUpload.objects.filter(stale_heartbeat(now), pk=pk, status=ImportStatus.RUNNING).update(
-                status=ImportStatus.FAILED, finished_at=now, error=lost_message(heard, now, RERUN_IMPORT))
+                status=ImportStatus.FAILED, finished_at=now, error=lost_message(heard, now, RERUN_IMPORT)
+            )
             if won:
                 TraceImportFile.objects.filter(upload_id=pk).delete()
                 lost.append(pk)

@@ -165,8 +165,11 @@ def check_upload_type(kind: UploadKind, filename: str, content: bytes) -> None:
 
 def _inspect_cluster(content: bytes, filename: str) -> dict[str, Any]:
     cluster = read_cluster_bytes(content, filename)
-    return {"machines": int(cluster.n_machines), "configurations": int(cluster.n_configs),
-            "resources": list(cluster.resources)}
+    return {
+        "machines": int(cluster.n_machines),
+        "configurations": int(cluster.n_configs),
+        "resources": list(cluster.resources),
+    }
 
 
 def read_cluster_bytes(content: bytes, filename: str) -> Any:
@@ -185,8 +188,16 @@ UPLOAD_KINDS: dict[str, UploadKind] = {
 }
 
 
-def create_upload(kind: str, owner: AbstractBaseUser, name: str, filename: str = "", content: bytes = b"", *,
-                  files: Sequence[InputFile] = (), options: Mapping[str, Any] | None = None) -> Upload:
+def create_upload(
+    kind: str,
+    owner: AbstractBaseUser,
+    name: str,
+    filename: str = "",
+    content: bytes = b"",
+    *,
+    files: Sequence[InputFile] = (),
+    options: Mapping[str, Any] | None = None,
+) -> Upload:
     """Check an upload, then store it: the one path for pages and the API.
 
     A cluster file is read here (it is small) and stored only if it is
@@ -219,16 +230,23 @@ def create_upload(kind: str, owner: AbstractBaseUser, name: str, filename: str =
         log.warning("reading uploaded %s %r failed: %r", kind, filename, e)
         raise InputError(f"could not read the file: {type(e).__name__}", file=filename) from None
     return spec.model.objects.create(
-        owner=owner, name=(name or filename)[:100], filename=filename, content_gz=gzip.compress(content, 6),
-        size_bytes=len(content), sha256=hashlib.sha256(content).hexdigest(), info=info)
+        owner=owner,
+        name=(name or filename)[:100],
+        filename=filename,
+        content_gz=gzip.compress(content, 6),
+        size_bytes=len(content),
+        sha256=hashlib.sha256(content).hexdigest(),
+        info=info,
+    )
 
 
 def create_cluster_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> ClusterUpload:
     return create_upload("cluster", owner, name, filename, content)  # type: ignore[return-value]
 
 
-def create_trace_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes,
-                        **options: Any) -> TraceUpload:
+def create_trace_upload(
+    owner: AbstractBaseUser, name: str, filename: str, content: bytes, **options: Any
+) -> TraceUpload:
     return create_upload("trace", owner, name, filename, content, options=options)  # type: ignore[return-value]
 
 
@@ -329,8 +347,9 @@ def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dic
             raise ParameterError(f"{kind} {name!r} parameter {p.name!r} names a server file and cannot be set here")
         # The registry's own default is always allowed (LoTES' max_bins default is above the ceiling).
         if p.type is int and p.max is None and isinstance(v, int) and v > WEB_INT_CEILING and v != p.default:
-            raise ParameterError(f"{kind} {name!r} parameter {p.name!r} must be at most {WEB_INT_CEILING} here, "
-                                 f"got {v}")
+            raise ParameterError(
+                f"{kind} {name!r} parameter {p.name!r} must be at most {WEB_INT_CEILING} here, got {v}"
+            )
 
 
 def check_scenario(scenario: Any) -> dict[str, Any]:
@@ -356,8 +375,10 @@ def check_scenario(scenario: Any) -> dict[str, Any]:
         raise ParameterError(f"seeds: at most {MAX_SEEDS} seeds, each below 2^32")
     n_runs = len(sc["schedulers"]) * len(sc["seeds"])
     if n_runs > settings.SIMCORE_MAX_RUNS:
-        raise ParameterError(f"seeds: {len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
-                             f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have")
+        raise ParameterError(
+            f"seeds: {len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
+            f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have"
+        )
     for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
         if "preset" in sc[part]:
             name = sc[part]["preset"]
@@ -382,10 +403,17 @@ def check_team_choice(owner: AbstractBaseUser, team: Team | None, visibility: st
         raise ParameterError("team visibility needs a team")
 
 
-def create_experiment(owner: AbstractBaseUser, scenario: dict[str, Any], *, name: str = "",
-                      cluster_upload: ClusterUpload | None = None,
-                      trace_upload: TraceUpload | None = None, team: Team | None = None,
-                      visibility: str = Visibility.PRIVATE, forked_from: Experiment | None = None) -> Experiment:
+def create_experiment(
+    owner: AbstractBaseUser,
+    scenario: dict[str, Any],
+    *,
+    name: str = "",
+    cluster_upload: ClusterUpload | None = None,
+    trace_upload: TraceUpload | None = None,
+    team: Team | None = None,
+    visibility: str = Visibility.PRIVATE,
+    forked_from: Experiment | None = None,
+) -> Experiment:
     """Store an experiment and its runs and enqueue one task per run (after the commit).
 
     Callers check the scenario (:func:`check_scenario`) and that the uploads
@@ -396,14 +424,26 @@ def create_experiment(owner: AbstractBaseUser, scenario: dict[str, Any], *, name
     names = archive.labels_of(scenario)
     with transaction.atomic():
         exp = Experiment.objects.create(
-            owner=owner, name=name, scenario=scenario, cluster_upload=cluster_upload, trace_upload=trace_upload,
-            cluster_label=names["cluster"][:200], workload_label=names["workload"][:200], team=team,
-            visibility=visibility, share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
-            forked_from=forked_from)
+            owner=owner,
+            name=name,
+            scenario=scenario,
+            cluster_upload=cluster_upload,
+            trace_upload=trace_upload,
+            cluster_label=names["cluster"][:200],
+            workload_label=names["workload"][:200],
+            team=team,
+            visibility=visibility,
+            share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
+            forked_from=forked_from,
+        )
         runs = Run.objects.bulk_create(
-            [Run(experiment=exp, scheduler=s, seed=seed) for seed in scenario["seeds"] for s in scenario["schedulers"]])
-        ids = [r.pk for r in runs] if all(r.pk for r in runs) else list(
-            exp.runs.order_by("id").values_list("id", flat=True))
+            [Run(experiment=exp, scheduler=s, seed=seed) for seed in scenario["seeds"] for s in scenario["schedulers"]]
+        )
+        ids = (
+            [r.pk for r in runs]
+            if all(r.pk for r in runs)
+            else list(exp.runs.order_by("id").values_list("id", flat=True))
+        )
         transaction.on_commit(lambda: enqueue(ids))
     return exp
 
@@ -439,8 +479,9 @@ def new_share_link(experiment: Experiment) -> str:
 
 def revoke_share_link(experiment: Experiment) -> None:
     """The public link stops working; the experiment stays visible to its team if it has one."""
-    set_sharing(experiment, team=experiment.team,
-                visibility=Visibility.TEAM if experiment.team_id else Visibility.PRIVATE)
+    set_sharing(
+        experiment, team=experiment.team, visibility=Visibility.TEAM if experiment.team_id else Visibility.PRIVATE
+    )
 
 
 def fork_uploads(source: Experiment) -> tuple[ClusterUpload | None, TraceUpload | None]:
@@ -529,7 +570,8 @@ class _Reporter:
         f = p.fraction
         eta = p.wall_s * (1.0 - f) / f if 0.0 < f < 1.0 else (0.0 if f >= 1.0 else None)
         alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(
-            fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now())
+            fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now()
+        )
         if not alive:
             raise Cancelled(f"run {self.run_id} was cancelled")
 
@@ -540,13 +582,17 @@ def execute_run(run_id: int, worker: str = "") -> str:
     A run that is gone, already claimed or cancelled is left alone. Errors
     become the run's message; other runs are untouched.
     """
-    run = Run.objects.select_related("experiment", "experiment__cluster_upload",
-                                     "experiment__trace_upload").filter(pk=run_id).first()
+    run = (
+        Run.objects.select_related("experiment", "experiment__cluster_upload", "experiment__trace_upload")
+        .filter(pk=run_id)
+        .first()
+    )
     if run is None or run.status != Status.PENDING:
         return run.status if run else "missing"
     now = timezone.now()
-    if not run.transition(Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200],
-                          code_version=code_version()[:100]):
+    if not run.transition(
+        Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], code_version=code_version()[:100]
+    ):
         return "claimed elsewhere"
     with Heartbeat(Run.objects.filter(pk=run.pk, status=Status.RUNNING)):
         return _simulate(run)
@@ -555,8 +601,9 @@ def execute_run(run_id: int, worker: str = "") -> str:
 def _simulate(run: Run) -> str:
     try:
         with materialised_files(run.experiment) as files:
-            outcome = archive.run_scenario(run.experiment.scenario, run.scheduler, run.seed, files,
-                                           progress=_Reporter(run))
+            outcome = archive.run_scenario(
+                run.experiment.scenario, run.scheduler, run.seed, files, progress=_Reporter(run)
+            )
     except Cancelled:  # cancelled, or declared lost while this worker was too slow to stamp its heartbeat
         return _current_status(run)
     except SimcoreError as e:
@@ -598,11 +645,22 @@ def store_outcome(run: Run, outcome: RunOutcome) -> bool:
     blob = archive.pack_jobs(outcome.jobs_columns())
     n = int(outcome.summary.get("jobs", 0))
     with transaction.atomic():
-        if not run.transition(Status.FINISHED, finished_at=timezone.now(), fraction=1.0,
-                              jobs_done=int(outcome.summary.get("completed", 0)), jobs_total=n, eta_s=0.0):
+        if not run.transition(
+            Status.FINISHED,
+            finished_at=timezone.now(),
+            fraction=1.0,
+            jobs_done=int(outcome.summary.get("completed", 0)),
+            jobs_total=n,
+            eta_s=0.0,
+        ):
             return False
-        RunResult.objects.create(run=run, summary=clean_json(outcome.summary), series=clean_json(outcome.series),
-                                 per_class=clean_json(outcome.per_class), offline=clean_json(outcome.offline))
+        RunResult.objects.create(
+            run=run,
+            summary=clean_json(outcome.summary),
+            series=clean_json(outcome.series),
+            per_class=clean_json(outcome.per_class),
+            offline=clean_json(outcome.offline),
+        )
         RunJobs.objects.create(run=run, n_jobs=n, data=blob)
     return True
 
@@ -632,9 +690,21 @@ def run_jobs(run: Run) -> dict[str, Any]:
 
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
     """What the page's progress poller reads."""
-    runs = list(experiment.runs.order_by("seed", "id").values(
-        "id", "scheduler", "seed", "status", "fraction", "jobs_done", "jobs_total", "eta_s", "error",
-        "started_at", "finished_at"))
+    runs = list(
+        experiment.runs.order_by("seed", "id").values(
+            "id",
+            "scheduler",
+            "seed",
+            "status",
+            "fraction",
+            "jobs_done",
+            "jobs_total",
+            "eta_s",
+            "error",
+            "started_at",
+            "finished_at",
+        )
+    )
     for r in runs:
         for k in ("started_at", "finished_at"):
             r[k] = r[k].isoformat() if r[k] else None
@@ -648,16 +718,28 @@ def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
         res = getattr(run, "result", None) if run.status == Status.FINISHED else None
         blob = RunJobs.objects.filter(run=run).values_list("data", flat=True).first() if res else None
         yield archive.ArchivedRun(
-            scheduler=run.scheduler, seed=run.seed, status=run.status, error=run.error,
-            summary=res.summary if res else None, series=res.series if res else None,
-            per_class=res.per_class if res else None, offline=res.offline if res else None,
-            jobs=bytes(blob) if blob is not None else None)
+            scheduler=run.scheduler,
+            seed=run.seed,
+            status=run.status,
+            error=run.error,
+            summary=res.summary if res else None,
+            series=res.series if res else None,
+            per_class=res.per_class if res else None,
+            offline=res.offline if res else None,
+            jobs=bytes(blob) if blob is not None else None,
+        )
 
 
 def write_experiment_archive(experiment: Experiment, target: IO[bytes]) -> None:
     versions = set(experiment.runs.exclude(code_version="").values_list("code_version", flat=True))
-    archive.write_archive(target, experiment.scenario, experiment_files(experiment), archive_runs(experiment),
-                          name=experiment.title, version=", ".join(sorted(versions)) or None)
+    archive.write_archive(
+        target,
+        experiment.scenario,
+        experiment_files(experiment),
+        archive_runs(experiment),
+        name=experiment.title,
+        version=", ".join(sorted(versions)) or None,
+    )
 
 
 def eta_text(seconds: float | None) -> str:

@@ -222,13 +222,17 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "simcore dashboard API",
     "DESCRIPTION": "Experiments, runs, uploads and teams of the simcore dashboard. Authenticate with "
-                   "`Authorization: Bearer <token>` (tokens are created on your account page).",
+    "`Authorization: Bearer <token>` (tokens are created on your account page).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {"StatusEnum": "dashboard.models.Status", "VisibilityEnum": "dashboard.models.Visibility",
-                            "RoleEnum": "dashboard.models.Role", "ImportStatusEnum": "dashboard.models.ImportStatus",
-                            "TraceFormatEnum": "dashboard.models.TraceFormat"},
+    "ENUM_NAME_OVERRIDES": {
+        "StatusEnum": "dashboard.models.Status",
+        "VisibilityEnum": "dashboard.models.Visibility",
+        "RoleEnum": "dashboard.models.Role",
+        "ImportStatusEnum": "dashboard.models.ImportStatus",
+        "TraceFormatEnum": "dashboard.models.TraceFormat",
+    },
 }
 
 # Celery: Redis when REDIS_URL is set, else kombu's filesystem transport (no server needed).

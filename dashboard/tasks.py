@@ -47,5 +47,10 @@ def fail_lost_work(**_: Any) -> None:
         return
     finally:
         connections.close_all()
-    log.info("start-up check for work lost by dead workers: %d run(s) %s, %d trace import(s) %s marked failed",
-             len(runs), runs, len(uploads), uploads)
+    log.info(
+        "start-up check for work lost by dead workers: %d run(s) %s, %d trace import(s) %s marked failed",
+        len(runs),
+        runs,
+        len(uploads),
+        uploads,
+    )

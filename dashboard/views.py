@@ -65,34 +65,57 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
     visible = access.visible_experiments(request.user).order_by()
     ctx = {
-        "page": page, "filters": filters, "query": query, "statuses": Status.values,
-        "owners": get_user_model().objects.filter(experiments__in=visible).distinct()
-        .order_by("username").values_list("username", flat=True),
+        "page": page,
+        "filters": filters,
+        "query": query,
+        "statuses": Status.values,
+        "owners": get_user_model()
+        .objects.filter(experiments__in=visible)
+        .distinct()
+        .order_by("username")
+        .values_list("username", flat=True),
         "teams": access.teams_of(request.user),
         "clusters": visible.values_list("cluster_label", flat=True).distinct(),
         "workloads": visible.values_list("workload_label", flat=True).distinct(),
-        "schedulers": sorted(set(SCHEDULERS.names()) | set(Run.objects.filter(experiment__in=visible).order_by()
-                                                            .values_list("scheduler", flat=True).distinct())),
+        "schedulers": sorted(
+            set(SCHEDULERS.names())
+            | set(Run.objects.filter(experiment__in=visible).order_by().values_list("scheduler", flat=True).distinct())
+        ),
     }
     return render(request, "dashboard/experiment_list.html", ctx)
 
 
-def _new_experiment(request: HttpRequest, *, source: Experiment | None = None, source_url: str = "",
-                    initial: dict[str, Any] | None = None) -> HttpResponse:
+def _new_experiment(
+    request: HttpRequest,
+    *,
+    source: Experiment | None = None,
+    source_url: str = "",
+    initial: dict[str, Any] | None = None,
+) -> HttpResponse:
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
     form = ExperimentForm(request.POST or None, owner=request.user, source=source, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             exp = services.create_experiment(
-                request.user, form.scenario, name=form.cleaned_data["name"], cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload, team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"], forked_from=source)
+                request.user,
+                form.scenario,
+                name=form.cleaned_data["name"],
+                cluster_upload=form.cluster_upload,
+                trace_upload=form.trace_upload,
+                team=form.cleaned_data.get("team"),
+                visibility=form.cleaned_data["visibility"],
+                forked_from=source,
+            )
         except SimcoreError as e:
             form.add_error(None, str(e))
         else:
             return redirect(exp)
-    return render(request, "dashboard/experiment_new.html", {"form": form, "source": source, "source_url": source_url},
-                  status=400 if form.errors else 200)
+    return render(
+        request,
+        "dashboard/experiment_new.html",
+        {"form": form, "source": source, "source_url": source_url},
+        status=400 if form.errors else 200,
+    )
 
 
 @login_required
@@ -125,7 +148,11 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
     done = [r for r in runs if r.status == Status.FINISHED]
     is_owner = not shared and exp.owner_id == request.user.pk
     ctx = {
-        "experiment": exp, "runs": runs, "finished": done, "base": base, "shared": shared,
+        "experiment": exp,
+        "runs": runs,
+        "finished": done,
+        "base": base,
+        "shared": shared,
         "charts": charts.all_charts(services.labelled_series(runs)) if done else None,
         "offline": [r for r in done if r.result.offline],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
@@ -133,9 +160,11 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "can_cancel": not shared and access.can(request.user, exp, "cancel"),
         "can_share": is_owner,
         "share_form": ShareForm(owner=request.user, initial={"team": exp.team, "visibility": exp.visibility})
-        if is_owner else None,
+        if is_owner
+        else None,
         "share_url": request.build_absolute_uri(reverse("shared-detail", args=[exp.share_token]))
-        if is_owner and exp.share_token else "",
+        if is_owner and exp.share_token
+        else "",
     }
     return render(request, "dashboard/experiment_detail.html", ctx)
 
@@ -247,13 +276,19 @@ def compare(request: HttpRequest) -> HttpResponse:
     for r in chosen:
         r.dl_prefix = reverse("run-download", args=[r.experiment_id, r.pk, "x"])[:-1]  # type: ignore[attr-defined]
     series = [(f"#{r.experiment_id} {r.experiment.title}: {r.scheduler} s{r.seed}", r.result.series) for r in chosen]
-    candidates = (runs.select_related("experiment", "experiment__owner")
-                  .order_by("-experiment__created", "experiment_id", "seed", "id"))
+    candidates = runs.select_related("experiment", "experiment__owner").order_by(
+        "-experiment__created", "experiment_id", "seed", "id"
+    )
     exp_filter = request.GET.get("experiment", "").strip()
     if exp_filter.isdigit():
         candidates = candidates.filter(experiment_id=int(exp_filter))
-    ctx = {"chosen": chosen, "charts": charts.all_charts(series) if series else None,
-           "candidates": candidates[:200], "ids": set(ids), "experiment_filter": exp_filter}
+    ctx = {
+        "chosen": chosen,
+        "charts": charts.all_charts(series) if series else None,
+        "candidates": candidates[:200],
+        "ids": set(ids),
+        "experiment_filter": exp_filter,
+    }
     return render(request, "dashboard/compare.html", ctx)
 
 
@@ -283,9 +318,13 @@ def uploads(request: HttpRequest) -> HttpResponse:
                 return redirect("uploads")
         status = 400
     traces = list(TraceUpload.objects.filter(owner=request.user).defer("content_gz").select_related("cluster_upload"))
-    ctx = {"forms": forms_, "kinds": services.UPLOAD_KINDS,
-           "clusters": ClusterUpload.objects.filter(owner=request.user).defer("content_gz"),
-           "traces": traces, "active": any(t.is_active for t in traces)}
+    ctx = {
+        "forms": forms_,
+        "kinds": services.UPLOAD_KINDS,
+        "clusters": ClusterUpload.objects.filter(owner=request.user).defer("content_gz"),
+        "traces": traces,
+        "active": any(t.is_active for t in traces),
+    }
     return render(request, "dashboard/uploads.html", ctx, status=status)
 
 

@@ -115,14 +115,18 @@ class RunOutcome:
         s = self.series
         tables = {
             "cdf.csv": (["p", "response_s"], zip(s["cdf"]["p"], s["cdf"]["response_s"], strict=True)),
-            "per_day.csv": (["day", "mean_response_s", "jobs"],
-                            zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"],
-                                strict=True)),
-            "queue.csv": (["t_s", "queued", "running"],
-                          zip(s["queue"]["t_s"], s["queue"]["queued"], s["queue"]["running"], strict=True)),
-            "utilization.csv": (["t_s", *self.cluster.resources],
-                                zip(s["utilization"]["t_s"], *(s["utilization"][r] for r in self.cluster.resources),
-                                    strict=True)),
+            "per_day.csv": (
+                ["day", "mean_response_s", "jobs"],
+                zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"], strict=True),
+            ),
+            "queue.csv": (
+                ["t_s", "queued", "running"],
+                zip(s["queue"]["t_s"], s["queue"]["queued"], s["queue"]["running"], strict=True),
+            ),
+            "utilization.csv": (
+                ["t_s", *self.cluster.resources],
+                zip(s["utilization"]["t_s"], *(s["utilization"][r] for r in self.cluster.resources), strict=True),
+            ),
         }
         for name, (header, rows) in tables.items():
             p = d / name
@@ -178,8 +182,9 @@ def resolve_workload(
         preset = WORKLOADS.get(name)
         h = preset.default_hours if hours is None else hours
         rng = workload_rng(seed)
-        return preset.build(cluster, rng, load=load, hours=h,
-                            **coerce_params(f"workload {name!r}", preset.params, params))
+        return preset.build(
+            cluster, rng, load=load, hours=h, **coerce_params(f"workload {name!r}", preset.params, params)
+        )
     if _looks_like_file(name):
         if params:
             raise ParameterError(f"trace file {name!r} takes no parameters (got {sorted(params)})")
@@ -203,9 +208,16 @@ def cut_to_hours(wl: Workload, hours: float) -> Workload:
     horizon = hours * 3600.0
     n = int(np.searchsorted(wl.submit, horizon, side="left"))
     return Workload(
-        name=wl.name, resources=wl.resources, submit=wl.submit[:n], request=wl.request[:n],
-        work=wl.work[:n], job_class=wl.job_class[:n], horizon_s=horizon, classes=wl.classes,
-        runtime=wl.runtime, params={**wl.params, "hours": hours},
+        name=wl.name,
+        resources=wl.resources,
+        submit=wl.submit[:n],
+        request=wl.request[:n],
+        work=wl.work[:n],
+        job_class=wl.job_class[:n],
+        horizon_s=horizon,
+        classes=wl.classes,
+        runtime=wl.runtime,
+        params={**wl.params, "hours": hours},
     )
 
 
@@ -263,8 +275,11 @@ def run_objects(
 ) -> RunOutcome:
     """Run a registered scheduler on a built cluster and workload."""
     cls = SCHEDULERS.get(scheduler)
-    opts = coerce_params(f"scheduler {scheduler!r}", cls.params,
-                         {k: v for k, v in (scheduler_params or {}).items() if k in {p.name for p in cls.params}})
+    opts = coerce_params(
+        f"scheduler {scheduler!r}",
+        cls.params,
+        {k: v for k, v in (scheduler_params or {}).items() if k in {p.name for p in cls.params}},
+    )
     sched = create(scheduler, **opts)
     res = simulate(cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress)
     summ: dict[str, Any] = {
@@ -277,7 +292,8 @@ def run_objects(
     summ.update(metrics.summary(res))
     summ["lambda_star"] = lambda_star(workload, cluster)
     summ["arrival_rate"] = float(workload.params.get("arrival_rate", 0.0)) or (
-        workload.n_jobs / workload.horizon_s if workload.horizon_s > 0 else None)
+        workload.n_jobs / workload.horizon_s if workload.horizon_s > 0 else None
+    )
     summ["machines"] = cluster.n_machines
     summ["version"] = code_version()
     names = list(workload.classes.names) if workload.classes is not None else None
@@ -297,8 +313,19 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
     SCHEDULERS.get(spec.scheduler)  # fail on a bad name before generating anything
     cluster = resolve_cluster(spec.cluster, spec.cluster_params)
     workload = resolve_workload(spec.workload, cluster, spec.seed, spec.load, spec.hours, spec.workload_params)
-    labels = {"cluster": spec.cluster if spec.cluster in CLUSTERS else cluster.name,
-              "workload": spec.workload if spec.workload in WORKLOADS else workload.name,
-              "load": spec.load, "hours": workload.horizon_s / 3600.0}
-    return run_objects(cluster, workload, spec.scheduler, spec.seed, scheduler_params=spec.scheduler_params,
-                       drain=spec.drain, progress=progress, labels=labels)
+    labels = {
+        "cluster": spec.cluster if spec.cluster in CLUSTERS else cluster.name,
+        "workload": spec.workload if spec.workload in WORKLOADS else workload.name,
+        "load": spec.load,
+        "hours": workload.horizon_s / 3600.0,
+    }
+    return run_objects(
+        cluster,
+        workload,
+        spec.scheduler,
+        spec.seed,
+        scheduler_params=spec.scheduler_params,
+        drain=spec.drain,
+        progress=progress,
+        labels=labels,
+    )

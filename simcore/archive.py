@@ -76,8 +76,10 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
             params = spec.get("params") or {}
             if not isinstance(params, Mapping):
                 raise ParameterError(f"scenario {part} params must be an object")
-            out[part] = {"preset": preset.name,
-                         "params": coerce_params(f"{part} {preset.name!r}", preset.params, dict(params))}
+            out[part] = {
+                "preset": preset.name,
+                "params": coerce_params(f"{part} {preset.name!r}", preset.params, dict(params)),
+            }
         else:
             name = str(spec["file"])
             if not name or "/" in name or "\\" in name or name.startswith("."):
@@ -156,13 +158,15 @@ def build_cluster(scenario: Mapping[str, Any], files: Mapping[str, Path] | None 
     return api.resolve_cluster(_file(files or {}, "cluster", spec["file"]))
 
 
-def build_workload(scenario: Mapping[str, Any], cluster: Cluster, seed: int,
-                   files: Mapping[str, Path] | None = None) -> Workload:
+def build_workload(
+    scenario: Mapping[str, Any], cluster: Cluster, seed: int, files: Mapping[str, Path] | None = None
+) -> Workload:
     """The scenario's workload under ``seed``: a generated preset or a trace file from ``files``."""
     spec = scenario["workload"]
     name = spec["preset"] if "preset" in spec else _file(files or {}, "workload", spec["file"])
-    wl = api.resolve_workload(name, cluster, seed, scenario.get("load", 0.9), scenario.get("hours"),
-                              spec.get("params") or {})
+    wl = api.resolve_workload(
+        name, cluster, seed, scenario.get("load", 0.9), scenario.get("hours"), spec.get("params") or {}
+    )
     if spec.get("classes"):
         from simcore.classfile import with_classes
 
@@ -173,8 +177,10 @@ def build_workload(scenario: Mapping[str, Any], cluster: Cluster, seed: int,
 def labels_of(scenario: Mapping[str, Any]) -> dict[str, str]:
     """Short names of the scenario's cluster and workload: the preset, or the upload's name or file."""
     c, w = scenario["cluster"], scenario["workload"]
-    return {"cluster": str(c.get("preset") or c.get("name") or c["file"]),
-            "workload": str(w.get("preset") or w.get("name") or w["file"])}
+    return {
+        "cluster": str(c.get("preset") or c.get("name") or c["file"]),
+        "workload": str(w.get("preset") or w.get("name") or w["file"]),
+    }
 
 
 def labels(scenario: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
@@ -182,24 +188,41 @@ def labels(scenario: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
     return {**labels_of(scenario), "load": scenario.get("load", 0.9), "hours": workload.horizon_s / 3600.0}
 
 
-def run_scenario(scenario: Mapping[str, Any], scheduler: str, seed: int, files: Mapping[str, Path] | None = None,
-                 progress: ProgressCallback | None = None) -> api.RunOutcome:
+def run_scenario(
+    scenario: Mapping[str, Any],
+    scheduler: str,
+    seed: int,
+    files: Mapping[str, Path] | None = None,
+    progress: ProgressCallback | None = None,
+) -> api.RunOutcome:
     """Run one scheduler under one seed of a (validated) scenario."""
     SCHEDULERS.get(scheduler)
     cluster = build_cluster(scenario, files)
     workload = build_workload(scenario, cluster, seed, files)
-    return api.run_objects(cluster, workload, scheduler, seed,
-                           scheduler_params=(scenario.get("scheduler_params") or {}).get(scheduler) or {},
-                           drain=bool(scenario.get("drain")), progress=progress,
-                           labels=labels(scenario, workload))
+    return api.run_objects(
+        cluster,
+        workload,
+        scheduler,
+        seed,
+        scheduler_params=(scenario.get("scheduler_params") or {}).get(scheduler) or {},
+        drain=bool(scenario.get("drain")),
+        progress=progress,
+        labels=labels(scenario, workload),
+    )
 
 
 # ---------------------------------------------------------------------------- per-job records
 
 # Stored columns and their on-disk types; job, response and completion are derived on reading
 # (the same float operations as RunOutcome.jobs_columns, so values are bit-identical).
-_STORED = {"submit_s": np.float64, "class": np.int32, "machine": np.int32, "config": np.int32,
-           "start_s": np.float64, "finish_s": np.float64}
+_STORED = {
+    "submit_s": np.float64,
+    "class": np.int32,
+    "machine": np.int32,
+    "config": np.int32,
+    "start_s": np.float64,
+    "finish_s": np.float64,
+}
 
 
 def pack_jobs(columns: Mapping[str, np.ndarray]) -> bytes:
@@ -262,21 +285,37 @@ class ExperimentArchive:
     runs: list[ArchivedRun] = field(default_factory=list)
 
 
-def write_archive(target: str | Path | IO[bytes], scenario: Mapping[str, Any], files: Mapping[str, bytes],
-                  runs: Iterable[ArchivedRun], *, name: str = "", version: str | None = None) -> None:
+def write_archive(
+    target: str | Path | IO[bytes],
+    scenario: Mapping[str, Any],
+    files: Mapping[str, bytes],
+    runs: Iterable[ArchivedRun],
+    *,
+    name: str = "",
+    version: str | None = None,
+) -> None:
     """Write an experiment archive (zip) to a path or a binary file object."""
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "code_version": version or code_version(),
-            "name": name, "scenario": dict(scenario)}
+    meta = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "code_version": version or code_version(),
+        "name": name,
+        "scenario": dict(scenario),
+    }
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         z.writestr("scenario.json", json.dumps(meta, indent=2))
         for fname, content in files.items():
             z.writestr(f"files/{fname}", content, compress_type=zipfile.ZIP_STORED)
         for r in runs:
-            z.writestr(f"{r.folder}/summary.json",
-                       json.dumps({"status": r.status, "error": r.error, "summary": r.summary}, indent=2))
+            z.writestr(
+                f"{r.folder}/summary.json",
+                json.dumps({"status": r.status, "error": r.error, "summary": r.summary}, indent=2),
+            )
             if r.series is not None:
-                z.writestr(f"{r.folder}/series.json",
-                           json.dumps({"series": r.series, "per_class": r.per_class, "offline": r.offline}))
+                z.writestr(
+                    f"{r.folder}/series.json",
+                    json.dumps({"series": r.series, "per_class": r.per_class, "offline": r.offline}),
+                )
             if r.jobs is not None:
                 z.writestr(f"{r.folder}/jobs.npz", r.jobs, compress_type=zipfile.ZIP_STORED)
 
@@ -299,13 +338,19 @@ def read_archive(source: str | Path | IO[bytes]) -> ExperimentArchive:
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             raise InputError(f"scenario.json is not a {FORMAT} file", file=label)
         if meta.get("format_version") != FORMAT_VERSION:
-            raise InputError(f"archive format version {meta.get('format_version')!r} is not supported "
-                             f"(this simcore reads version {FORMAT_VERSION})", file=label)
-        arch = ExperimentArchive(scenario=meta.get("scenario") or {}, name=meta.get("name") or "",
-                                 code_version=meta.get("code_version") or "")
+            raise InputError(
+                f"archive format version {meta.get('format_version')!r} is not supported "
+                f"(this simcore reads version {FORMAT_VERSION})",
+                file=label,
+            )
+        arch = ExperimentArchive(
+            scenario=meta.get("scenario") or {},
+            name=meta.get("name") or "",
+            code_version=meta.get("code_version") or "",
+        )
         for n in sorted(names):
             if n.startswith("files/") and not n.endswith("/"):
-                arch.files[n[len("files/"):]] = z.read(n)
+                arch.files[n[len("files/") :]] = z.read(n)
         folders = sorted({n.rsplit("/", 1)[0] for n in names if n.startswith("runs/") and n.count("/") == 3})
         for folder in folders:
             _, sched, seed_part = folder.split("/")
@@ -371,8 +416,9 @@ def main(args: argparse.Namespace) -> int:
                 raise ParameterError(f"scheduler {s!r} is not in the archive; it has {have}")
     stored = {(r.scheduler, r.seed): r for r in arch.runs}
     if arch.code_version and arch.code_version != code_version():
-        print(f"simcore: note: archive written by {arch.code_version}, re-running with {code_version()}",
-              file=sys.stderr)
+        print(
+            f"simcore: note: archive written by {arch.code_version}, re-running with {code_version()}", file=sys.stderr
+        )
     mismatches = 0
     with tempfile.TemporaryDirectory(prefix="simcore-rerun-") as tmp:
         paths: dict[str, Path] = {}

@@ -53,21 +53,36 @@ MEMORY_TARGET_MB = 2048.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--schedulers", "--scheduler", dest="schedulers", default="all",
-                   help="comma-separated scheduler names, or 'all' (default)")
-    p.add_argument("--scenarios", default="google,trace",
-                   help="comma-separated: google, trace (default both)")
-    p.add_argument("--hours", type=float, default=0.1,
-                   help="arrival window of the google scenario in hours (default 0.1: ~307,000 jobs)")
+    p.add_argument(
+        "--schedulers",
+        "--scheduler",
+        dest="schedulers",
+        default="all",
+        help="comma-separated scheduler names, or 'all' (default)",
+    )
+    p.add_argument("--scenarios", default="google,trace", help="comma-separated: google, trace (default both)")
+    p.add_argument(
+        "--hours",
+        type=float,
+        default=0.1,
+        help="arrival window of the google scenario in hours (default 0.1: ~307,000 jobs)",
+    )
     p.add_argument("--load", type=float, default=0.9, help="load as a fraction of lambda* (default 0.9)")
-    p.add_argument("--machines-per-config", type=int, default=1000,
-                   help="machines per configuration of google-balanced (default 1000: 10,000 machines)")
+    p.add_argument(
+        "--machines-per-config",
+        type=int,
+        default=1000,
+        help="machines per configuration of google-balanced (default 1000: 10,000 machines)",
+    )
     p.add_argument("--trace-jobs", type=int, default=100_000, help="jobs in the trace scenario (default 100,000)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--max-seconds", type=float, default=300.0,
-                   help="stop a run after this many wall seconds and report its rate so far (default 300)")
-    p.add_argument("--big", action="store_true",
-                   help=f"also run the {BIG_JOBS:,}-job memory check (several minutes)")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=300.0,
+        help="stop a run after this many wall seconds and report its rate so far (default 300)",
+    )
+    p.add_argument("--big", action="store_true", help=f"also run the {BIG_JOBS:,}-job memory check (several minutes)")
     p.add_argument("--big-jobs", type=int, default=BIG_JOBS, help=f"jobs in the --big check (default {BIG_JOBS:,})")
     p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -91,8 +106,7 @@ def main(args: argparse.Namespace) -> int:
     for s in scenarios:
         if s not in ("google", "trace"):
             raise ParameterError(f"unknown scenario {s!r}; valid scenarios: google, trace")
-    base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config,
-            "max_seconds": args.max_seconds}
+    base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config, "max_seconds": args.max_seconds}
     from simcore.presets import WORKLOADS
 
     profile_names = [n for n in names if n in PROFILE_SCHEDULERS and PROFILE_WORKLOAD in WORKLOADS]
@@ -107,8 +121,15 @@ def main(args: argparse.Namespace) -> int:
                 specs.append({**base, "scenario": "trace", "scheduler": n, "jobs": args.trace_jobs})
     specs += [{**base, "scenario": "profile", "scheduler": n} for n in profile_names]
     if args.big:
-        specs.append({**base, "scenario": "big", "scheduler": args.big_scheduler, "jobs": args.big_jobs,
-                      "max_seconds": max(args.max_seconds, 3600.0)})
+        specs.append(
+            {
+                **base,
+                "scenario": "big",
+                "scheduler": args.big_scheduler,
+                "jobs": args.big_jobs,
+                "max_seconds": max(args.max_seconds, 3600.0),
+            }
+        )
 
     load_before = os.getloadavg()
     results = []
@@ -133,9 +154,13 @@ def main(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> None:
     checks = [
-        ("--hours", args.hours > 0), ("--load", args.load > 0),
-        ("--machines-per-config", args.machines_per_config >= 1), ("--trace-jobs", args.trace_jobs >= 1),
-        ("--max-seconds", args.max_seconds > 0), ("--big-jobs", args.big_jobs >= 1), ("--seed", args.seed >= 0),
+        ("--hours", args.hours > 0),
+        ("--load", args.load > 0),
+        ("--machines-per-config", args.machines_per_config >= 1),
+        ("--trace-jobs", args.trace_jobs >= 1),
+        ("--max-seconds", args.max_seconds > 0),
+        ("--big-jobs", args.big_jobs >= 1),
+        ("--seed", args.seed >= 0),
     ]
     for flag, ok in checks:
         if not ok:
@@ -276,9 +301,16 @@ def _first_jobs(cluster: Any, spec: dict[str, Any], n: int) -> Any:
     n = min(n, wl.n_jobs)
     horizon = float(wl.submit[n - 1]) if n else 0.0
     return Workload(
-        name=f"{wl.name}-{n}", resources=wl.resources, submit=wl.submit[:n], request=wl.request[:n],
-        work=wl.work[:n], job_class=wl.job_class[:n], horizon_s=horizon, classes=wl.classes,
-        runtime=None, params={**wl.params, "jobs": n},
+        name=f"{wl.name}-{n}",
+        resources=wl.resources,
+        submit=wl.submit[:n],
+        request=wl.request[:n],
+        work=wl.work[:n],
+        job_class=wl.job_class[:n],
+        horizon_s=horizon,
+        classes=wl.classes,
+        runtime=None,
+        params={**wl.params, "jobs": n},
     )
 
 
@@ -295,14 +327,33 @@ def _print_table(report: dict[str, Any]) -> None:
     rows = []
     for r in report["results"]:
         if r.get("status") == "error":
-            rows.append((r["scenario"], r["scheduler"], "", "", "", "", "", str(r.get("peak_rss_mb", "")),
-                         f"error: {r.get('error', '')}"))
+            rows.append(
+                (
+                    r["scenario"],
+                    r["scheduler"],
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    str(r.get("peak_rss_mb", "")),
+                    f"error: {r.get('error', '')}",
+                )
+            )
             continue
-        rows.append((
-            f"{r['scenario']} ({r.get('cluster')}/{r.get('workload')})", r["scheduler"], f"{r.get('machines', 0):,}",
-            f"{r['jobs']:,}", f"{r['wall_s']:.1f}", f"{r['jobs_per_s'] or 0:,.0f}",
-            f"{r['jobs_per_cpu_s'] or 0:,.0f}", f"{r['peak_rss_mb']:,.0f}", r["status"],
-        ))
+        rows.append(
+            (
+                f"{r['scenario']} ({r.get('cluster')}/{r.get('workload')})",
+                r["scheduler"],
+                f"{r.get('machines', 0):,}",
+                f"{r['jobs']:,}",
+                f"{r['wall_s']:.1f}",
+                f"{r['jobs_per_s'] or 0:,.0f}",
+                f"{r['jobs_per_cpu_s'] or 0:,.0f}",
+                f"{r['peak_rss_mb']:,.0f}",
+                r["status"],
+            )
+        )
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
     line = "  ".join(f"{h:<{w}}" for h, w in zip(head, widths, strict=True))
     print(line)
@@ -315,5 +366,7 @@ def _print_table(report: dict[str, Any]) -> None:
     big = [r for r in report["results"] if r["scenario"] == "big" and r.get("status") != "error"]
     for r in big:
         verdict = "within" if r["peak_rss_mb"] < MEMORY_TARGET_MB else "OVER"
-        print(f"{r['jobs']:,}-job run ({r['scheduler']}): peak {r['peak_rss_mb']:,.0f} MB, "
-              f"{verdict} the {MEMORY_TARGET_MB:,.0f} MB target")
+        print(
+            f"{r['jobs']:,}-job run ({r['scheduler']}): peak {r['peak_rss_mb']:,.0f} MB, "
+            f"{verdict} the {MEMORY_TARGET_MB:,.0f} MB target"
+        )

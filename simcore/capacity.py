@@ -96,8 +96,9 @@ class AllocationProblem:
 
     def allocation(self, lambda_star: float, throughput: FloatArray) -> Allocation:
         """The :class:`Allocation` of throughputs y (M, K), delta recovered from y."""
-        return Allocation(lambda_star=float(lambda_star), delta=throughput[:, :, None] * self.coef,
-                          throughput=throughput)
+        return Allocation(
+            lambda_star=float(lambda_star), delta=throughput[:, :, None] * self.coef, throughput=throughput
+        )
 
 
 def allocation_problem(cluster: Cluster, classes: ClassTable) -> AllocationProblem:

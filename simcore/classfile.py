@@ -38,12 +38,14 @@ from simcore.model import ClassTable, Cluster, Workload
 from simcore.sources import read_json, source_label
 
 
-def class_table_from_dict(data: Any, resources: Sequence[str], n_configs: int, *,
-                          label: str = "classes.json") -> ClassTable:
+def class_table_from_dict(
+    data: Any, resources: Sequence[str], n_configs: int, *, label: str = "classes.json"
+) -> ClassTable:
     """The class table of a ``classes.json`` dict, aligned to a cluster's ``resources`` and ``n_configs``."""
     if not isinstance(data, Mapping) or not isinstance(data.get("table"), Mapping):
-        raise InputError("expected an object with 'resources' and 'table' (simcore import --classes output)",
-                         file=label)
+        raise InputError(
+            "expected an object with 'resources' and 'table' (simcore import --classes output)", file=label
+        )
     table = data["table"]
     file_res = data.get("resources")
     if not isinstance(file_res, list) or not all(isinstance(r, str) for r in file_res):
@@ -56,25 +58,41 @@ def class_table_from_dict(data: Any, resources: Sequence[str], n_configs: int, *
         rates = np.asarray(table["rates"], dtype=np.float64)
         prop = np.asarray(table["proportions"], dtype=np.float64)
     except (KeyError, TypeError, ValueError) as e:
-        raise InputError(f"'table' needs names, requests, rates and proportions as numbers ({e})", file=label,
-                         column="table") from None
+        raise InputError(
+            f"'table' needs names, requests, rates and proportions as numbers ({e})", file=label, column="table"
+        ) from None
     k = len(names)
     if k == 0 or req.shape != (k, len(file_res)) or rates.ndim != 2 or rates.shape[0] != k or prop.shape != (k,):
-        raise InputError(f"'table' shapes do not match: {k} names, requests {req.shape}, rates {rates.shape}, "
-                         f"proportions {prop.shape}, {len(file_res)} resources", file=label, column="table")
-    if not (np.isfinite(req).all() and np.isfinite(rates).all() and np.isfinite(prop).all()) or (req < 0).any() \
-            or (rates <= 0).any() or (prop < 0).any():
-        raise InputError("requests and proportions must be finite and non-negative, rates positive", file=label,
-                         column="table")
+        raise InputError(
+            f"'table' shapes do not match: {k} names, requests {req.shape}, rates {rates.shape}, "
+            f"proportions {prop.shape}, {len(file_res)} resources",
+            file=label,
+            column="table",
+        )
+    if (
+        not (np.isfinite(req).all() and np.isfinite(rates).all() and np.isfinite(prop).all())
+        or (req < 0).any()
+        or (rates <= 0).any()
+        or (prop < 0).any()
+    ):
+        raise InputError(
+            "requests and proportions must be finite and non-negative, rates positive", file=label, column="table"
+        )
     missing = [r for r in resources if r not in file_res]
     if missing:
-        raise InputError(f"the class table has resources {file_res}, not the cluster's {list(resources)} "
-                         f"(missing {missing})", file=label, column="resources")
+        raise InputError(
+            f"the class table has resources {file_res}, not the cluster's {list(resources)} (missing {missing})",
+            file=label,
+            column="resources",
+        )
     req = req[:, [file_res.index(r) for r in resources]]
     if rates.shape[1] != n_configs:
         if not np.all(rates == rates[:, :1]):
-            raise InputError(f"the class rates differ between {rates.shape[1]} machine configurations; the cluster "
-                             f"has {n_configs}", file=label, column="table.rates")
+            raise InputError(
+                f"the class rates differ between {rates.shape[1]} machine configurations; the cluster has {n_configs}",
+                file=label,
+                column="table.rates",
+            )
         rates = np.repeat(rates[:, :1], n_configs, axis=1)
     return ClassTable(names=names, requests=req, rates=rates, proportions=prop)
 
@@ -92,6 +110,8 @@ def with_classes(workload: Workload, source: str | os.PathLike[str] | IO[Any], c
     """``workload`` with the class table read from ``source`` attached (its ids must fit the table)."""
     table = read_classes(source, cluster.resources, cluster.n_configs)
     if workload.n_jobs and int(workload.job_class.max()) >= table.n_classes:
-        raise InputError(f"trace {workload.name!r} has class ids up to {int(workload.job_class.max())} but "
-                         f"{os.path.basename(source_label(source))!r} defines {table.n_classes} classes")
+        raise InputError(
+            f"trace {workload.name!r} has class ids up to {int(workload.job_class.max())} but "
+            f"{os.path.basename(source_label(source))!r} defines {table.n_classes} classes"
+        )
     return dataclasses.replace(workload, classes=table)

@@ -51,10 +51,10 @@ def nearest(x: FloatArray, centroids: FloatArray, xx: FloatArray | None = None) 
     lab = np.empty(n, dtype=np.int64)
     dist = np.empty(n)
     for lo in range(0, n, CHUNK_ROWS):
-        d = _sq_dist(x[lo:lo + CHUNK_ROWS], centroids, xx[lo:lo + CHUNK_ROWS])
+        d = _sq_dist(x[lo : lo + CHUNK_ROWS], centroids, xx[lo : lo + CHUNK_ROWS])
         i = d.argmin(axis=1)
-        lab[lo:lo + CHUNK_ROWS] = i
-        dist[lo:lo + CHUNK_ROWS] = d[np.arange(len(i)), i]
+        lab[lo : lo + CHUNK_ROWS] = i
+        dist[lo : lo + CHUNK_ROWS] = d[np.arange(len(i)), i]
     return lab, dist
 
 
@@ -65,10 +65,13 @@ def _kmeans_pp(x: FloatArray, k: int, rng: np.random.Generator) -> FloatArray:
     d2 = _sq_dist(x, c[:1])[:, 0]
     for i in range(1, k):
         tot = d2.sum()
-        idx = int(rng.integers(len(x))) if tot <= 0 else int(
-            min(np.searchsorted(np.cumsum(d2), rng.random() * tot, side="right"), len(x) - 1))
+        idx = (
+            int(rng.integers(len(x)))
+            if tot <= 0
+            else int(min(np.searchsorted(np.cumsum(d2), rng.random() * tot, side="right"), len(x) - 1))
+        )
         c[i] = x[idx]
-        d2 = np.minimum(d2, _sq_dist(x, c[i:i + 1])[:, 0])
+        d2 = np.minimum(d2, _sq_dist(x, c[i : i + 1])[:, 0])
     return c
 
 
@@ -170,8 +173,10 @@ def kmeans_classes(
 
     # Deterministic class order: by total mean request, then lexicographically.
     cnt = np.bincount(lab, minlength=kk).astype(np.float64)
-    mean_req = np.stack([np.bincount(lab, weights=req[:n_train, f], minlength=kk) for f in range(req.shape[1])],
-                        axis=1) / cnt[:, None]
+    mean_req = (
+        np.stack([np.bincount(lab, weights=req[:n_train, f], minlength=kk) for f in range(req.shape[1])], axis=1)
+        / cnt[:, None]
+    )
     order = np.lexsort(tuple(mean_req[:, f] for f in range(req.shape[1] - 1, -1, -1)) + (mean_req.sum(axis=1),))
     rank = np.empty(kk, dtype=np.int64)
     rank[order] = np.arange(kk)

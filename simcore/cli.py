@@ -53,22 +53,40 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
     p.add_argument("--cluster", required=True, help="cluster preset name or JSON cluster file")
     p.add_argument("--workload", required=True, help="workload preset name or trace file (CSV, optionally .gz)")
     if many_seeds:
-        p.add_argument("--seeds", "--seed", dest="seeds", default="0",
-                       help="random seeds: 0, or 0,1,2, or a range 0-4 (default 0)")
+        p.add_argument(
+            "--seeds", "--seed", dest="seeds", default="0", help="random seeds: 0, or 0,1,2, or a range 0-4 (default 0)"
+        )
     else:
         p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
-    p.add_argument("--load", type=finite_float, default=0.9,
-                   help="arrival rate as a fraction of the allocation LP bound lambda* (default 0.9)")
-    p.add_argument("--hours", type=finite_float, default=None,
-                   help="arrival window in hours (default: the workload preset's; whole trace for files)")
-    p.add_argument("--drain", action="store_true",
-                   help="after the arrival window, keep simulating until every job has finished")
-    p.add_argument("--progress", action="store_true",
-                   help="print progress to stderr" + (" (runs done, elapsed time)" if many_seeds else ""))
+    p.add_argument(
+        "--load",
+        type=finite_float,
+        default=0.9,
+        help="arrival rate as a fraction of the allocation LP bound lambda* (default 0.9)",
+    )
+    p.add_argument(
+        "--hours",
+        type=finite_float,
+        default=None,
+        help="arrival window in hours (default: the workload preset's; whole trace for files)",
+    )
+    p.add_argument(
+        "--drain", action="store_true", help="after the arrival window, keep simulating until every job has finished"
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="print progress to stderr" + (" (runs done, elapsed time)" if many_seeds else ""),
+    )
     group = p.add_argument_group("preset and scheduler parameters")
     for name, prm in sorted(params.items()):
-        group.add_argument(f"--{name.replace('_', '-')}", dest=f"param_{name}", type=sweep.param_converter(prm),
-                           default=None, help=f"{prm.help} (default {prm.default})")
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"param_{name}",
+            type=sweep.param_converter(prm),
+            default=None,
+            help=f"{prm.help} (default {prm.default})",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,30 +104,52 @@ def build_parser() -> argparse.ArgumentParser:
 
     cmp_ = sub.add_parser("compare", help="run several schedulers on the same workload; one JSON line each")
     _add_scenario_args(cmp_, params)
-    cmp_.add_argument("--schedulers", "--scheduler", dest="schedulers", required=True,
-                      help="comma-separated scheduler names, or 'all'")
+    cmp_.add_argument(
+        "--schedulers",
+        "--scheduler",
+        dest="schedulers",
+        required=True,
+        help="comma-separated scheduler names, or 'all'",
+    )
     cmp_.add_argument("--out", help="directory; results go to DIR/<scheduler>/")
 
     swp = sub.add_parser("sweep", help="run a grid of parameter values x schedulers x seeds; one JSON line each")
     _add_scenario_args(swp, params, many_seeds=True)
-    swp.add_argument("--schedulers", "--scheduler", dest="schedulers", required=True,
-                     help="comma-separated scheduler names, or 'all'")
-    swp.add_argument("--vary", action="append", default=[], metavar="NAME=V1,V2,...",
-                     help="a parameter and its values (load, hours, or any preset or scheduler parameter, "
-                          "e.g. phi=0,0.003,0.006); repeat for a grid")
+    swp.add_argument(
+        "--schedulers",
+        "--scheduler",
+        dest="schedulers",
+        required=True,
+        help="comma-separated scheduler names, or 'all'",
+    )
+    swp.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="a parameter and its values (load, hours, or any preset or scheduler parameter, "
+        "e.g. phi=0,0.003,0.006); repeat for a grid",
+    )
     swp.add_argument("--workers", type=positive_int, default=1, help="processes to run in (default 1)")
-    swp.add_argument("--table", action="store_true",
-                     help="print a table (mean/min/max over seeds per point and scheduler) instead of JSON lines")
-    swp.add_argument("--metric", help="summary key the table shows (default mean_response_s; "
-                                      "nested keys dotted, e.g. utilization.cpu)")
+    swp.add_argument(
+        "--table",
+        action="store_true",
+        help="print a table (mean/min/max over seeds per point and scheduler) instead of JSON lines",
+    )
+    swp.add_argument(
+        "--metric",
+        help="summary key the table shows (default mean_response_s; nested keys dotted, e.g. utilization.cpu)",
+    )
     swp.add_argument("--out", metavar="FILE.csv", help="also write every run's summary as a CSV row")
 
     pre = sub.add_parser("presets", help="list clusters, workloads and schedulers")
     pre.add_argument("--json", action="store_true", help="machine-readable output")
 
-    for name, module, text in (("bench", "simcore.bench", "print simulation speed per scheduler"),
-                               ("import", "simcore.importer", "convert a real trace to the project's format"),
-                               ("rerun", "simcore.archive", "re-run an experiment archive")):
+    for name, module, text in (
+        ("bench", "simcore.bench", "print simulation speed per scheduler"),
+        ("import", "simcore.importer", "convert a real trace to the project's format"),
+        ("rerun", "simcore.archive", "re-run an experiment archive"),
+    ):
         try:
             mod = importlib.import_module(module)
         except ImportError:
@@ -121,11 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _given_params(args: argparse.Namespace) -> dict[str, Any]:
-    return {k[len("param_"):]: v for k, v in vars(args).items() if k.startswith("param_") and v is not None}
+    return {k[len("param_") :]: v for k, v in vars(args).items() if k.startswith("param_") and v is not None}
 
 
-def _split_params(args: argparse.Namespace, cluster: str, workload: str, schedulers: list[str]) -> tuple[
-        dict[str, Any], dict[str, Any], dict[str, Any]]:
+def _split_params(
+    args: argparse.Namespace, cluster: str, workload: str, schedulers: list[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     return sweep.split_params(_given_params(args), cluster, workload, schedulers)
 
 
@@ -134,19 +175,32 @@ def _progress_printer(label: str) -> Any:
         eta = ""
         if 0 < p.fraction < 1:
             eta = f", ETA {p.wall_s * (1 - p.fraction) / p.fraction:.0f}s"
-        print(f"[{label}] {100 * p.fraction:5.1f}% simulated, {p.completed}/{p.jobs} jobs done{eta}",
-              file=sys.stderr, flush=True)
+        print(
+            f"[{label}] {100 * p.fraction:5.1f}% simulated, {p.completed}/{p.jobs} jobs done{eta}",
+            file=sys.stderr,
+            flush=True,
+        )
 
     return show
 
 
-def _run_one(args: argparse.Namespace, scheduler: str, c: dict[str, Any], w: dict[str, Any],
-             s: dict[str, Any], out: str | None) -> dict[str, Any]:
+def _run_one(
+    args: argparse.Namespace, scheduler: str, c: dict[str, Any], w: dict[str, Any], s: dict[str, Any], out: str | None
+) -> dict[str, Any]:
     from simcore import api
 
-    spec = api.RunSpec(cluster=args.cluster, workload=args.workload, scheduler=scheduler, seed=args.seed,
-                       load=args.load, hours=args.hours, drain=args.drain, cluster_params=c,
-                       workload_params=w, scheduler_params=s)
+    spec = api.RunSpec(
+        cluster=args.cluster,
+        workload=args.workload,
+        scheduler=scheduler,
+        seed=args.seed,
+        load=args.load,
+        hours=args.hours,
+        drain=args.drain,
+        cluster_params=c,
+        workload_params=w,
+        scheduler_params=s,
+    )
     outcome = api.run(spec, progress=_progress_printer(scheduler) if args.progress else None)
     if out:
         outcome.write(out)
@@ -221,9 +275,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.out:
         _check_out_file(args.out)
     plan = sweep.Sweep(
-        cluster=args.cluster, workload=args.workload, schedulers=names, seeds=sweep.parse_seeds(args.seeds),
+        cluster=args.cluster,
+        workload=args.workload,
+        schedulers=names,
+        seeds=sweep.parse_seeds(args.seeds),
         axes=[sweep.parse_axis(text, args.cluster, args.workload, names) for text in args.vary],
-        load=args.load, hours=args.hours, drain=args.drain, params=_given_params(args))
+        load=args.load,
+        hours=args.hours,
+        drain=args.drain,
+        params=_given_params(args),
+    )
     tasks = plan.tasks()
     summaries: list[dict[str, Any]] = []
     skipped: set[tuple[str, str]] = set()

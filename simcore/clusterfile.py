@@ -132,9 +132,15 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
     if sum(counts) == 0:
         raise _fail(label, "configurations", "every count is 0; the cluster needs at least one machine")
     try:
-        return Cluster(name=cname, resources=tuple(resources), config_names=tuple(names),
-                       counts=np.array(counts, dtype=np.int64), capacity=np.array(caps, dtype=np.float64),
-                       attributes=tuple(attrs), description=description)
+        return Cluster(
+            name=cname,
+            resources=tuple(resources),
+            config_names=tuple(names),
+            counts=np.array(counts, dtype=np.int64),
+            capacity=np.array(caps, dtype=np.float64),
+            attributes=tuple(attrs),
+            description=description,
+        )
     except InputError as e:  # anything the model still rejects, with the file named
         raise InputError(e.reason, file=label) from None
 
@@ -150,8 +156,7 @@ def write_cluster(cluster: Cluster, dest: str | os.PathLike[str] | IO[Any]) -> N
     """Write ``cluster`` as JSON (the format :func:`read_cluster` reads)."""
     doc = cluster.to_dict()
     if cluster.description:
-        doc = {"name": doc["name"], "description": cluster.description,
-               **{k: v for k, v in doc.items() if k != "name"}}
+        doc = {"name": doc["name"], "description": cluster.description, **{k: v for k, v in doc.items() if k != "name"}}
     text = json.dumps(doc, indent=2) + "\n"
     if isinstance(dest, (str, os.PathLike)):
         with open(dest, "w", encoding="utf-8") as f:

@@ -58,12 +58,24 @@ def _cut_window(wl: Workload, start_s: float, end_s: float | None, report: Impor
     report.drop("submitted at or after the window's end", wl.n_jobs - hi)
     horizon = (end_s - start_s) if end_s is not None else max(wl.horizon_s - start_s, 0.0)
     sl = slice(lo, hi)
-    return dataclasses.replace(wl, submit=wl.submit[sl] - start_s, request=wl.request[sl], work=wl.work[sl],
-                               job_class=wl.job_class[sl], horizon_s=float(horizon))
+    return dataclasses.replace(
+        wl,
+        submit=wl.submit[sl] - start_s,
+        request=wl.request[sl],
+        work=wl.work[sl],
+        job_class=wl.job_class[sl],
+        horizon_s=float(horizon),
+    )
 
 
-def _read_csv(inputs: Sequence[Source], cluster: Cluster | None, start_s: float, end_s: float | None,
-              name: str | None, progress: ProgressFn | None) -> ImportResult:
+def _read_csv(
+    inputs: Sequence[Source],
+    cluster: Cluster | None,
+    start_s: float,
+    end_s: float | None,
+    name: str | None,
+    progress: ProgressFn | None,
+) -> ImportResult:
     from simcore.tracefile import read_trace
 
     if len(inputs) != 1:
@@ -86,8 +98,10 @@ def _read_csv(inputs: Sequence[Source], cluster: Cluster | None, start_s: float,
 
         cluster = CLUSTERS.get("google-2011").build()
         if tuple(cluster.resources) != tuple(wl.resources):
-            raise ParameterError(f"the trace's resources {list(wl.resources)} are not those of the default cluster "
-                                 f"google-2011 {list(cluster.resources)}; name one with --cluster")
+            raise ParameterError(
+                f"the trace's resources {list(wl.resources)} are not those of the default cluster "
+                f"google-2011 {list(cluster.resources)}; name one with --cluster"
+            )
     if wl.params.get("sorted_on_read"):
         report.notes.append("rows were not in submit order: sorted (stable)")
     if start_s > 0 or end_s is not None:
@@ -95,8 +109,9 @@ def _read_csv(inputs: Sequence[Source], cluster: Cluster | None, start_s: float,
     fits = fits_any(wl.request, cluster)
     report.drop("request larger than every machine of the cluster", int(np.count_nonzero(~fits)))
     if not fits.all():
-        wl = dataclasses.replace(wl, submit=wl.submit[fits], request=wl.request[fits], work=wl.work[fits],
-                                 job_class=wl.job_class[fits])
+        wl = dataclasses.replace(
+            wl, submit=wl.submit[fits], request=wl.request[fits], work=wl.work[fits], job_class=wl.job_class[fits]
+        )
     if progress is not None:
         progress(ImportProgress("trace", label, 0, 1, 1, 1, wl.n_jobs))
     report.wall_s = time.perf_counter() - t0
@@ -136,22 +151,42 @@ def import_trace(
     if fmt == "google2011":
         from simcore.traces.google2011 import read_google2011
 
-        return read_google2011(inputs, job_events=job_events, machine_events=machine_events, cluster=cl,
-                               start_s=start_s, end_s=end_s, unfinished=unfinished, on_error=on_error,
-                               progress=progress, name=name or "google-2011-trace")
+        return read_google2011(
+            inputs,
+            job_events=job_events,
+            machine_events=machine_events,
+            cluster=cl,
+            start_s=start_s,
+            end_s=end_s,
+            unfinished=unfinished,
+            on_error=on_error,
+            progress=progress,
+            name=name or "google-2011-trace",
+        )
     if job_events or machine_events is not None:
         raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
     if fmt == "swf":
         from simcore.traces.swf import read_swf
 
-        return read_swf(inputs, cluster=cl, procs=procs, memory=memory, machine_procs=machine_procs,
-                        machine_mem_kb=machine_mem_kb, start_s=start_s, end_s=end_s, on_error=on_error,
-                        progress=progress, name=name)
+        return read_swf(
+            inputs,
+            cluster=cl,
+            procs=procs,
+            memory=memory,
+            machine_procs=machine_procs,
+            machine_mem_kb=machine_mem_kb,
+            start_s=start_s,
+            end_s=end_s,
+            on_error=on_error,
+            progress=progress,
+            name=name,
+        )
     return _read_csv(inputs, cl, start_s, end_s, name, progress)
 
 
-def classify(result: ImportResult, k: int, *, window_hours: float = 24.0, seed: int = 0,
-             use_duration: bool = False) -> ImportResult:
+def classify(
+    result: ImportResult, k: int, *, window_hours: float = 24.0, seed: int = 0, use_duration: bool = False
+) -> ImportResult:
     """Give every job a k-means class (LoTES section 5.3.2) learnt on the first ``window_hours``."""
     from simcore.classify import kmeans_classes
 
@@ -161,13 +196,24 @@ def classify(result: ImportResult, k: int, *, window_hours: float = 24.0, seed: 
         raise ParameterError(f"the class window must be a positive number of hours, got {window_hours}")
     wl = result.workload
     n_configs = result.cluster.n_configs if result.cluster is not None else 1
-    labels, table = kmeans_classes(wl, k, window_hours * 3600.0, np.random.default_rng(seed),
-                                   use_duration, n_configs=n_configs)
-    wl2 = dataclasses.replace(wl, job_class=labels, classes=table,
-                              params={**wl.params, "classes": {"k": k, "window_hours": window_hours, "seed": seed,
-                                                                "use_duration": use_duration}})
+    labels, table = kmeans_classes(
+        wl, k, window_hours * 3600.0, np.random.default_rng(seed), use_duration, n_configs=n_configs
+    )
+    wl2 = dataclasses.replace(
+        wl,
+        job_class=labels,
+        classes=table,
+        params={
+            **wl.params,
+            "classes": {"k": k, "window_hours": window_hours, "seed": seed, "use_duration": use_duration},
+        },
+    )
     result.report.extra["classification"] = {
-        "k": k, "found": table.n_classes, "window_hours": window_hours, "seed": seed, "use_duration": use_duration,
+        "k": k,
+        "found": table.n_classes,
+        "window_hours": window_hours,
+        "seed": seed,
+        "use_duration": use_duration,
         "training_jobs": max(int(np.searchsorted(wl.submit, window_hours * 3600.0)), k),
     }
     return ImportResult(wl2, result.cluster, result.report)
@@ -183,9 +229,14 @@ def class_table_dict(wl: Workload) -> dict[str, Any]:
         "resources": list(wl.resources),
         "params": wl.params.get("classes", {}),
         "classes": [
-            {"id": k, "name": c.names[k], "mean_duration_s": float(1.0 / c.rates[k, 0]),
-             "mean_request": dict(zip(wl.resources, c.requests[k].tolist(), strict=True)),
-             "proportion": float(c.proportions[k]), "jobs_in_trace": int(jobs[k])}
+            {
+                "id": k,
+                "name": c.names[k],
+                "mean_duration_s": float(1.0 / c.rates[k, 0]),
+                "mean_request": dict(zip(wl.resources, c.requests[k].tolist(), strict=True)),
+                "proportion": float(c.proportions[k]),
+                "jobs_in_trace": int(jobs[k]),
+            }
             for k in range(c.n_classes)
         ],
         "table": c.to_dict(),
@@ -225,9 +276,13 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
         "jobs": wl.pop("jobs"),
         "time_span_s": [wl.pop("first_submit_s"), wl.pop("last_submit_s")],
         **wl,
-        "cluster": None if result.cluster is None else {
-            "name": result.cluster.name, "machines": result.cluster.n_machines,
-            "configurations": result.cluster.n_configs},
+        "cluster": None
+        if result.cluster is None
+        else {
+            "name": result.cluster.name,
+            "machines": result.cluster.n_machines,
+            "configurations": result.cluster.n_configs,
+        },
     }
     out.update(result.report.to_dict())
     if files:
@@ -240,45 +295,97 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The ``simcore import`` options."""
-    p.description = ("Convert a real trace into the project's trace CSV and JSON cluster files "
-                     "(DIR/trace.csv, DIR/cluster.json, DIR/classes.json with --classes) and print a JSON summary.")
-    p.add_argument("--format", required=True, choices=FORMATS,
-                   help="google2011: task_events parts in time order (or the dataset directory); "
-                        "swf: Parallel Workloads Archive file; csv: the project's trace format")
+    p.description = (
+        "Convert a real trace into the project's trace CSV and JSON cluster files "
+        "(DIR/trace.csv, DIR/cluster.json, DIR/classes.json with --classes) and print a JSON summary."
+    )
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="google2011: task_events parts in time order (or the dataset directory); "
+        "swf: Parallel Workloads Archive file; csv: the project's trace format",
+    )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files (.gz or plain)")
     p.add_argument("--out", default=".", metavar="DIR", help="output directory (default: current directory)")
     p.add_argument("--name", help="workload name (default: from the input)")
-    p.add_argument("--cluster", help="cluster preset or JSON file to normalise against and write "
-                                     "(default: google-2011 / machine events for Google and CSV, one machine for SWF)")
-    p.add_argument("--start", type=nonneg_seconds, default=0.0, metavar="S",
-                   help="window start in seconds (Google: trace time minus the 600 s offset); default 0")
-    p.add_argument("--end", type=nonneg_seconds, default=None, metavar="S",
-                   help="window end in seconds (default: trace end)")
-    p.add_argument("--on-error", choices=("raise", "skip"), default="raise",
-                   help="malformed rows: stop with an error naming file, line and column (default), "
-                        "or skip them and count them in the summary")
+    p.add_argument(
+        "--cluster",
+        help="cluster preset or JSON file to normalise against and write "
+        "(default: google-2011 / machine events for Google and CSV, one machine for SWF)",
+    )
+    p.add_argument(
+        "--start",
+        type=nonneg_seconds,
+        default=0.0,
+        metavar="S",
+        help="window start in seconds (Google: trace time minus the 600 s offset); default 0",
+    )
+    p.add_argument(
+        "--end", type=nonneg_seconds, default=None, metavar="S", help="window end in seconds (default: trace end)"
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="malformed rows: stop with an error naming file, line and column (default), "
+        "or skip them and count them in the summary",
+    )
     p.add_argument("--gzip", action="store_true", help="write DIR/trace.csv.gz")
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
     g = p.add_argument_group("Google 2011")
-    g.add_argument("--job-events", nargs="+", default=[], metavar="FILE",
-                   help="job_events parts, cross-checked against the task events (give INPUT first)")
-    g.add_argument("--machine-events", metavar="FILE",
-                   help="machine_events file: machine configurations from the initial machines (LoTES Table 1)")
-    g.add_argument("--unfinished", choices=("cut", "drop"), default="cut",
-                   help="tasks running at the window's end: cut their duration there (default) or drop them")
+    g.add_argument(
+        "--job-events",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="job_events parts, cross-checked against the task events (give INPUT first)",
+    )
+    g.add_argument(
+        "--machine-events",
+        metavar="FILE",
+        help="machine_events file: machine configurations from the initial machines (LoTES Table 1)",
+    )
+    g.add_argument(
+        "--unfinished",
+        choices=("cut", "drop"),
+        default="cut",
+        help="tasks running at the window's end: cut their duration there (default) or drop them",
+    )
     s = p.add_argument_group("SWF")
-    s.add_argument("--procs", choices=("allocated", "requested"), default="allocated",
-                   help="processor field used for the cpu request (default allocated)")
-    s.add_argument("--memory", choices=("requested", "used"), default="requested",
-                   help="memory field used for the mem request (default requested)")
-    s.add_argument("--machine-procs", type=positive_float, metavar="N",
-                   help="processors of the largest machine (default: header MaxProcs, else MaxNodes)")
-    s.add_argument("--machine-mem-kb", type=positive_float, metavar="KB",
-                   help="memory of the largest machine in KB (default: the largest job's memory)")
+    s.add_argument(
+        "--procs",
+        choices=("allocated", "requested"),
+        default="allocated",
+        help="processor field used for the cpu request (default allocated)",
+    )
+    s.add_argument(
+        "--memory",
+        choices=("requested", "used"),
+        default="requested",
+        help="memory field used for the mem request (default requested)",
+    )
+    s.add_argument(
+        "--machine-procs",
+        type=positive_float,
+        metavar="N",
+        help="processors of the largest machine (default: header MaxProcs, else MaxNodes)",
+    )
+    s.add_argument(
+        "--machine-mem-kb",
+        type=positive_float,
+        metavar="KB",
+        help="memory of the largest machine in KB (default: the largest job's memory)",
+    )
     c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
     c.add_argument("--classes", type=positive_int, metavar="K", help="cluster the jobs into K classes")
-    c.add_argument("--class-window-hours", type=positive_float, default=24.0, metavar="H",
-                   help="learn the classes on the jobs of the first H hours (default 24)")
+    c.add_argument(
+        "--class-window-hours",
+        type=positive_float,
+        default=24.0,
+        metavar="H",
+        help="learn the classes on the jobs of the first H hours (default 24)",
+    )
     c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
     c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed (default 0)")
 
@@ -316,8 +423,11 @@ def _printer() -> ProgressFn:
         if now - last[0] < 0.5 and p.bytes_done != p.bytes_total:
             return
         last[0] = now
-        print(f"[import {p.stage}] file {p.file_index + 1}/{p.n_files} {100 * p.fraction:5.1f}%, "
-              f"{p.rows:,} rows", file=sys.stderr, flush=True)
+        print(
+            f"[import {p.stage}] file {p.file_index + 1}/{p.n_files} {100 * p.fraction:5.1f}%, {p.rows:,} rows",
+            file=sys.stderr,
+            flush=True,
+        )
 
     return show
 
@@ -333,14 +443,26 @@ def main(args: argparse.Namespace) -> int:
     if args.format == "google2011":
         inputs, jobs, machines = _expand_google(args)
     result = import_trace(
-        args.format, inputs, job_events=jobs, machine_events=machines, cluster=args.cluster,
-        start_s=args.start, end_s=args.end, unfinished=args.unfinished, on_error=args.on_error,
-        procs=args.procs, memory=args.memory, machine_procs=args.machine_procs, machine_mem_kb=args.machine_mem_kb,
-        name=args.name, progress=_printer() if args.progress else None,
+        args.format,
+        inputs,
+        job_events=jobs,
+        machine_events=machines,
+        cluster=args.cluster,
+        start_s=args.start,
+        end_s=args.end,
+        unfinished=args.unfinished,
+        on_error=args.on_error,
+        procs=args.procs,
+        memory=args.memory,
+        machine_procs=args.machine_procs,
+        machine_mem_kb=args.machine_mem_kb,
+        name=args.name,
+        progress=_printer() if args.progress else None,
     )
     if args.classes is not None:
-        result = classify(result, args.classes, window_hours=args.class_window_hours, seed=args.seed,
-                          use_duration=args.class_duration)
+        result = classify(
+            result, args.classes, window_hours=args.class_window_hours, seed=args.seed, use_duration=args.class_duration
+        )
     files = write_outputs(result, args.out, gzip=args.gzip)
     out = summary(result, files)
     out["total_cpu_s"] = round(time.process_time() - cpu0, 3)
@@ -348,5 +470,13 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["FORMATS", "add_arguments", "class_table_dict", "classify", "import_trace", "main", "summary",
-           "write_outputs"]
+__all__ = [
+    "FORMATS",
+    "add_arguments",
+    "class_table_dict",
+    "classify",
+    "import_trace",
+    "main",
+    "summary",
+    "write_outputs",
+]

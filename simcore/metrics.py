@@ -25,8 +25,13 @@ CDF_POINTS = 501
 
 def _stats(x: FloatArray, prefix: str) -> dict[str, float | None]:
     if len(x) == 0:
-        return {f"mean_{prefix}_s": None, f"p50_{prefix}_s": None, f"p90_{prefix}_s": None,
-                f"p99_{prefix}_s": None, f"max_{prefix}_s": None}
+        return {
+            f"mean_{prefix}_s": None,
+            f"p50_{prefix}_s": None,
+            f"p90_{prefix}_s": None,
+            f"p99_{prefix}_s": None,
+            f"max_{prefix}_s": None,
+        }
     p50, p90, p99 = np.percentile(x, [50, 90, 99]).tolist()
     return {
         f"mean_{prefix}_s": float(x.mean()),
@@ -89,9 +94,7 @@ def summary(res: SimResult) -> dict[str, Any]:
     out["p99_completion_s"] = float(np.percentile(comp, 99)) if len(comp) else None
     out["mean_run_s"] = float(run.mean()) if len(run) else None
     out["max_queue_len"] = int(res.sample_queue.max()) if len(res.sample_queue) else 0
-    out["utilization"] = {
-        r: float(res.sample_util[:, i].mean()) for i, r in enumerate(res.resources)
-    }
+    out["utilization"] = {r: float(res.sample_util[:, i].mean()) for i, r in enumerate(res.resources)}
     out["stable"] = bool(is_stable(res.sample_t, res.sample_queue.astype(np.float64)))
     out["simulated_s"] = float(res.end_s)
     out["wall_s"] = float(res.wall_s)
@@ -110,13 +113,15 @@ def per_class(res: SimResult, class_names: list[str] | None = None) -> list[dict
         wait = res.start[m] - res.submit[m]
         run = res.finish[m] - res.start[m]
         name = class_names[k] if class_names is not None and 0 <= k < len(class_names) else str(int(k))
-        out.append({
-            "class": name,
-            "jobs": int(m.sum()),
-            "mean_response_s": float(wait.mean()),
-            "mean_run_s": float(run.mean()),
-            "mean_completion_s": float((wait + run).mean()),
-        })
+        out.append(
+            {
+                "class": name,
+                "jobs": int(m.sum()),
+                "mean_response_s": float(wait.mean()),
+                "mean_run_s": float(run.mean()),
+                "mean_completion_s": float((wait + run).mean()),
+            }
+        )
     return out
 
 

@@ -206,8 +206,7 @@ class Workload:
         n = len(self.submit)
         if self.request.shape[1] != len(self.resources):
             raise InputError(
-                f"requests have {self.request.shape[1]} columns but the workload names "
-                f"{len(self.resources)} resources"
+                f"requests have {self.request.shape[1]} columns but the workload names {len(self.resources)} resources"
             )
         if len(self.work) != n or len(self.job_class) != n:
             raise InputError("submit, request, work and job_class must have one entry per job")
@@ -239,8 +238,7 @@ def check_compatible(cluster: Cluster, workload: Workload) -> None:
         top = biggest.max(axis=0)
         over = [r for r, v, c in zip(workload.resources, req.tolist(), top.tolist(), strict=True) if v > c + 1e-12]
         if over:
-            why = "; no machine has more than " + ", ".join(
-                f"{r} {top[workload.resources.index(r)]:g}" for r in over)
+            why = "; no machine has more than " + ", ".join(f"{r} {top[workload.resources.index(r)]:g}" for r in over)
         else:
             why = " in one machine (each resource fits somewhere, but no configuration has them all)"
         # Traces record where job 0 is in the file when jobs map to lines one to one (tracefile.py).

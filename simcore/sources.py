@@ -49,8 +49,9 @@ def read_json(source: str | os.PathLike[str] | IO[Any], what: str) -> tuple[Any,
     try:
         data = json.loads(text, parse_constant=reject)
     except json.JSONDecodeError as e:
-        raise InputError(f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=label,
-                         line=e.lineno) from None
+        raise InputError(
+            f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=label, line=e.lineno
+        ) from None
     except ValueError as e:  # from reject
         raise InputError(str(e), file=label) from None
     return data, label

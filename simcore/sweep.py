@@ -76,12 +76,14 @@ def param_owners(cluster: str, workload: str, schedulers: Sequence[str]) -> dict
 
 
 def _does_not_apply(option: str, cluster: str, workload: str, schedulers: Sequence[str]) -> str:
-    return (f"{option} does not apply to cluster {cluster!r}, workload {workload!r} "
-            f"or scheduler(s) {', '.join(schedulers)}")
+    return (
+        f"{option} does not apply to cluster {cluster!r}, workload {workload!r} or scheduler(s) {', '.join(schedulers)}"
+    )
 
 
-def split_params(given: dict[str, Any], cluster: str, workload: str, schedulers: Sequence[str]) -> tuple[
-        dict[str, Any], dict[str, Any], dict[str, Any]]:
+def split_params(
+    given: dict[str, Any], cluster: str, workload: str, schedulers: Sequence[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Route ``--name value`` options to (cluster, workload, scheduler) parameters; refuse those nobody takes."""
     owners = param_owners(cluster, workload, schedulers)
     out: dict[str, dict[str, Any]] = {"cluster": {}, "workload": {}, "scheduler": {}}
@@ -111,8 +113,9 @@ def parse_seeds(text: str) -> list[int]:
         elif re.fullmatch(r"\d+", part):
             seeds.append(int(part))
         else:
-            raise ParameterError(f"--seeds: {part!r} is not a non-negative integer or a range like 0-4 "
-                                 "(e.g. 0 or 0,1,2 or 0-4)")
+            raise ParameterError(
+                f"--seeds: {part!r} is not a non-negative integer or a range like 0-4 (e.g. 0 or 0,1,2 or 0-4)"
+            )
     if not seeds:
         raise ParameterError("--seeds: give at least one seed, e.g. 0 or 0,1,2 or 0-4")
     if len(seeds) > MAX_SEEDS:
@@ -161,8 +164,9 @@ def parse_axis(text: str, cluster: str, workload: str, schedulers: Sequence[str]
     owners = param_owners(cluster, workload, schedulers)
     if name not in RUN_SETTINGS and name not in owners:
         valid = ", ".join(n.replace("_", "-") for n in [*RUN_SETTINGS, *sorted(owners)])
-        raise ParameterError(f"{_does_not_apply(f'--vary {shown}', cluster, workload, schedulers)}; "
-                             f"parameters that do: {valid}")
+        raise ParameterError(
+            f"{_does_not_apply(f'--vary {shown}', cluster, workload, schedulers)}; parameters that do: {valid}"
+        )
     items = [v.strip() for v in raw_values.split(",")]
     if not raw_values.strip():
         raise ParameterError(f"--vary {shown}: no values; give a list such as {shown}=1,2,3")
@@ -251,9 +255,18 @@ class Sweep:
     def spec(self, point: dict[str, Any], scheduler: str, seed: int) -> api.RunSpec:
         given = {k: v for k, v in point.items() if k not in RUN_SETTINGS}
         c, w, s = split_params({**self.params, **given}, self.cluster, self.workload, self.schedulers)
-        return api.RunSpec(cluster=self.cluster, workload=self.workload, scheduler=scheduler, seed=seed,
-                           load=point.get("load", self.load), hours=point.get("hours", self.hours),
-                           drain=self.drain, cluster_params=c, workload_params=w, scheduler_params=s)
+        return api.RunSpec(
+            cluster=self.cluster,
+            workload=self.workload,
+            scheduler=scheduler,
+            seed=seed,
+            load=point.get("load", self.load),
+            hours=point.get("hours", self.hours),
+            drain=self.drain,
+            cluster_params=c,
+            workload_params=w,
+            scheduler_params=s,
+        )
 
     def tasks(self) -> list[Task]:
         """Every run, in grid order: points, then schedulers, then seeds."""
@@ -296,8 +309,9 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def execute(tasks: Sequence[Task], workers: int = 1,
-            on_done: Callable[[int, int], None] | None = None) -> Generator[tuple[Task, TaskResult], None, None]:
+def execute(
+    tasks: Sequence[Task], workers: int = 1, on_done: Callable[[int, int], None] | None = None
+) -> Generator[tuple[Task, TaskResult], None, None]:
     """Run ``tasks`` in ``workers`` processes; yield (task, result) in task order as soon as each is ready.
 
     ``on_done(done, total)`` is called after every finished run, in finishing order. Closing the
@@ -313,8 +327,9 @@ def execute(tasks: Sequence[Task], workers: int = 1,
         return
     # 'spawn': a fresh interpreter per worker shares no state with the parent (no forked locks
     # or registries); each run depends only on its spec.
-    pool = ProcessPoolExecutor(max_workers=min(workers, total), mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers, total), mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+    )
     finished_cleanly = False
     try:
         futures: list[Future[TaskResult]] = [pool.submit(run_task, t.spec) for t in tasks]

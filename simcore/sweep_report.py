@@ -39,8 +39,11 @@ def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 
 def numeric_keys(summary: dict[str, Any]) -> list[str]:
-    return [k for k, v in flatten(summary).items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and not k.startswith("point.")]
+    return [
+        k
+        for k, v in flatten(summary).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and not k.startswith("point.")
+    ]
 
 
 def check_metric(summary: dict[str, Any], metric: str) -> None:
@@ -50,8 +53,9 @@ def check_metric(summary: dict[str, Any], metric: str) -> None:
     except KeyError:
         value = "absent"
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-        raise ParameterError(f"--metric {metric!r} is not a numeric summary key; numeric keys: "
-                             f"{', '.join(numeric_keys(summary))}")
+        raise ParameterError(
+            f"--metric {metric!r} is not a numeric summary key; numeric keys: {', '.join(numeric_keys(summary))}"
+        )
 
 
 @dataclass(frozen=True)
@@ -80,9 +84,17 @@ def aggregate(summaries: Sequence[dict[str, Any]], metric: str) -> list[Row]:
     rows = []
     for runs in groups.values():
         xs = [float(v) for v in (lookup(s, metric) for s in runs) if v is not None]
-        rows.append(Row(point=dict(runs[0].get("point", {})), scheduler=runs[0]["scheduler"], runs=len(runs),
-                        mean=math.fsum(xs) / len(xs) if xs else None, min=min(xs) if xs else None,
-                        max=max(xs) if xs else None, unstable=sum(1 for s in runs if s.get("stable") is False)))
+        rows.append(
+            Row(
+                point=dict(runs[0].get("point", {})),
+                scheduler=runs[0]["scheduler"],
+                runs=len(runs),
+                mean=math.fsum(xs) / len(xs) if xs else None,
+                min=min(xs) if xs else None,
+                max=max(xs) if xs else None,
+                unstable=sum(1 for s in runs if s.get("stable") is False),
+            )
+        )
     return rows
 
 
@@ -94,14 +106,25 @@ def format_table(rows: Sequence[Row], metric: str, seeds: Sequence[int]) -> str:
     """A plain-text table, one line per point and scheduler, columns aligned."""
     names = list(rows[0].point) if rows else []
     header = [*names, "scheduler", "runs", "mean", "min", "max", "unstable"]
-    body = [[*(str(r.point[n]) for n in names), r.scheduler, str(r.runs), _num(r.mean), _num(r.min),
-             _num(r.max), str(r.unstable)] for r in rows]
+    body = [
+        [
+            *(str(r.point[n]) for n in names),
+            r.scheduler,
+            str(r.runs),
+            _num(r.mean),
+            _num(r.min),
+            _num(r.max),
+            str(r.unstable),
+        ]
+        for r in rows
+    ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     left = len(names) + 1  # point values and scheduler names read better left-aligned
 
     def fmt(line: list[str]) -> str:
-        return "  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths,
-                                                                                               strict=True))).rstrip()
+        return "  ".join(
+            c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
 
     title = f"{metric} over seeds {seeds_text(seeds)}"
     return "\n".join([title, fmt(header), *(fmt(line) for line in body)]) + "\n"

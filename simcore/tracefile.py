@@ -191,8 +191,9 @@ def _parse_meta(text: str, label: str, line: int, meta: dict[str, Any]) -> None:
         except ValueError:
             h = math.nan
         if not (math.isfinite(h) and h >= 0):
-            raise InputError(f"horizon_s must be a non-negative number of seconds, got {value!r}", file=label,
-                             line=line)
+            raise InputError(
+                f"horizon_s must be a non-negative number of seconds, got {value!r}", file=label, line=line
+            )
         meta["horizon_s"] = (h, line)
     elif key == "name":
         meta["name"] = value
@@ -203,8 +204,9 @@ def _parse_meta(text: str, label: str, line: int, meta: dict[str, Any]) -> None:
         meta["classes"] = names
 
 
-def _layout(header: str, line: int, label: str, resources: Sequence[str] | None,
-            meta: dict[str, Any]) -> tuple[_Layout, list[str]]:
+def _layout(
+    header: str, line: int, label: str, resources: Sequence[str] | None, meta: dict[str, Any]
+) -> tuple[_Layout, list[str]]:
     cols = [c.strip() for c in next(csv.reader([header]))]
     seen: set[str] = set()
     for c in cols:
@@ -215,8 +217,7 @@ def _layout(header: str, line: int, label: str, resources: Sequence[str] | None,
         seen.add(c)
     for need in (SUBMIT, DURATION):
         if need not in seen:
-            raise InputError(f"missing column (the header has {', '.join(cols)})", file=label, line=line,
-                             column=need)
+            raise InputError(f"missing column (the header has {', '.join(cols)})", file=label, line=line, column=need)
     present = [c for c in cols if c not in SPECIAL]
     if resources is None:
         res = present
@@ -228,16 +229,26 @@ def _layout(header: str, line: int, label: str, resources: Sequence[str] | None,
             if r not in seen:
                 raise InputError(
                     f"missing column: the cluster has resources {', '.join(res)} and every job needs a request "
-                    f"for each", file=label, line=line, column=r)
+                    f"for each",
+                    file=label,
+                    line=line,
+                    column=r,
+                )
         for c in present:
             if c not in res:
                 raise InputError(
-                    f"unknown column: not a resource of the cluster ({', '.join(res)}) nor one of "
-                    f"{', '.join(SPECIAL)}", file=label, line=line, column=c)
+                    f"unknown column: not a resource of the cluster ({', '.join(res)}) nor one of {', '.join(SPECIAL)}",
+                    file=label,
+                    line=line,
+                    column=c,
+                )
     names = [SUBMIT, DURATION, *res]
     lay = _Layout(
-        file=label, header_line=line, n_fields=len(cols),
-        numeric_idx=[cols.index(c) for c in names], numeric_names=names,
+        file=label,
+        header_line=line,
+        n_fields=len(cols),
+        numeric_idx=[cols.index(c) for c in names],
+        numeric_names=names,
         class_idx=cols.index(CLASS) if CLASS in seen else None,
     )
     if "classes" in meta:
@@ -278,8 +289,9 @@ def _parse_slow(lines: list[str], line_nos: list[int], lay: _Layout) -> tuple[Fl
     name_ids = {n: i for i, n in enumerate(lay.class_names)}
     for r, (row, ln) in enumerate(zip(csv.reader(lines), line_nos, strict=True)):
         if len(row) != lay.n_fields:
-            raise InputError(f"expected {lay.n_fields} fields like the header, found {len(row)}",
-                             file=lay.file, line=ln)
+            raise InputError(
+                f"expected {lay.n_fields} fields like the header, found {len(row)}", file=lay.file, line=ln
+            )
         for c, (i, name) in enumerate(zip(lay.numeric_idx, lay.numeric_names, strict=True)):
             num[r, c] = _number(row[i], lay, ln, name)
         if cls is None or lay.class_idx is None:
@@ -303,15 +315,23 @@ def _class_value(v: str, lay: _Layout, line: int, name_ids: dict[str, int]) -> i
             return name_ids[v]
         if as_int is not None:
             return as_int
-        raise InputError(f"class {v!r} is not in the '# classes:' list ({', '.join(lay.class_names)})",
-                         file=lay.file, line=line, column=CLASS)
+        raise InputError(
+            f"class {v!r} is not in the '# classes:' list ({', '.join(lay.class_names)})",
+            file=lay.file,
+            line=line,
+            column=CLASS,
+        )
     if lay.class_mode is None:
         lay.class_mode = "id" if as_int is not None else "name"
     if lay.class_mode == "id":
         if as_int is None:
             raise InputError(
                 f"class {v!r} is not an integer id like the earlier rows (to mix ids and names, list the names "
-                f"in a '# classes:' comment)", file=lay.file, line=line, column=CLASS)
+                f"in a '# classes:' comment)",
+                file=lay.file,
+                line=line,
+                column=CLASS,
+            )
         return as_int
     if v not in name_ids:
         name_ids[v] = len(lay.class_names)
@@ -319,8 +339,9 @@ def _class_value(v: str, lay: _Layout, line: int, name_ids: dict[str, int]) -> i
     return name_ids[v]
 
 
-def _check_block(num: FloatArray, cls: FloatArray | IntArray | None, line_nos: Sequence[int] | None,
-                 first_line: int, lay: _Layout) -> None:
+def _check_block(
+    num: FloatArray, cls: FloatArray | IntArray | None, line_nos: Sequence[int] | None, first_line: int, lay: _Layout
+) -> None:
     """Reject NaN, infinities, negative values and bad class ids; name the first offending line."""
     bad_num = ~np.isfinite(num) | (num < 0)
     rows = [int(np.flatnonzero(bad_num.any(axis=1))[0])] if bad_num.any() else []
@@ -344,10 +365,15 @@ def _check_block(num: FloatArray, cls: FloatArray | IntArray | None, line_nos: S
     v = cls[r]
     shown = int(v) if np.isfinite(v) and v == np.floor(v) else float(v)
     if lay.declared_names and np.isfinite(v) and v >= len(lay.class_names):
-        raise InputError(f"class id {shown} but the '# classes:' list names only {len(lay.class_names)} classes",
-                         file=lay.file, line=ln, column=CLASS)
-    raise InputError(f"class id must be an integer >= 0 (or -1 for unknown), got {shown}", file=lay.file,
-                     line=ln, column=CLASS)
+        raise InputError(
+            f"class id {shown} but the '# classes:' list names only {len(lay.class_names)} classes",
+            file=lay.file,
+            line=ln,
+            column=CLASS,
+        )
+    raise InputError(
+        f"class id must be an integer >= 0 (or -1 for unknown), got {shown}", file=lay.file, line=ln, column=CLASS
+    )
 
 
 def read_trace(
@@ -402,8 +428,9 @@ def _read(stream: IO[bytes], label: str, resources: Sequence[str] | None, name: 
             first_data_line = first_line
         line_nos: list[int] | None = None
         if skippable:
-            keep = [(ln, t) for ln, t in enumerate(lines, start=first_line)
-                    if t.strip() and not t.lstrip().startswith("#")]
+            keep = [
+                (ln, t) for ln, t in enumerate(lines, start=first_line) if t.strip() and not t.lstrip().startswith("#")
+            ]
             one_to_one = one_to_one and len(keep) == len(lines)
             line_nos = [ln for ln, _ in keep]
             lines = [t for _, t in keep]
@@ -427,7 +454,7 @@ def _read(stream: IO[bytes], label: str, resources: Sequence[str] | None, name: 
         raise InputError("the trace has a header but no jobs", file=label)
     data = np.concatenate(nums) if len(nums) > 1 else nums[0]
     del nums
-    job_class = (np.concatenate(classes) if classes else np.full(len(data), -1, dtype=np.int64))
+    job_class = np.concatenate(classes) if classes else np.full(len(data), -1, dtype=np.int64)
     submit = np.ascontiguousarray(data[:, 0])
     unsorted = bool(np.any(np.diff(submit) < 0))
     if unsorted:
@@ -440,8 +467,7 @@ def _read(stream: IO[bytes], label: str, resources: Sequence[str] | None, name: 
     if "horizon_s" in meta:
         horizon, hline = meta["horizon_s"]
         if horizon < last:
-            raise InputError(f"horizon_s {horizon} is before the last submission time {last}", file=label,
-                             line=hline)
+            raise InputError(f"horizon_s {horizon} is before the last submission time {last}", file=label, line=hline)
     wl_name = name or meta.get("name") or _stem(label)
     params: dict[str, Any] = {"trace_file": label, "jobs": int(len(submit)), "sorted_on_read": unsorted}
     if one_to_one and not unsorted and first_data_line is not None:
@@ -494,9 +520,11 @@ def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> N
     if workload.runtime is not None and not isinstance(workload.runtime, FixedRuntime):
         raise ParameterError(
             f"workload {workload.name!r} has machine-dependent processing times "
-            f"({type(workload.runtime).__name__}); the trace format holds one duration per job")
-    names = list(workload.classes.names) if workload.classes is not None else list(
-        workload.params.get("class_names") or [])
+            f"({type(workload.runtime).__name__}); the trace format holds one duration per job"
+        )
+    names = (
+        list(workload.classes.names) if workload.classes is not None else list(workload.params.get("class_names") or [])
+    )
     with_class = bool(names) or bool((workload.job_class >= 0).any())
     head = ["# simcore trace v1", f"# name: {workload.name}", f"# horizon_s: {float(workload.horizon_s)!r}"]
     if names:
@@ -526,8 +554,7 @@ def _write_rows(f: IO[Any], wl: Workload, head: list[str], with_class: bool, *, 
     n = wl.n_jobs
     for lo in range(0, n, WRITE_ROWS):
         hi = min(n, lo + WRITE_ROWS)
-        cols: list[list[str]] = [list(map(repr, wl.submit[lo:hi].tolist())),
-                                 list(map(repr, wl.work[lo:hi].tolist()))]
+        cols: list[list[str]] = [list(map(repr, wl.submit[lo:hi].tolist())), list(map(repr, wl.work[lo:hi].tolist()))]
         cols += [list(map(repr, wl.request[lo:hi, j].tolist())) for j in range(wl.request.shape[1])]
         if with_class:
             cols.append(list(map(str, wl.job_class[lo:hi].tolist())))

@@ -53,5 +53,8 @@ class TokenScheme(OpenApiAuthenticationExtension):
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, Any]:
-        return {"type": "http", "scheme": "bearer",
-                "description": "An API token from your account page: `Authorization: Bearer sc_...`"}
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An API token from your account page: `Authorization: Bearer sc_...`",
+        }

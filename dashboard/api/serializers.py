@@ -33,8 +33,20 @@ from simcore.schedulers import SCHEDULERS
 class RunSerializer(serializers.ModelSerializer):
     class Meta:
         model = Run
-        fields = ["id", "scheduler", "seed", "status", "fraction", "jobs_done", "jobs_total", "eta_s", "started_at",
-                  "finished_at", "error", "code_version"]
+        fields = [
+            "id",
+            "scheduler",
+            "seed",
+            "status",
+            "fraction",
+            "jobs_done",
+            "jobs_total",
+            "eta_s",
+            "started_at",
+            "finished_at",
+            "error",
+            "code_version",
+        ]
         read_only_fields = fields
 
 
@@ -47,9 +59,24 @@ class ExperimentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Experiment
-        fields = ["id", "name", "owner", "team", "visibility", "share_url", "page_url", "status", "created",
-                  "cluster_label", "workload_label", "scenario", "cluster_upload", "trace_upload", "forked_from",
-                  "runs"]
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "team",
+            "visibility",
+            "share_url",
+            "page_url",
+            "status",
+            "created",
+            "cluster_label",
+            "workload_label",
+            "scenario",
+            "cluster_upload",
+            "trace_upload",
+            "forked_from",
+            "runs",
+        ]
         read_only_fields = fields
 
     def _absolute(self, path: str) -> str:
@@ -72,8 +99,9 @@ def _source_fields(names: list[str]) -> dict[str, serializers.Field]:
     return {
         "preset": serializers.ChoiceField(choices=names, required=False, help_text="a registered preset"),
         "params": serializers.DictField(required=False, default=dict, help_text="the preset's parameters"),
-        "upload": serializers.IntegerField(required=False, min_value=1,
-                                           help_text="id of your upload (or of the forked experiment's upload)"),
+        "upload": serializers.IntegerField(
+            required=False, min_value=1, help_text="id of your upload (or of the forked experiment's upload)"
+        ),
     }
 
 
@@ -101,29 +129,45 @@ class WorkloadSourceSerializer(_SourceSerializer):
 class ScenarioSerializer(serializers.Serializer):
     cluster = ClusterSourceSerializer()
     workload = WorkloadSourceSerializer()
-    load = serializers.FloatField(min_value=0.01, max_value=services.MAX_LOAD, default=0.9,
-                                  help_text="arrival rate as a fraction of the allocation-LP bound lambda*")
-    hours = serializers.FloatField(min_value=0.01, max_value=services.MAX_HOURS, required=False, allow_null=True,
-                                   default=None, help_text="arrival window (h); null: the preset's default")
+    load = serializers.FloatField(
+        min_value=0.01,
+        max_value=services.MAX_LOAD,
+        default=0.9,
+        help_text="arrival rate as a fraction of the allocation-LP bound lambda*",
+    )
+    hours = serializers.FloatField(
+        min_value=0.01,
+        max_value=services.MAX_HOURS,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="arrival window (h); null: the preset's default",
+    )
     drain = serializers.BooleanField(default=False)
     schedulers = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=64)
     scheduler_params = serializers.DictField(child=serializers.DictField(), required=False, default=dict)
-    seeds = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=services.MAX_SEED),
-                                  min_length=1, max_length=services.MAX_SEEDS, default=[0])
+    seeds = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=services.MAX_SEED),
+        min_length=1,
+        max_length=services.MAX_SEEDS,
+        default=[0],
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
         # Built per request so schedulers registered by plugins are offered too.
-        fields["schedulers"] = serializers.ListField(child=serializers.ChoiceField(choices=SCHEDULERS.names()),
-                                                     min_length=1, max_length=len(SCHEDULERS.names()))
+        fields["schedulers"] = serializers.ListField(
+            child=serializers.ChoiceField(choices=SCHEDULERS.names()), min_length=1, max_length=len(SCHEDULERS.names())
+        )
         return fields
 
 
 class ExperimentCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     scenario = ScenarioSerializer()
-    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1,
-                                    help_text="a team you are an owner or member of")
+    team = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, help_text="a team you are an owner or member of"
+    )
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
 
 
@@ -137,8 +181,9 @@ class ForkSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
-    changes = serializers.DictField(required=False, default=dict,
-                                    help_text="scenario keys to replace (same shape as in a new experiment)")
+    changes = serializers.DictField(
+        required=False, default=dict, help_text="scenario keys to replace (same shape as in a new experiment)"
+    )
 
 
 class ProgressRunSerializer(serializers.Serializer):
@@ -174,13 +219,30 @@ class ShareLinkSerializer(serializers.Serializer):
 class TraceImportSerializer(serializers.ModelSerializer):
     """A trace upload's import: status, progress over the input bytes, the error, the reader's report."""
 
-    cluster_upload = serializers.IntegerField(source="cluster_upload_id", allow_null=True, read_only=True,
-                                              help_text="id of the cluster upload made from the trace's machines")
+    cluster_upload = serializers.IntegerField(
+        source="cluster_upload_id",
+        allow_null=True,
+        read_only=True,
+        help_text="id of the cluster upload made from the trace's machines",
+    )
 
     class Meta:
         model = TraceUpload
-        fields = ["format", "status", "stage", "fraction", "rows_read", "bytes_total", "error", "options", "report",
-                  "classes", "cluster_upload", "started_at", "finished_at"]
+        fields = [
+            "format",
+            "status",
+            "stage",
+            "fraction",
+            "rows_read",
+            "bytes_total",
+            "error",
+            "options",
+            "report",
+            "classes",
+            "cluster_upload",
+            "started_at",
+            "finished_at",
+        ]
         read_only_fields = fields
 
 
@@ -214,31 +276,56 @@ def _file_sizes(files: Any) -> Any:
 class UploadCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     file = serializers.ListField(
-        child=serializers.FileField(), min_length=1, max_length=MAX_IMPORT_FILES,
+        child=serializers.FileField(),
+        min_length=1,
+        max_length=MAX_IMPORT_FILES,
         help_text="a cluster JSON file; or the trace: one CSV or SWF file, or the Google 2011 task_events part(s) "
-                  "in time order (repeat the field); plain or .gz")
+        "in time order (repeat the field); plain or .gz",
+    )
     format = serializers.ChoiceField(choices=TraceFormat.choices, required=False, help_text="traces: default csv")
-    job_events = serializers.ListField(child=serializers.FileField(), required=False, max_length=MAX_IMPORT_FILES,
-                                       help_text="google2011: job_events part(s), cross-checked with the tasks")
-    machine_events = serializers.FileField(required=False, help_text="google2011: the machine_events file; the "
-                                                                      "machines at time 0 become a cluster upload")
-    on_error = serializers.ChoiceField(choices=["raise", "skip"], required=False,
-                                       help_text="raise (default): the first malformed row fails the import with its "
-                                                 "file, line and field; skip: skip and count them (Google, SWF)")
-    unfinished = serializers.ChoiceField(choices=["cut", "drop"], required=False,
-                                         help_text="google2011: tasks running at the window's end")
+    job_events = serializers.ListField(
+        child=serializers.FileField(),
+        required=False,
+        max_length=MAX_IMPORT_FILES,
+        help_text="google2011: job_events part(s), cross-checked with the tasks",
+    )
+    machine_events = serializers.FileField(
+        required=False, help_text="google2011: the machine_events file; the machines at time 0 become a cluster upload"
+    )
+    on_error = serializers.ChoiceField(
+        choices=["raise", "skip"],
+        required=False,
+        help_text="raise (default): the first malformed row fails the import with its "
+        "file, line and field; skip: skip and count them (Google, SWF)",
+    )
+    unfinished = serializers.ChoiceField(
+        choices=["cut", "drop"], required=False, help_text="google2011: tasks running at the window's end"
+    )
     start_s = serializers.FloatField(min_value=0, required=False, help_text="Google, SWF: window start (s)")
-    end_s = serializers.FloatField(min_value=0, required=False, allow_null=True,
-                                   help_text="Google, SWF: window end (s)")
-    cluster = serializers.CharField(max_length=100, required=False,
-                                    help_text="Google, SWF: a cluster preset to normalise against (see /api/catalog/)")
-    classes = serializers.IntegerField(min_value=1, max_value=MAX_CLASSES, required=False, allow_null=True,
-                                       help_text="fit K k-means job classes (LoTES section 5.3.2), stored with the "
-                                                 "trace")
-    class_window_hours = serializers.FloatField(min_value=0.001, max_value=services.MAX_HOURS, required=False,
-                                                help_text="classes: learnt on the jobs of the first hours (24)")
-    class_seed = serializers.IntegerField(min_value=0, max_value=services.MAX_SEED, required=False,
-                                          help_text="classes: k-means seed (0)")
+    end_s = serializers.FloatField(
+        min_value=0, required=False, allow_null=True, help_text="Google, SWF: window end (s)"
+    )
+    cluster = serializers.CharField(
+        max_length=100,
+        required=False,
+        help_text="Google, SWF: a cluster preset to normalise against (see /api/catalog/)",
+    )
+    classes = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_CLASSES,
+        required=False,
+        allow_null=True,
+        help_text="fit K k-means job classes (LoTES section 5.3.2), stored with the trace",
+    )
+    class_window_hours = serializers.FloatField(
+        min_value=0.001,
+        max_value=services.MAX_HOURS,
+        required=False,
+        help_text="classes: learnt on the jobs of the first hours (24)",
+    )
+    class_seed = serializers.IntegerField(
+        min_value=0, max_value=services.MAX_SEED, required=False, help_text="classes: k-means seed (0)"
+    )
     class_duration = serializers.BooleanField(required=False, help_text="classes: cluster on durations too")
 
     def validate_file(self, files: Any) -> Any:

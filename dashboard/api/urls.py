@@ -4,8 +4,11 @@ from drf_spectacular.views import SpectacularJSONAPIView
 from dashboard.api import views
 
 urlpatterns = [
-    path("openapi.json", SpectacularJSONAPIView.as_view(permission_classes=[], authentication_classes=[]),
-         name="api-schema"),
+    path(
+        "openapi.json",
+        SpectacularJSONAPIView.as_view(permission_classes=[], authentication_classes=[]),
+        name="api-schema",
+    ),
     path("me/", views.Me.as_view(), name="api-me"),
     path("catalog/", views.Catalog.as_view(), name="api-catalog"),
     path("experiments/", views.ExperimentList.as_view(), name="api-experiment-list"),
@@ -16,8 +19,9 @@ urlpatterns = [
     path("experiments/<int:pk>/progress/", views.ExperimentProgress.as_view(), name="api-experiment-progress"),
     path("experiments/<int:pk>/summary/", views.ExperimentSummary.as_view(), name="api-experiment-summary"),
     path("experiments/<int:pk>/series/", views.ExperimentSeries.as_view(), name="api-experiment-series"),
-    path("experiments/<int:pk>/download/<str:kind>", views.ExperimentDownload.as_view(),
-         name="api-experiment-download"),
+    path(
+        "experiments/<int:pk>/download/<str:kind>", views.ExperimentDownload.as_view(), name="api-experiment-download"
+    ),
     path("runs/<int:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
     path("runs/<int:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),
     path("runs/<int:pk>/download/<str:kind>", views.RunDownload.as_view(), name="api-run-download"),

@@ -47,10 +47,12 @@ class IgnoreAccept(BaseContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
-ERRORS = {400: OpenApiResponse(description="invalid input; `detail` or per-field messages say what to fix"),
-          401: OpenApiResponse(description="no or invalid token"),
-          403: OpenApiResponse(description="you can see it but not change it"),
-          404: OpenApiResponse(description="not found, or not visible to you")}
+ERRORS = {
+    400: OpenApiResponse(description="invalid input; `detail` or per-field messages say what to fix"),
+    401: OpenApiResponse(description="no or invalid token"),
+    403: OpenApiResponse(description="you can see it but not change it"),
+    404: OpenApiResponse(description="not found, or not visible to you"),
+}
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
@@ -58,8 +60,11 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 
 def _experiments(request: Request) -> Any:
-    return (access.visible_experiments(request.user).select_related("owner", "team")
-            .prefetch_related(Prefetch("runs", queryset=Run.objects.order_by("seed", "id"))))
+    return (
+        access.visible_experiments(request.user)
+        .select_related("owner", "team")
+        .prefetch_related(Prefetch("runs", queryset=Run.objects.order_by("seed", "id")))
+    )
 
 
 # ---------------------------------------------------------------------------- scenarios from requests
@@ -74,8 +79,9 @@ def _api_scenario_of(experiment: Experiment) -> dict[str, Any]:
     return sc
 
 
-def _scenario_from(request: Request, data: dict[str, Any], source: Experiment | None = None) -> tuple[
-        dict[str, Any], ClusterUpload | None, TraceUpload | None]:
+def _scenario_from(
+    request: Request, data: dict[str, Any], source: Experiment | None = None
+) -> tuple[dict[str, Any], ClusterUpload | None, TraceUpload | None]:
     """The checked simcore scenario and its uploads; uploads must be the caller's or ``source``'s."""
     ser = s.ScenarioSerializer(data=data)
     ser.is_valid(raise_exception=True)
@@ -91,8 +97,17 @@ def _scenario_from(request: Request, data: dict[str, Any], source: Experiment | 
             if up is None:
                 raise ValidationError({"scenario": {part: {"upload": [f"no {part} upload {spec['upload']} of yours"]}}})
             if isinstance(up, TraceUpload) and not up.is_ready:
-                raise ValidationError({"scenario": {part: {"upload": [
-                    f"trace upload {up.pk} is {up.status}; only a ready (imported) trace can be used"]}}})
+                raise ValidationError(
+                    {
+                        "scenario": {
+                            part: {
+                                "upload": [
+                                    f"trace upload {up.pk} is {up.status}; only a ready (imported) trace can be used"
+                                ]
+                            }
+                        }
+                    }
+                )
             picked[part] = up
         else:
             sc[part] = {"preset": spec["preset"], "params": spec.get("params") or {}}
@@ -116,10 +131,15 @@ def _team(request: Request, team_id: int | None) -> Team | None:
 class ExperimentList(GenericAPIView):  # type: ignore[type-arg]
     serializer_class = s.ExperimentSerializer
 
-    @extend_schema(summary="Experiments you can see", parameters=[
-        OpenApiParameter("status", str, enum=Status.values), OpenApiParameter("team", int),
-        OpenApiParameter("owner", str, description="'me' or a user name")], responses={200: s.ExperimentSerializer(
-            many=True), **_errors(401)})
+    @extend_schema(
+        summary="Experiments you can see",
+        parameters=[
+            OpenApiParameter("status", str, enum=Status.values),
+            OpenApiParameter("team", int),
+            OpenApiParameter("owner", str, description="'me' or a user name"),
+        ],
+        responses={200: s.ExperimentSerializer(many=True), **_errors(401)},
+    )
     def get(self, request: Request) -> Response:
         qs = _experiments(request)
         st, team, owner = (request.query_params.get(k, "") for k in ("status", "team", "owner"))
@@ -134,17 +154,29 @@ class ExperimentList(GenericAPIView):  # type: ignore[type-arg]
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(s.ExperimentSerializer(page, many=True, context={"request": request}).data)
 
-    @extend_schema(summary="Start an experiment", request=s.ExperimentCreateSerializer,
-                   responses={201: s.ExperimentSerializer, **_errors(400, 401)})
+    @extend_schema(
+        summary="Start an experiment",
+        request=s.ExperimentCreateSerializer,
+        responses={201: s.ExperimentSerializer, **_errors(400, 401)},
+    )
     def post(self, request: Request) -> Response:
         ser = s.ExperimentCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         scenario, cu, tu = _scenario_from(request, request.data.get("scenario"))
-        exp = services.create_experiment(request.user, scenario, name=d["name"], cluster_upload=cu, trace_upload=tu,
-                                         team=_team(request, d["team"]), visibility=d["visibility"])
-        return Response(s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
-                        status=status.HTTP_201_CREATED)
+        exp = services.create_experiment(
+            request.user,
+            scenario,
+            name=d["name"],
+            cluster_upload=cu,
+            trace_upload=tu,
+            team=_team(request, d["team"]),
+            visibility=d["visibility"],
+        )
+        return Response(
+            s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class ExperimentDetail(APIView):
@@ -153,9 +185,11 @@ class ExperimentDetail(APIView):
         access.get_experiment_for_user(request.user, pk)
         return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
 
-    @extend_schema(summary="Rename, move to a team, change visibility (owner only)",
-                   request=s.ExperimentUpdateSerializer,
-                   responses={200: s.ExperimentSerializer, **_errors(400, 401, 403, 404)})
+    @extend_schema(
+        summary="Rename, move to a team, change visibility (owner only)",
+        request=s.ExperimentUpdateSerializer,
+        responses={200: s.ExperimentSerializer, **_errors(400, 401, 403, 404)},
+    )
     def patch(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk, "share")
         ser = s.ExperimentUpdateSerializer(data=request.data)
@@ -171,16 +205,22 @@ class ExperimentDetail(APIView):
 
 
 class ExperimentCancel(APIView):
-    @extend_schema(summary="Cancel the experiment's pending and running runs", request=None,
-                   responses={200: s.ExperimentSerializer, **_errors(401, 403, 404)})
+    @extend_schema(
+        summary="Cancel the experiment's pending and running runs",
+        request=None,
+        responses={200: s.ExperimentSerializer, **_errors(401, 403, 404)},
+    )
     def post(self, request: Request, pk: int) -> Response:
         services.cancel_experiment(access.get_experiment_for_user(request.user, pk, "cancel"))
         return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
 
 
 class ExperimentFork(APIView):
-    @extend_schema(summary="Copy an experiment you can see into your space, optionally changed, and run it",
-                   request=s.ForkSerializer, responses={201: s.ExperimentSerializer, **_errors(400, 401, 404)})
+    @extend_schema(
+        summary="Copy an experiment you can see into your space, optionally changed, and run it",
+        request=s.ForkSerializer,
+        responses={201: s.ExperimentSerializer, **_errors(400, 401, 404)},
+    )
     def post(self, request: Request, pk: int) -> Response:
         source = access.get_experiment_for_user(request.user, pk)
         ser = s.ForkSerializer(data=request.data)
@@ -188,15 +228,27 @@ class ExperimentFork(APIView):
         d = ser.validated_data
         scenario, cu, tu = _scenario_from(request, {**_api_scenario_of(source), **d["changes"]}, source)
         exp = services.create_experiment(
-            request.user, scenario, name=d.get("name") or f"{source.title} (fork)"[:200], cluster_upload=cu,
-            trace_upload=tu, team=_team(request, d["team"]), visibility=d["visibility"], forked_from=source)
-        return Response(s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
-                        status=status.HTTP_201_CREATED)
+            request.user,
+            scenario,
+            name=d.get("name") or f"{source.title} (fork)"[:200],
+            cluster_upload=cu,
+            trace_upload=tu,
+            team=_team(request, d["team"]),
+            visibility=d["visibility"],
+            forked_from=source,
+        )
+        return Response(
+            s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class ExperimentShareLink(APIView):
-    @extend_schema(summary="Make a new public read-only link (the previous one stops working)", request=None,
-                   responses={200: s.ShareLinkSerializer, **_errors(401, 403, 404)})
+    @extend_schema(
+        summary="Make a new public read-only link (the previous one stops working)",
+        request=None,
+        responses={200: s.ShareLinkSerializer, **_errors(401, 403, 404)},
+    )
     def post(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk, "share")
         token = services.new_share_link(exp)
@@ -211,23 +263,28 @@ class ExperimentShareLink(APIView):
 
 
 class ExperimentProgress(APIView):
-    @extend_schema(summary="Status and progress of every run", responses={200: s.ProgressSerializer,
-                                                                         **_errors(401, 404)})
+    @extend_schema(
+        summary="Status and progress of every run", responses={200: s.ProgressSerializer, **_errors(401, 404)}
+    )
     def get(self, request: Request, pk: int) -> Response:
         return Response(services.progress_payload(access.get_experiment_for_user(request.user, pk)))
 
 
 class ExperimentSummary(APIView):
-    @extend_schema(summary="Summaries, per-class means and offline plans of every run, and the scenario",
-                   responses={200: s.ResultsSerializer, **_errors(401, 404)})
+    @extend_schema(
+        summary="Summaries, per-class means and offline plans of every run, and the scenario",
+        responses={200: s.ResultsSerializer, **_errors(401, 404)},
+    )
     def get(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk)
         return Response(downloads.summary_body(services.runs_with_results(exp), exp.scenario))
 
 
 class ExperimentSeries(APIView):
-    @extend_schema(summary="Plotted series (CDF, per day, queue, utilisation) of the finished runs",
-                   responses={200: s.ResultsSerializer, **_errors(401, 404)})
+    @extend_schema(
+        summary="Plotted series (CDF, per day, queue, utilisation) of the finished runs",
+        responses={200: s.ResultsSerializer, **_errors(401, 404)},
+    )
     def get(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk)
         return Response(downloads.series_body(services.runs_with_results(exp)))
@@ -239,9 +296,11 @@ FILE_RESPONSE = OpenApiResponse(OpenApiTypes.BINARY, description="the file (CSV,
 class ExperimentDownload(APIView):
     content_negotiation_class = IgnoreAccept
 
-    @extend_schema(summary="Download results of the whole experiment", parameters=[
-        OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(downloads.EXPERIMENT_KINDS))],
-        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)})
+    @extend_schema(
+        summary="Download results of the whole experiment",
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(downloads.EXPERIMENT_KINDS))],
+        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
+    )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
         return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
 
@@ -256,8 +315,11 @@ class RunDetail(APIView):
 
 
 class RunCancel(APIView):
-    @extend_schema(summary="Cancel one pending or running run", request=None,
-                   responses={200: s.RunSerializer, **_errors(401, 403, 404)})
+    @extend_schema(
+        summary="Cancel one pending or running run",
+        request=None,
+        responses={200: s.RunSerializer, **_errors(401, 403, 404)},
+    )
     def post(self, request: Request, pk: int) -> Response:
         run = access.get_run_for_user(request.user, pk, "cancel")
         services.cancel_run(run)
@@ -268,9 +330,11 @@ class RunCancel(APIView):
 class RunDownload(APIView):
     content_negotiation_class = IgnoreAccept
 
-    @extend_schema(summary="Download one run's results", parameters=[
-        OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(downloads.RUN_KINDS))],
-        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)})
+    @extend_schema(
+        summary="Download one run's results",
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(downloads.RUN_KINDS))],
+        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
+    )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
         return downloads.run_file(access.get_run_for_user(request.user, pk), kind)
 
@@ -281,8 +345,18 @@ KIND_PARAM = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(serv
 
 
 #: Upload options that apply to traces only (dashboard.imports.check_import_options).
-TRACE_OPTIONS = ("format", "on_error", "unfinished", "start_s", "end_s", "cluster", "classes", "class_window_hours",
-                 "class_seed", "class_duration")
+TRACE_OPTIONS = (
+    "format",
+    "on_error",
+    "unfinished",
+    "start_s",
+    "end_s",
+    "cluster",
+    "classes",
+    "class_window_hours",
+    "class_seed",
+    "class_duration",
+)
 
 
 def _upload_error(e: SimcoreError) -> ValidationError:
@@ -296,8 +370,11 @@ class UploadList(GenericAPIView):  # type: ignore[type-arg]
     serializer_class = s.UploadSerializer
     parser_classes = [MultiPartParser]
 
-    @extend_schema(summary="Your uploaded clusters or traces", parameters=[KIND_PARAM],
-                   responses={200: s.UploadSerializer(many=True), **_errors(401, 404)})
+    @extend_schema(
+        summary="Your uploaded clusters or traces",
+        parameters=[KIND_PARAM],
+        responses={200: s.UploadSerializer(many=True), **_errors(401, 404)},
+    )
     def get(self, request: Request, kind: str) -> Response:
         qs = access.own_uploads(request.user, kind)
         page = self.paginate_queryset(qs)
@@ -306,13 +383,15 @@ class UploadList(GenericAPIView):  # type: ignore[type-arg]
     @extend_schema(
         summary="Upload a cluster file, or a trace to import in the background",
         description="A cluster file (one `file`) is read at once. A trace (the project's CSV, SWF, or Google 2011 "
-                    "`task_events` parts with optional `job_events` and `machine_events`; plain or gzipped) is "
-                    "checked for size and type, stored with status `pending`, and imported by a worker: poll "
-                    "`GET /api/uploads/trace/{id}/` for `status`, `trace_import.fraction` and `trace_import.error` "
-                    "(file, line and field of the first bad row, unless `on_error=skip`, which counts skipped rows "
-                    "in `trace_import.report`). Only `ready` traces can be used in experiments.",
-        parameters=[KIND_PARAM], request={"multipart/form-data": s.UploadCreateSerializer},
-        responses={201: s.UploadSerializer, **_errors(400, 401, 404)})
+        "`task_events` parts with optional `job_events` and `machine_events`; plain or gzipped) is "
+        "checked for size and type, stored with status `pending`, and imported by a worker: poll "
+        "`GET /api/uploads/trace/{id}/` for `status`, `trace_import.fraction` and `trace_import.error` "
+        "(file, line and field of the first bad row, unless `on_error=skip`, which counts skipped rows "
+        "in `trace_import.report`). Only `ready` traces can be used in experiments.",
+        parameters=[KIND_PARAM],
+        request={"multipart/form-data": s.UploadCreateSerializer},
+        responses={201: s.UploadSerializer, **_errors(400, 401, 404)},
+    )
     def post(self, request: Request, kind: str) -> Response:
         access.own_uploads(request.user, kind)  # 404 for an unknown kind
         ser = s.UploadCreateSerializer(data=request.data)
@@ -327,15 +406,18 @@ class UploadList(GenericAPIView):  # type: ignore[type-arg]
                 if d.get("machine_events") is not None:
                     me = d["machine_events"]
                     files.append(services.InputFile("machine_events", me.name or "", me.read()))
-                up = services.create_upload(kind, request.user, d["name"], files=files,
-                                            options={k: d[k] for k in TRACE_OPTIONS if k in d})
+                up = services.create_upload(
+                    kind, request.user, d["name"], files=files, options={k: d[k] for k in TRACE_OPTIONS if k in d}
+                )
             else:
-                extra = [k for k in (*TRACE_OPTIONS, "job_events", "machine_events")
-                         if d.get(k) not in (None, False, [])]
+                extra = [
+                    k for k in (*TRACE_OPTIONS, "job_events", "machine_events") if d.get(k) not in (None, False, [])
+                ]
                 if len(d["file"]) != 1 or extra:
                     got = ", ".join([f"{len(d['file'])} files", *extra])
-                    raise ValidationError({"file": [f"a cluster upload is one file and takes no trace options "
-                                                    f"(got {got})"]})
+                    raise ValidationError(
+                        {"file": [f"a cluster upload is one file and takes no trace options (got {got})"]}
+                    )
                 f = d["file"][0]
                 up = services.create_upload(kind, request.user, d["name"], f.name or "", f.read())
         except SimcoreError as e:
@@ -344,21 +426,30 @@ class UploadList(GenericAPIView):  # type: ignore[type-arg]
 
 
 class UploadDetail(APIView):
-    @extend_schema(summary="One of your uploads (a trace: with its import status, progress, error and report)",
-                   parameters=[KIND_PARAM], responses={200: s.UploadSerializer, **_errors(401, 404)})
+    @extend_schema(
+        summary="One of your uploads (a trace: with its import status, progress, error and report)",
+        parameters=[KIND_PARAM],
+        responses={200: s.UploadSerializer, **_errors(401, 404)},
+    )
     def get(self, request: Request, kind: str, pk: int) -> Response:
         return Response(s.UploadSerializer(access.get_upload_for_user(request.user, kind, pk)).data)
 
-    @extend_schema(summary="Delete one of your uploads (refused while an experiment uses it; stops an import)",
-                   parameters=[KIND_PARAM], responses={204: None, **_errors(400, 401, 404)})
+    @extend_schema(
+        summary="Delete one of your uploads (refused while an experiment uses it; stops an import)",
+        parameters=[KIND_PARAM],
+        responses={204: None, **_errors(400, 401, 404)},
+    )
     def delete(self, request: Request, kind: str, pk: int) -> Response:
         services.delete_upload(access.get_upload_for_user(request.user, kind, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class UploadCancel(APIView):
-    @extend_schema(summary="Cancel a pending or running trace import", request=None,
-                   responses={200: s.UploadSerializer, **_errors(401, 404)})
+    @extend_schema(
+        summary="Cancel a pending or running trace import",
+        request=None,
+        responses={200: s.UploadSerializer, **_errors(401, 404)},
+    )
     def post(self, request: Request, pk: int) -> Response:
         up = access.get_upload_for_user(request.user, "trace", pk)
         imports.cancel_import(up)
@@ -371,12 +462,14 @@ class UploadCancel(APIView):
 
 def _teams(request: Request) -> Any:
     return access.teams_of(request.user).prefetch_related(
-        Prefetch("memberships", queryset=Membership.objects.select_related("user").order_by("user__username")))
+        Prefetch("memberships", queryset=Membership.objects.select_related("user").order_by("user__username"))
+    )
 
 
 class TeamList(APIView):
-    @extend_schema(summary="Your teams, your role and their members", responses={200: s.TeamSerializer(many=True),
-                                                                                 **_errors(401)})
+    @extend_schema(
+        summary="Your teams, your role and their members", responses={200: s.TeamSerializer(many=True), **_errors(401)}
+    )
     def get(self, request: Request) -> Response:
         return Response(s.TeamSerializer(_teams(request), many=True, context={"request": request}).data)
 
@@ -389,15 +482,20 @@ class TeamDetail(APIView):
 
 
 class Catalog(APIView):
-    @extend_schema(summary="Registered cluster and workload presets and schedulers, with their parameters",
-                   responses={200: OpenApiTypes.OBJECT, **_errors(401)})
+    @extend_schema(
+        summary="Registered cluster and workload presets and schedulers, with their parameters",
+        responses={200: OpenApiTypes.OBJECT, **_errors(401)},
+    )
     def get(self, request: Request) -> Response:
         return Response(catalog(exclude_params=services.SERVER_PATH_PARAMS))
 
 
 class Me(APIView):
-    @extend_schema(summary="Who the token belongs to, and their teams", responses={200: s.MeSerializer,
-                                                                                  **_errors(401)})
+    @extend_schema(summary="Who the token belongs to, and their teams", responses={200: s.MeSerializer, **_errors(401)})
     def get(self, request: Request) -> Response:
-        return Response({"username": request.user.get_username(),
-                         "teams": s.TeamSerializer(_teams(request), many=True, context={"request": request}).data})
+        return Response(
+            {
+                "username": request.user.get_username(),
+                "teams": s.TeamSerializer(_teams(request), many=True, context={"request": request}).data,
+            }
+        )

@@ -8,7 +8,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -17,107 +16,164 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ClusterUpload',
+            name="ClusterUpload",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('filename', models.CharField(max_length=200)),
-                ('content_gz', models.BinaryField()),
-                ('size_bytes', models.BigIntegerField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('info', models.JSONField(default=dict)),
-                ('created', models.DateTimeField(default=django.utils.timezone.now)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("filename", models.CharField(max_length=200)),
+                ("content_gz", models.BinaryField()),
+                ("size_bytes", models.BigIntegerField()),
+                ("sha256", models.CharField(max_length=64)),
+                ("info", models.JSONField(default=dict)),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
+                ("owner", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                'ordering': ['-created'],
-                'abstract': False,
+                "ordering": ["-created"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='Experiment',
+            name="Experiment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(blank=True, max_length=200)),
-                ('scenario', models.JSONField()),
-                ('cluster_label', models.CharField(db_index=True, max_length=200)),
-                ('workload_label', models.CharField(db_index=True, max_length=200)),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('finished', 'Finished'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='pending', max_length=16)),
-                ('created', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('cluster_upload', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='dashboard.clusterupload')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='experiments', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(blank=True, max_length=200)),
+                ("scenario", models.JSONField()),
+                ("cluster_label", models.CharField(db_index=True, max_length=200)),
+                ("workload_label", models.CharField(db_index=True, max_length=200)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("created", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "cluster_upload",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to="dashboard.clusterupload"
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="experiments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created', '-id'],
+                "ordering": ["-created", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Run',
+            name="Run",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scheduler', models.CharField(db_index=True, max_length=100)),
-                ('seed', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('finished', 'Finished'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='pending', max_length=16)),
-                ('fraction', models.FloatField(default=0.0)),
-                ('jobs_done', models.BigIntegerField(default=0)),
-                ('jobs_total', models.BigIntegerField(default=0)),
-                ('eta_s', models.FloatField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('worker', models.CharField(blank=True, max_length=200)),
-                ('error', models.TextField(blank=True)),
-                ('code_version', models.CharField(blank=True, max_length=100)),
-                ('experiment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runs', to='dashboard.experiment')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("scheduler", models.CharField(db_index=True, max_length=100)),
+                ("seed", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Pending"),
+                            ("running", "Running"),
+                            ("finished", "Finished"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        db_index=True,
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("fraction", models.FloatField(default=0.0)),
+                ("jobs_done", models.BigIntegerField(default=0)),
+                ("jobs_total", models.BigIntegerField(default=0)),
+                ("eta_s", models.FloatField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("worker", models.CharField(blank=True, max_length=200)),
+                ("error", models.TextField(blank=True)),
+                ("code_version", models.CharField(blank=True, max_length=100)),
+                (
+                    "experiment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="runs", to="dashboard.experiment"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['experiment_id', 'seed', 'id'],
+                "ordering": ["experiment_id", "seed", "id"],
             },
         ),
         migrations.CreateModel(
-            name='RunJobs',
+            name="RunJobs",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('n_jobs', models.BigIntegerField()),
-                ('data', models.BinaryField()),
-                ('run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='jobs', to='dashboard.run')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("n_jobs", models.BigIntegerField()),
+                ("data", models.BinaryField()),
+                (
+                    "run",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="jobs", to="dashboard.run"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='RunResult',
+            name="RunResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('summary', models.JSONField()),
-                ('series', models.JSONField()),
-                ('per_class', models.JSONField(default=list)),
-                ('offline', models.JSONField(blank=True, null=True)),
-                ('run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='result', to='dashboard.run')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("summary", models.JSONField()),
+                ("series", models.JSONField()),
+                ("per_class", models.JSONField(default=list)),
+                ("offline", models.JSONField(blank=True, null=True)),
+                (
+                    "run",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="result", to="dashboard.run"
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='TraceUpload',
+            name="TraceUpload",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('filename', models.CharField(max_length=200)),
-                ('content_gz', models.BinaryField()),
-                ('size_bytes', models.BigIntegerField()),
-                ('sha256', models.CharField(max_length=64)),
-                ('info', models.JSONField(default=dict)),
-                ('created', models.DateTimeField(default=django.utils.timezone.now)),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("filename", models.CharField(max_length=200)),
+                ("content_gz", models.BinaryField()),
+                ("size_bytes", models.BigIntegerField()),
+                ("sha256", models.CharField(max_length=64)),
+                ("info", models.JSONField(default=dict)),
+                ("created", models.DateTimeField(default=django.utils.timezone.now)),
+                ("owner", models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                'ordering': ['-created'],
-                'abstract': False,
+                "ordering": ["-created"],
+                "abstract": False,
             },
         ),
         migrations.AddField(
-            model_name='experiment',
-            name='trace_upload',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='dashboard.traceupload'),
+            model_name="experiment",
+            name="trace_upload",
+            field=models.ForeignKey(
+                blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to="dashboard.traceupload"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='run',
-            constraint=models.UniqueConstraint(fields=('experiment', 'scheduler', 'seed'), name='one_run_per_cell'),
+            model_name="run",
+            constraint=models.UniqueConstraint(fields=("experiment", "scheduler", "seed"), name="one_run_per_cell"),
         ),
     ]

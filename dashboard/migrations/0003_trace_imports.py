@@ -6,101 +6,152 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dashboard', '0002_teams_sharing_tokens'),
+        ("dashboard", "0002_teams_sharing_tokens"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='traceupload',
-            name='bytes_total',
+            model_name="traceupload",
+            name="bytes_total",
             field=models.BigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='classes',
+            model_name="traceupload",
+            name="classes",
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='cluster_upload',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='dashboard.clusterupload'),
+            model_name="traceupload",
+            name="cluster_upload",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="dashboard.clusterupload",
+            ),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='error',
+            model_name="traceupload",
+            name="error",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='finished_at',
+            model_name="traceupload",
+            name="finished_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='format',
-            field=models.CharField(choices=[('csv', "the project's CSV trace (simcore trace v1)"), ('swf', 'Standard Workload Format (Parallel Workloads Archive)'), ('google2011', 'Google cluster-data 2011 task_events (+ job_events, machine_events)')], default='csv', max_length=16),
+            model_name="traceupload",
+            name="format",
+            field=models.CharField(
+                choices=[
+                    ("csv", "the project's CSV trace (simcore trace v1)"),
+                    ("swf", "Standard Workload Format (Parallel Workloads Archive)"),
+                    ("google2011", "Google cluster-data 2011 task_events (+ job_events, machine_events)"),
+                ],
+                default="csv",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='fraction',
+            model_name="traceupload",
+            name="fraction",
             field=models.FloatField(default=0.0),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='options',
+            model_name="traceupload",
+            name="options",
             field=models.JSONField(default=dict),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='report',
+            model_name="traceupload",
+            name="report",
             field=models.JSONField(default=dict),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='rows_read',
+            model_name="traceupload",
+            name="rows_read",
             field=models.BigIntegerField(default=0),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='stage',
+            model_name="traceupload",
+            name="stage",
             field=models.CharField(blank=True, max_length=40),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='started_at',
+            model_name="traceupload",
+            name="started_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='status',
-            field=models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('ready', 'Ready'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='ready', max_length=16),
+            model_name="traceupload",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("pending", "Pending"),
+                    ("running", "Running"),
+                    ("ready", "Ready"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                ],
+                db_index=True,
+                default="ready",
+                max_length=16,
+            ),
         ),
         # Traces uploaded before background imports were read in the request: they are ready.
         migrations.AlterField(
-            model_name='traceupload',
-            name='status',
-            field=models.CharField(choices=[('pending', 'Pending'), ('running', 'Running'), ('ready', 'Ready'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], db_index=True, default='pending', max_length=16),
+            model_name="traceupload",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("pending", "Pending"),
+                    ("running", "Running"),
+                    ("ready", "Ready"),
+                    ("failed", "Failed"),
+                    ("cancelled", "Cancelled"),
+                ],
+                db_index=True,
+                default="pending",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='worker',
+            model_name="traceupload",
+            name="worker",
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.CreateModel(
-            name='TraceImportFile',
+            name="TraceImportFile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('trace', 'Trace'), ('task_events', 'Task Events'), ('job_events', 'Job Events'), ('machine_events', 'Machine Events')], max_length=16)),
-                ('position', models.PositiveIntegerField(default=0)),
-                ('filename', models.CharField(max_length=200)),
-                ('size_bytes', models.BigIntegerField()),
-                ('content_gz', models.BinaryField()),
-                ('upload', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='inputs', to='dashboard.traceupload')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[
+                            ("trace", "Trace"),
+                            ("task_events", "Task Events"),
+                            ("job_events", "Job Events"),
+                            ("machine_events", "Machine Events"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(default=0)),
+                ("filename", models.CharField(max_length=200)),
+                ("size_bytes", models.BigIntegerField()),
+                ("content_gz", models.BinaryField()),
+                (
+                    "upload",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="inputs", to="dashboard.traceupload"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['upload_id', 'role', 'position'],
+                "ordering": ["upload_id", "role", "position"],
             },
         ),
     ]

@@ -12,24 +12,24 @@ def stamp_running(apps, schema_editor):
     """
     for model in ("Run", "TraceUpload"):
         apps.get_model("dashboard", model).objects.filter(status="running").update(
-            heartbeat_at=Coalesce("started_at", Now()))
+            heartbeat_at=Coalesce("started_at", Now())
+        )
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('dashboard', '0003_trace_imports'),
+        ("dashboard", "0003_trace_imports"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='heartbeat_at',
+            model_name="run",
+            name="heartbeat_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='traceupload',
-            name='heartbeat_at',
+            model_name="traceupload",
+            name="heartbeat_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.RunPython(stamp_running, migrations.RunPython.noop),

@@ -103,7 +103,8 @@ def _table1_cluster(name: str, counts: list[int], description: str) -> Cluster:
 def google_2011() -> Cluster:
     """Table 1 of the LoTES paper: 10 configurations, capacities normalised to the largest machine."""
     return _table1_cluster(
-        "google-2011", [n for n, _, _, _ in TABLE1],
+        "google-2011",
+        [n for n, _, _, _ in TABLE1],
         "LoTES Table 1: the machine configurations of Google's May 2011 trace, normalised to the largest machine",
     )
 
@@ -118,7 +119,8 @@ def google_balanced(machines_per_config: int = 1000) -> Cluster:
     if machines_per_config < 1:
         raise ParameterError(f"machines_per_config must be at least 1, got {machines_per_config}")
     return _table1_cluster(
-        "google-balanced", [machines_per_config] * len(TABLE1),
+        "google-balanced",
+        [machines_per_config] * len(TABLE1),
         f"LoTES section 5.4.1: the Table 1 configurations with {machines_per_config} machines each",
     )
 
@@ -229,19 +231,30 @@ def google_like(cluster: Cluster, rng: np.random.Generator, *, load: float, hour
     classes = google_like_classes(cluster)
     mean_s = np.array([row[0] for row in TABLE2]) * HOUR_S
     return _finish(
-        "google-like", cluster, classes, rng, load=load, hours=hours, class_mean_work=mean_s,
-        machine_dependent=False, unit_cap=False,
-        params={"classes": [
-            {"name": nm, "mean_time_h": h, "mean_cpu": c, "mean_mem": m, "proportion": p}
-            for nm, (h, c, m, p) in zip(classes.names, TABLE2, strict=True)
-        ]},
+        "google-like",
+        cluster,
+        classes,
+        rng,
+        load=load,
+        hours=hours,
+        class_mean_work=mean_s,
+        machine_dependent=False,
+        unit_cap=False,
+        params={
+            "classes": [
+                {"name": nm, "mean_time_h": h, "mean_cpu": c, "mean_mem": m, "proportion": p}
+                for nm, (h, c, m, p) in zip(classes.names, TABLE2, strict=True)
+            ]
+        },
     )
 
 
 # -- section 5.4 ------------------------------------------------------------------------------------
 
 _CLASS_SEED = Param(
-    "class_seed", int, None,
+    "class_seed",
+    int,
+    None,
     "seed of the class parameters r_kl and u_k alone (default: drawn from the run's seed); "
     "fix it to keep the classes while the run seed varies, as the paper's instances do",
     min=0,
@@ -272,16 +285,27 @@ def _class_rng(rng: np.random.Generator, class_seed: int | None) -> np.random.Ge
     "lotes-phi",
     "LoTES section 5.4.2: nine classes, mean requests 0.025 + U[-Phi, Phi], processing rates 1/u_k",
     (
-        Param("phi", float, 0.009, "spread of the class mean requests: r_kl = 0.025 + U[-Phi, Phi]",
-              min=0.0, max=LOTES_BASE_REQUEST),
+        Param(
+            "phi",
+            float,
+            0.009,
+            "spread of the class mean requests: r_kl = 0.025 + U[-Phi, Phi]",
+            min=0.0,
+            max=LOTES_BASE_REQUEST,
+        ),
         _CLASS_SEED,
     ),
     default_cluster="google-balanced",
     default_hours=1.0,
 )
 def lotes_phi(
-    cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float,
-    phi: float = 0.009, class_seed: int | None = None,
+    cluster: Cluster,
+    rng: np.random.Generator,
+    *,
+    load: float,
+    hours: float,
+    phi: float = 0.009,
+    class_seed: int | None = None,
 ) -> Workload:
     """Section 5.4.2: varying resource requirements.
 
@@ -310,10 +334,16 @@ def lotes_phi(
         proportions=np.full(LOTES_CLASSES, 1.0 / LOTES_CLASSES),
     )
     return _finish(
-        "lotes-phi", cluster, classes, rng, load=load, hours=hours,
-        class_mean_work=np.ones(LOTES_CLASSES), machine_dependent=True, unit_cap=True,
-        params={"phi": float(phi), "class_seed": class_seed, "time_unit": "hour",
-                "u": u.tolist(), "r": r.tolist()},
+        "lotes-phi",
+        cluster,
+        classes,
+        rng,
+        load=load,
+        hours=hours,
+        class_mean_work=np.ones(LOTES_CLASSES),
+        machine_dependent=True,
+        unit_cap=True,
+        params={"phi": float(phi), "class_seed": class_seed, "time_unit": "hour", "u": u.tolist(), "r": r.tolist()},
     )
 
 
@@ -321,23 +351,45 @@ def lotes_phi(
     "lotes-omega",
     "LoTES section 5.4.3: the Phi instance's requests, machine-dependent rates mu_jk = u_k * omega_jk",
     (
-        Param("omega", float, 0.1, "spread of the per-configuration rate multiplier: omega_jk ~ U[1-Omega, 1+Omega]",
-              min=0.0, max=1.0),
-        Param("phi", float, 0.006,
-              "Phi of the section 5.4.2 instance whose requests are used (the paper's '0.06', read as 0.006)",
-              min=0.0, max=LOTES_BASE_REQUEST),
+        Param(
+            "omega",
+            float,
+            0.1,
+            "spread of the per-configuration rate multiplier: omega_jk ~ U[1-Omega, 1+Omega]",
+            min=0.0,
+            max=1.0,
+        ),
+        Param(
+            "phi",
+            float,
+            0.006,
+            "Phi of the section 5.4.2 instance whose requests are used (the paper's '0.06', read as 0.006)",
+            min=0.0,
+            max=LOTES_BASE_REQUEST,
+        ),
         _CLASS_SEED,
-        Param("mu_form", str, "u_times_omega",
-              "processing rate: u_times_omega (the paper's text, mu_jk = u_k omega_jk) or omega_over_u "
-              "(mu_jk = omega_jk / u_k, the 5.4.2 rate times omega)",
-              choices=("u_times_omega", "omega_over_u")),
+        Param(
+            "mu_form",
+            str,
+            "u_times_omega",
+            "processing rate: u_times_omega (the paper's text, mu_jk = u_k omega_jk) or omega_over_u "
+            "(mu_jk = omega_jk / u_k, the 5.4.2 rate times omega)",
+            choices=("u_times_omega", "omega_over_u"),
+        ),
     ),
     default_cluster="google-balanced",
     default_hours=1.0,
 )
 def lotes_omega(
-    cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float,
-    omega: float = 0.1, phi: float = 0.006, class_seed: int | None = None, mu_form: str = "u_times_omega",
+    cluster: Cluster,
+    rng: np.random.Generator,
+    *,
+    load: float,
+    hours: float,
+    omega: float = 0.1,
+    phi: float = 0.006,
+    class_seed: int | None = None,
+    mu_form: str = "u_times_omega",
 ) -> Workload:
     """Section 5.4.3: machine-dependent processing times.
 
@@ -377,8 +429,23 @@ def lotes_omega(
         proportions=np.full(LOTES_CLASSES, 1.0 / LOTES_CLASSES),
     )
     return _finish(
-        "lotes-omega", cluster, classes, rng, load=load, hours=hours,
-        class_mean_work=np.ones(LOTES_CLASSES), machine_dependent=True, unit_cap=True,
-        params={"omega": float(omega), "phi": float(phi), "class_seed": class_seed, "mu_form": mu_form,
-                "time_unit": "hour", "u": u.tolist(), "r": r.tolist(), "omega_jk": om.tolist()},
+        "lotes-omega",
+        cluster,
+        classes,
+        rng,
+        load=load,
+        hours=hours,
+        class_mean_work=np.ones(LOTES_CLASSES),
+        machine_dependent=True,
+        unit_cap=True,
+        params={
+            "omega": float(omega),
+            "phi": float(phi),
+            "class_seed": class_seed,
+            "mu_form": mu_form,
+            "time_unit": "hour",
+            "u": u.tolist(),
+            "r": r.tolist(),
+            "omega_jk": om.tolist(),
+        },
     )

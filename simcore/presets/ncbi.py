@@ -31,12 +31,20 @@ from simcore.profiles.sizing import cluster_for, default_size
 from simcore.profiles.table import load_profile
 from simcore.schedulers.base import Param
 
-PROFILE = Param("profile", str, "", "profile table file (JSON or CSV); empty: the shipped table derived from "
-                "the paper's findings")
-SIZED_FOR = Param("sized_for", str, "full", "trace the automatic cluster size is found for",
-                  choices=("full", "reduced"))
-PER_TYPE = Param("machines_per_type", int, 0, "machines of each machine type; 0: the smallest size at which "
-                 "FCFS keeps up with the trace (section 5)", min=0, max=100_000)
+PROFILE = Param(
+    "profile", str, "", "profile table file (JSON or CSV); empty: the shipped table derived from the paper's findings"
+)
+SIZED_FOR = Param(
+    "sized_for", str, "full", "trace the automatic cluster size is found for", choices=("full", "reduced")
+)
+PER_TYPE = Param(
+    "machines_per_type",
+    int,
+    0,
+    "machines of each machine type; 0: the smallest size at which FCFS keeps up with the trace (section 5)",
+    min=0,
+    max=100_000,
+)
 
 
 @cluster_preset(
@@ -53,19 +61,30 @@ def ncbi_heterogeneous(machines_per_type: int = 0, sized_for: str = "full", prof
 @cluster_preset(
     "ncbi-homogeneous",
     "Profile study: type-6 machines only (525 MHz, 8 GB, SCSI), one job per machine",
-    (PER_TYPE, SIZED_FOR, PROFILE,
-     Param("machine_type", str, "type6", "the one machine type of the homogeneous cluster")),
+    (
+        PER_TYPE,
+        SIZED_FOR,
+        PROFILE,
+        Param("machine_type", str, "type6", "the one machine type of the homogeneous cluster"),
+    ),
 )
-def ncbi_homogeneous(machines_per_type: int = 0, sized_for: str = "full", profile: str = "",
-                     machine_type: str = "type6") -> Cluster:
+def ncbi_homogeneous(
+    machines_per_type: int = 0, sized_for: str = "full", profile: str = "", machine_type: str = "type6"
+) -> Cluster:
     table = load_profile(profile)
     table.machine_index(machine_type)
     n = machines_per_type or default_size(table, "homogeneous", sized_for, machine_type)  # type: ignore[arg-type]
     return cluster_for(table, "homogeneous", n, machine_type)
 
 
-RATE = Param("rate_scale", float, 1.0, "multiplies the trace's hourly arrival rates (1: a job every 1.14 s on "
-             "average)", min=0.01, max=100.0)
+RATE = Param(
+    "rate_scale",
+    float,
+    1.0,
+    "multiplies the trace's hourly arrival rates (1: a job every 1.14 s on average)",
+    min=0.01,
+    max=100.0,
+)
 
 
 @workload_preset(
@@ -76,8 +95,9 @@ RATE = Param("rate_scale", float, 1.0, "multiplies the trace's hourly arrival ra
     uses_load=False,
     default_hours=25.0,
 )
-def ncbi_blast(cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float,
-               rate_scale: float = 1.0, profile: str = "") -> Workload:
+def ncbi_blast(
+    cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float, rate_scale: float = 1.0, profile: str = ""
+) -> Workload:
     return profile_workload(load_profile(profile), cluster, rng, hours, rate_scale=rate_scale, name="ncbi-blast")
 
 
@@ -89,7 +109,9 @@ def ncbi_blast(cluster: Cluster, rng: np.random.Generator, *, load: float, hours
     uses_load=False,
     default_hours=25.0,
 )
-def ncbi_blast_reduced(cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float,
-                       rate_scale: float = 1.0, profile: str = "") -> Workload:
-    return profile_workload(load_profile(profile), cluster, rng, hours, reduced=True, rate_scale=rate_scale,
-                            name="ncbi-blast-reduced")
+def ncbi_blast_reduced(
+    cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float, rate_scale: float = 1.0, profile: str = ""
+) -> Workload:
+    return profile_workload(
+        load_profile(profile), cluster, rng, hours, reduced=True, rate_scale=rate_scale, name="ncbi-blast-reduced"
+    )

@@ -30,27 +30,39 @@ def profile_cluster(table: ProfileTable, counts: dict[str, int], name: str, desc
         raise ParameterError("the cluster needs at least one machine")
     attrs = tuple(dict(table.machine_attributes[table.machine_index(m)]) for m in types)
     return Cluster(
-        name=name, resources=RESOURCES, config_names=tuple(types),
+        name=name,
+        resources=RESOURCES,
+        config_names=tuple(types),
         counts=np.array([counts[m] for m in types], dtype=np.int64),
-        capacity=np.ones((len(types), 1)), attributes=attrs, description=description,
+        capacity=np.ones((len(types), 1)),
+        attributes=attrs,
+        description=description,
     )
 
 
 def table_for_cluster(table: ProfileTable, cluster: Cluster) -> ProfileTable:
     """The table's columns reordered to the cluster's configurations (matched by name)."""
     if tuple(cluster.resources) != RESOURCES:
-        raise InputError(f"profile workloads need a cluster with the single resource 'slot' (one job per "
-                         f"machine); cluster {cluster.name!r} has {list(cluster.resources)}")
+        raise InputError(
+            f"profile workloads need a cluster with the single resource 'slot' (one job per "
+            f"machine); cluster {cluster.name!r} has {list(cluster.resources)}"
+        )
     missing = [c for c in cluster.config_names if c not in table.machine_types]
     if missing:
-        raise InputError(f"cluster {cluster.name!r} has configuration(s) {', '.join(missing)} that the profile "
-                         f"table does not know; its machine types are {', '.join(table.machine_types)}")
+        raise InputError(
+            f"cluster {cluster.name!r} has configuration(s) {', '.join(missing)} that the profile "
+            f"table does not know; its machine types are {', '.join(table.machine_types)}"
+        )
     if np.any(cluster.capacity < 1.0):
         raise InputError(f"every machine of cluster {cluster.name!r} needs at least 1 slot")
     idx = [table.machine_index(c) for c in cluster.config_names]
     return replace(
-        table, machine_types=tuple(cluster.config_names), cpu_s=table.cpu_s[:, idx], io_s=table.io_s[:, idx],
-        warm_s=table.warm_s[:, idx], machine_attributes=tuple(table.machine_attributes[i] for i in idx),
+        table,
+        machine_types=tuple(cluster.config_names),
+        cpu_s=table.cpu_s[:, idx],
+        io_s=table.io_s[:, idx],
+        warm_s=table.warm_s[:, idx],
+        machine_attributes=tuple(table.machine_attributes[i] for i in idx),
     )
 
 
@@ -76,8 +88,11 @@ def profile_workload(
     if reduced:
         missing = [t for t in REDUCED_TYPES if t not in table.job_types]
         if missing:
-            raise InputError(f"the reduced trace needs job types {', '.join(REDUCED_TYPES)}; the profile table "
-                             f"lacks {', '.join(missing)}", file=table.source)
+            raise InputError(
+                f"the reduced trace needs job types {', '.join(REDUCED_TYPES)}; the profile table "
+                f"lacks {', '.join(missing)}",
+                file=table.source,
+            )
         keep_idx = [table.job_index(t) for t in REDUCED_TYPES]
         remap = np.full(len(table.job_types), -1, dtype=np.int64)
         remap[keep_idx] = np.arange(len(keep_idx))
@@ -105,6 +120,11 @@ def profile_workload(
         horizon_s=hours * 3600.0,
         classes=classes,
         runtime=ProfileRuntime(local, kinds),
-        params={"hours": hours, "rate_scale": rate_scale, "reduced": reduced, "profile": table.source,
-                "arrival_rate": n / (hours * 3600.0) if hours > 0 else 0.0},
+        params={
+            "hours": hours,
+            "rate_scale": rate_scale,
+            "reduced": reduced,
+            "profile": table.source,
+            "arrival_rate": n / (hours * 3600.0) if hours > 0 else 0.0,
+        },
     )

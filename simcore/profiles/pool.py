@@ -61,10 +61,13 @@ def require_profile(sim: Simulation, scheduler: str) -> ProfileRuntime:
     if not isinstance(rt, ProfileRuntime):
         raise ParameterError(
             f"scheduler {scheduler!r} needs a workload with a run-time profile per job type and machine type "
-            f"(ncbi-blast, ncbi-blast-reduced); workload {sim.workload.name!r} has none")
+            f"(ncbi-blast, ncbi-blast-reduced); workload {sim.workload.name!r} has none"
+        )
     if rt.cold.shape[1] != sim.cluster.n_configs:
-        raise ParameterError(f"scheduler {scheduler!r}: the profile has {rt.cold.shape[1]} machine types but "
-                             f"cluster {sim.cluster.name!r} has {sim.cluster.n_configs} configurations")
+        raise ParameterError(
+            f"scheduler {scheduler!r}: the profile has {rt.cold.shape[1]} machine types but "
+            f"cluster {sim.cluster.name!r} has {sim.cluster.n_configs} configurations"
+        )
     return rt
 
 

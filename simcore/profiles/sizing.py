@@ -50,14 +50,23 @@ def cluster_for(table: ProfileTable, kind: Kind, per_type: int, homogeneous_type
     """Equal numbers of every machine type, or ``per_type`` machines of one type."""
     if kind == "heterogeneous":
         counts = {m: per_type for m in table.machine_types}
-        return profile_cluster(table, counts, "ncbi-heterogeneous",
-                               f"{per_type} machines of each of the {len(counts)} machine types")
-    return profile_cluster(table, {homogeneous_type: per_type}, "ncbi-homogeneous",
-                           f"{per_type} machines of {homogeneous_type}")
+        return profile_cluster(
+            table, counts, "ncbi-heterogeneous", f"{per_type} machines of each of the {len(counts)} machine types"
+        )
+    return profile_cluster(
+        table, {homogeneous_type: per_type}, "ncbi-homogeneous", f"{per_type} machines of {homogeneous_type}"
+    )
 
 
-def probe(table: ProfileTable, kind: Kind, trace: Trace, per_type: int, seed: int = 0,
-          hours: float | None = None, homogeneous_type: str = "type6") -> SizeProbe:
+def probe(
+    table: ProfileTable,
+    kind: Kind,
+    trace: Trace,
+    per_type: int,
+    seed: int = 0,
+    hours: float | None = None,
+    homogeneous_type: str = "type6",
+) -> SizeProbe:
     """Run FCFS once on the seed's trace and the given size."""
     from simcore.profiles.trace import arrival_model
 
@@ -69,8 +78,14 @@ def probe(table: ProfileTable, kind: Kind, trace: Trace, per_type: int, seed: in
     return SizeProbe(per_type, float(s["mean_response_s"]), float(s["mean_run_s"]))
 
 
-def smallest_size(table: ProfileTable, kind: Kind, trace: Trace, seed: int = 0, hours: float | None = None,
-                  homogeneous_type: str = "type6") -> tuple[int, list[SizeProbe]]:
+def smallest_size(
+    table: ProfileTable,
+    kind: Kind,
+    trace: Trace,
+    seed: int = 0,
+    hours: float | None = None,
+    homogeneous_type: str = "type6",
+) -> tuple[int, list[SizeProbe]]:
     """Smallest machines-per-type at which FCFS keeps up, and every probe run on the way."""
     probes: dict[int, SizeProbe] = {}
 

@@ -128,15 +128,21 @@ class ProfileTable:
             return self.machine_types.index(name)
         except ValueError:
             raise InputError(
-                f"unknown machine type {name!r}; this profile has {', '.join(self.machine_types)}") from None
+                f"unknown machine type {name!r}; this profile has {', '.join(self.machine_types)}"
+            ) from None
 
     def subset(self, job_types: tuple[str, ...]) -> ProfileTable:
         """The table restricted to ``job_types``, with the mix renormalised (the reduced trace)."""
         idx = [self.job_index(n) for n in job_types]
         p = self.proportions[idx]
         return replace(
-            self, job_types=tuple(job_types), cpu_s=self.cpu_s[idx], io_s=self.io_s[idx], warm_s=self.warm_s[idx],
-            proportions=p / p.sum(), databases=tuple(self.databases[i] for i in idx) if self.databases else (),
+            self,
+            job_types=tuple(job_types),
+            cpu_s=self.cpu_s[idx],
+            io_s=self.io_s[idx],
+            warm_s=self.warm_s[idx],
+            proportions=p / p.sum(),
+            databases=tuple(self.databases[i] for i in idx) if self.databases else (),
         )
 
     def fingerprint(self) -> str:
@@ -205,8 +211,9 @@ def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
         raise InputError("a JSON profile must be an object with 'runtimes'", file=name)
     rows = data.get("runtimes")
     if not isinstance(rows, list) or not rows:
-        raise InputError("'runtimes' must be a non-empty list of "
-                         "{job_type, machine_type, cpu_s, io_s[, warm_s]} objects", file=name)
+        raise InputError(
+            "'runtimes' must be a non-empty list of {job_type, machine_type, cpu_s, io_s[, warm_s]} objects", file=name
+        )
     mtypes_decl = data.get("machine_types")
     jtypes_decl = data.get("job_types")
     attrs: dict[str, dict[str, Any]] = {}
@@ -239,18 +246,30 @@ def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
         for key in CSV_REQUIRED:
             if key not in r:
                 raise InputError(f"{where} has no {key!r}", file=name)
-        records.append({
-            "job_type": str(r["job_type"]), "machine_type": str(r["machine_type"]),
-            "cpu_s": _number(r["cpu_s"], f"{where}.cpu_s", name),
-            "io_s": _number(r["io_s"], f"{where}.io_s", name),
-            "warm_s": None if r.get("warm_s") is None else _number(r["warm_s"], f"{where}.warm_s", name,
-                                                                    positive=True),
-            "where": where, "line": None,
-        })
+        records.append(
+            {
+                "job_type": str(r["job_type"]),
+                "machine_type": str(r["machine_type"]),
+                "cpu_s": _number(r["cpu_s"], f"{where}.cpu_s", name),
+                "io_s": _number(r["io_s"], f"{where}.io_s", name),
+                "warm_s": None
+                if r.get("warm_s") is None
+                else _number(r["warm_s"], f"{where}.warm_s", name, positive=True),
+                "where": where,
+                "line": None,
+            }
+        )
     meta = {k: v for k, v in data.items() if k not in ("runtimes", "machine_types", "job_types")}
-    return _assemble(records, mix, attrs, name, meta, dbs,
-                     job_order=[j["name"] for j in jtypes_decl] if jtypes_decl else None,
-                     machine_order=[m["name"] for m in mtypes_decl] if mtypes_decl else None)
+    return _assemble(
+        records,
+        mix,
+        attrs,
+        name,
+        meta,
+        dbs,
+        job_order=[j["name"] for j in jtypes_decl] if jtypes_decl else None,
+        machine_order=[m["name"] for m in mtypes_decl] if mtypes_decl else None,
+    )
 
 
 def _parse_csv(text: str, name: str) -> ProfileTable:
@@ -261,8 +280,12 @@ def _parse_csv(text: str, name: str) -> ProfileTable:
         raise InputError("empty profile table", file=name) from None
     missing = [c for c in CSV_REQUIRED if c not in header]
     if missing:
-        raise InputError(f"missing column(s) {', '.join(missing)}; a profile CSV needs "
-                         f"{', '.join(CSV_REQUIRED)} (optional: {', '.join(CSV_OPTIONAL)})", file=name, line=1)
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}; a profile CSV needs "
+            f"{', '.join(CSV_REQUIRED)} (optional: {', '.join(CSV_OPTIONAL)})",
+            file=name,
+            line=1,
+        )
     unknown = [c for c in header if c not in CSV_REQUIRED + CSV_OPTIONAL]
     if unknown:
         raise InputError(f"unknown column(s) {', '.join(unknown)}", file=name, line=1)
@@ -294,25 +317,49 @@ def _parse_csv(text: str, name: str) -> ProfileTable:
         if "proportion" in col and row[col["proportion"]].strip():
             p = num("proportion")
             if jt in mix and mix[jt] != p:
-                raise InputError(f"job type {jt!r} has proportion {p} here but {mix[jt]} on an earlier row",
-                                 file=name, line=lineno, column="proportion")
+                raise InputError(
+                    f"job type {jt!r} has proportion {p} here but {mix[jt]} on an earlier row",
+                    file=name,
+                    line=lineno,
+                    column="proportion",
+                )
             mix[jt] = p
         if "database" in col and row[col["database"]].strip():
             db = row[col["database"]].strip()
             if jt in dbs and dbs[jt] != db:
-                raise InputError(f"job type {jt!r} searches database {db!r} here but {dbs[jt]!r} on an earlier row",
-                                 file=name, line=lineno, column="database")
+                raise InputError(
+                    f"job type {jt!r} searches database {db!r} here but {dbs[jt]!r} on an earlier row",
+                    file=name,
+                    line=lineno,
+                    column="database",
+                )
             dbs[jt] = db
-        records.append({"job_type": jt, "machine_type": mt, "cpu_s": num("cpu_s"), "io_s": num("io_s"),
-                        "warm_s": warm, "where": f"row for ({jt}, {mt})", "line": lineno})
+        records.append(
+            {
+                "job_type": jt,
+                "machine_type": mt,
+                "cpu_s": num("cpu_s"),
+                "io_s": num("io_s"),
+                "warm_s": warm,
+                "where": f"row for ({jt}, {mt})",
+                "line": lineno,
+            }
+        )
     if not records:
         raise InputError("the profile table has no rows", file=name)
     return _assemble(records, mix, {}, name, {}, dbs)
 
 
-def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[str, dict[str, Any]],
-              name: str, meta: dict[str, Any], dbs: dict[str, str], job_order: list[str] | None = None,
-              machine_order: list[str] | None = None) -> ProfileTable:
+def _assemble(
+    records: list[dict[str, Any]],
+    mix: dict[str, float],
+    attrs: dict[str, dict[str, Any]],
+    name: str,
+    meta: dict[str, Any],
+    dbs: dict[str, str],
+    job_order: list[str] | None = None,
+    machine_order: list[str] | None = None,
+) -> ProfileTable:
     jobs = job_order or list(dict.fromkeys(r["job_type"] for r in records))
     machines = machine_order or list(dict.fromkeys(r["machine_type"] for r in records))
     if len(set(jobs)) != len(jobs):
@@ -327,24 +374,39 @@ def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[
     warm = np.full((K, M), np.nan)
     for r in records:
         if r["job_type"] not in ji:
-            raise InputError(f"{r['where']}: job type {r['job_type']!r} is not declared in job_types",
-                             file=name, line=r["line"], column="job_type")
+            raise InputError(
+                f"{r['where']}: job type {r['job_type']!r} is not declared in job_types",
+                file=name,
+                line=r["line"],
+                column="job_type",
+            )
         if r["machine_type"] not in mi:
-            raise InputError(f"{r['where']}: machine type {r['machine_type']!r} is not declared in machine_types",
-                             file=name, line=r["line"], column="machine_type")
+            raise InputError(
+                f"{r['where']}: machine type {r['machine_type']!r} is not declared in machine_types",
+                file=name,
+                line=r["line"],
+                column="machine_type",
+            )
         k, j = ji[r["job_type"]], mi[r["machine_type"]]
         if not np.isnan(cpu[k, j]):
             raise InputError(f"({r['job_type']}, {r['machine_type']}) appears twice", file=name, line=r["line"])
         cold = r["cpu_s"] + r["io_s"]
         if cold <= 0:
-            raise InputError(f"({r['job_type']}, {r['machine_type']}): cpu_s + io_s must be positive",
-                             file=name, line=r["line"], column="cpu_s")
+            raise InputError(
+                f"({r['job_type']}, {r['machine_type']}): cpu_s + io_s must be positive",
+                file=name,
+                line=r["line"],
+                column="cpu_s",
+            )
         cpu[k, j], iot[k, j] = r["cpu_s"], r["io_s"]
         warm[k, j] = cold if r["warm_s"] is None else r["warm_s"]
     gaps = [f"({jobs[k]}, {machines[j]})" for k, j in zip(*np.nonzero(np.isnan(cpu)), strict=True)]
     if gaps:
-        raise InputError(f"missing run time(s) for {', '.join(gaps[:6])}{' ...' if len(gaps) > 6 else ''}; "
-                         "every job type needs a row for every machine type", file=name)
+        raise InputError(
+            f"missing run time(s) for {', '.join(gaps[:6])}{' ...' if len(gaps) > 6 else ''}; "
+            "every job type needs a row for every machine type",
+            file=name,
+        )
     props = []
     for jt in jobs:
         if jt in mix:
@@ -352,8 +414,11 @@ def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[
         elif jt in TABLE2_MIX and not mix:
             props.append(TABLE2_MIX[jt])
         else:
-            raise InputError(f"no proportion for job type {jt!r} (give a 'proportion' for every job type "
-                             "unless all are the paper's five)", file=name)
+            raise InputError(
+                f"no proportion for job type {jt!r} (give a 'proportion' for every job type "
+                "unless all are the paper's five)",
+                file=name,
+            )
     p = np.array(props, dtype=np.float64)
     if p.sum() <= 0:
         raise InputError("job type proportions must not all be zero", file=name)
@@ -364,7 +429,14 @@ def _assemble(records: list[dict[str, Any]], mix: dict[str, float], attrs: dict[
     # job types get the paper's databases (nt / nr).
     databases = tuple(dbs.get(jt, jt) if dbs else PAPER_DATABASES.get(jt, jt) for jt in jobs)
     return ProfileTable(
-        job_types=tuple(jobs), machine_types=tuple(machines), cpu_s=cpu, io_s=iot, warm_s=warm,
-        proportions=p / p.sum(), machine_attributes=tuple(attrs.get(m, {}) for m in machines),
-        meta=meta, source=name, databases=databases,
+        job_types=tuple(jobs),
+        machine_types=tuple(machines),
+        cpu_s=cpu,
+        io_s=iot,
+        warm_s=warm,
+        proportions=p / p.sum(),
+        machine_attributes=tuple(attrs.get(m, {}) for m in machines),
+        meta=meta,
+        source=name,
+        databases=databases,
     )

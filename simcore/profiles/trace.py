@@ -58,11 +58,16 @@ def arrival_model(table: ProfileTable) -> ArrivalModel:
         start = int(arr.get("start_clock_hour", 13))
         hours = float(arr.get("trace_hours", 25.0))
     except (KeyError, TypeError, ValueError):
-        raise InputError("'arrivals' needs 'hourly_mean_interarrival_s': 24 positive numbers (s), "
-                         "optional 'start_clock_hour' (0-23) and 'trace_hours'", file=table.source) from None
+        raise InputError(
+            "'arrivals' needs 'hourly_mean_interarrival_s': 24 positive numbers (s), "
+            "optional 'start_clock_hour' (0-23) and 'trace_hours'",
+            file=table.source,
+        ) from None
     if len(hourly) != 24 or not all(math.isfinite(x) and x > 0 for x in hourly):
-        raise InputError("'arrivals.hourly_mean_interarrival_s' must hold 24 positive numbers (s), one per "
-                         "clock hour", file=table.source)
+        raise InputError(
+            "'arrivals.hourly_mean_interarrival_s' must hold 24 positive numbers (s), one per clock hour",
+            file=table.source,
+        )
     if not 0 <= start <= 23:
         raise InputError("'arrivals.start_clock_hour' must be 0-23", file=table.source)
     return ArrivalModel(hourly, start, hours)

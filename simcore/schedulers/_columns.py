@@ -74,8 +74,7 @@ class FreeColumns:
         req = self._req_mv
         return [req[jb + off] for off in range(R)]
 
-    def fit_mask(self, r: list[float], lo: int = 0, hi: int | None = None,
-                 out: np.ndarray | None = None) -> np.ndarray:
+    def fit_mask(self, r: list[float], lo: int = 0, hi: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Boolean mask over machines ``lo..hi-1``: where a request ``r`` fits now."""
         hi = self.N if hi is None else hi
         fit = self.fit

@@ -67,8 +67,17 @@ class ScoreIndex:
     again), so neither bounds nor scores recompute ``g * p``.
     """
 
-    def __init__(self, req: FloatArray, a: FloatArray, g: FloatArray, p: FloatArray,
-                 alive: np.ndarray, used: int, per_cell: int, max_side: int) -> None:
+    def __init__(
+        self,
+        req: FloatArray,
+        a: FloatArray,
+        g: FloatArray,
+        p: FloatArray,
+        alive: np.ndarray,
+        used: int,
+        per_cell: int,
+        max_side: int,
+    ) -> None:
         self.R = R = req.shape[1]
         self.n_p = n_p = p.shape[1]
         self.D = D = min(R, 2)  # resources the grid is over
@@ -121,7 +130,7 @@ class ScoreIndex:
         self.slots: list[array[int]] = [array("q") for _ in range(C)]
         bounds = np.r_[starts, n].tolist()
         for k, c in enumerate(used_cells.tolist()):
-            self.slots[c] = array("q", slots[bounds[k]: bounds[k + 1]].tobytes())
+            self.slots[c] = array("q", slots[bounds[k] : bounds[k + 1]].tobytes())
 
     # -- maintenance ----------------------------------------------------------------------
     def add(self, slot: int) -> None:
@@ -238,8 +247,9 @@ class ScoreIndex:
                 best, bslot = self._visit(cell, f, fe, col, best, bslot)
         return bslot
 
-    def _visit(self, cell: int, f: list[float], fe: list[float], col: int,
-               best: float, bslot: int) -> tuple[float, int]:
+    def _visit(
+        self, cell: int, f: list[float], fe: list[float], col: int, best: float, bslot: int
+    ) -> tuple[float, int]:
         """Score ``cell``'s fitting jobs one by one; the better of them and (best, bslot)."""
         R = self.R
         req = self._req_mv
@@ -284,8 +294,9 @@ class ScoreIndex:
             self._refresh(cell, [s for s in slots if alive[s]])
         return best, bslot
 
-    def _visit_numpy(self, cell: int, f: list[float], fe: list[float], col: int,
-                     best: float, bslot: int) -> tuple[float, int]:
+    def _visit_numpy(
+        self, cell: int, f: list[float], fe: list[float], col: int, best: float, bslot: int
+    ) -> tuple[float, int]:
         """:meth:`_visit` for a large bucket, vectorised like Tetris's full scan."""
         s = np.array(self.slots[cell], dtype=np.int64)
         alive = self._alive[s]

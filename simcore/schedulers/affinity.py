@@ -46,11 +46,19 @@ from simcore.schedulers.base import Param
 @register("affinity")
 class Affinity(ProfileQueueScheduler):
     name = "affinity"
-    description = ("Profile study, Figure 11: prefer a machine whose cache is warm for the job's type; "
-                   "otherwise wait until the waiting time exceeds the cache penalty")
+    description = (
+        "Profile study, Figure 11: prefer a machine whose cache is warm for the job's type; "
+        "otherwise wait until the waiting time exceeds the cache penalty"
+    )
     params = (
-        Param("hit", str, "database", "Affinity: a cache hit is a machine whose last job searched the same "
-              "database (the paper's definition) or ran the same job type", choices=("database", "job-type")),
+        Param(
+            "hit",
+            str,
+            "database",
+            "Affinity: a cache hit is a machine whose last job searched the same "
+            "database (the paper's definition) or ran the same job type",
+            choices=("database", "job-type"),
+        ),
     )
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
@@ -66,8 +74,10 @@ class Affinity(ProfileQueueScheduler):
         self.group_of: list[int] = group
         self.group_types: list[list[int]] = [[k for k in range(K) if group[k] == g] for g in sorted(set(group))]
         # penalty[k][j][last + 1]: cost of giving a type-j machine whose last type is `last` to a type-k job.
-        self.penalty = [[[0.5 * gain[k, j] + (gain[p, j] if p >= 0 else 0.0) for p in range(-1, K)]
-                         for j in range(M)] for k in range(K)]
+        self.penalty = [
+            [[0.5 * gain[k, j] + (gain[p, j] if p >= 0 else 0.0) for p in range(-1, K)] for j in range(M)]
+            for k in range(K)
+        ]
 
     def _start(self, job: int, key: tuple[int, int]) -> None:
         self.sim.start(job, self.pool.pop(key))

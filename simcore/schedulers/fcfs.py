@@ -29,8 +29,7 @@ class FCFS(Scheduler):
     name = "fcfs"
     description = "First come, first served: the oldest job takes the machine that has been free longest"
     params = (
-        Param("pick", str, "longest-idle", "which free machine FCFS takes",
-              choices=("longest-idle", "lowest-index")),
+        Param("pick", str, "longest-idle", "which free machine FCFS takes", choices=("longest-idle", "lowest-index")),
     )
 
     def __init__(self, **options: Any) -> None:

@@ -137,8 +137,10 @@ class _GreedyProfile(ProfileQueueScheduler):
 @register("greedy1")
 class Greedy1(_GreedyProfile):
     name = "greedy1"
-    description = ("Profile study, Figure 10: each job to its fastest idle machine by profile (cold cache); "
-                   "conflicts go to the job that gains most over its second-best machine")
+    description = (
+        "Profile study, Figure 10: each job to its fastest idle machine by profile (cold cache); "
+        "conflicts go to the job that gains most over its second-best machine"
+    )
 
     def cost(self, k: int, config: int, last: int) -> float:
         return self.cold[k][config]  # type: ignore[no-any-return]
@@ -147,8 +149,9 @@ class Greedy1(_GreedyProfile):
 @register("greedy2")
 class Greedy2(_GreedyProfile):
     name = "greedy2"
-    description = ("Profile study: Greedy-1 with the profile extended by the machine's last job type, so warm "
-                   "caches count")
+    description = (
+        "Profile study: Greedy-1 with the profile extended by the machine's last job type, so warm caches count"
+    )
 
     def cost(self, k: int, config: int, last: int) -> float:
         return self.warm[k][config] if last == k else self.cold[k][config]  # type: ignore[no-any-return]
@@ -157,11 +160,17 @@ class Greedy2(_GreedyProfile):
 @register("greedy3")
 class Greedy3(_GreedyProfile):
     name = "greedy3"
-    description = ("Profile study: Greedy-2 learning the profile online; unknown entries look cheap until a "
-                   "job has run there")
+    description = (
+        "Profile study: Greedy-2 learning the profile online; unknown entries look cheap until a job has run there"
+    )
     params = (
-        Param("initial_cost_s", float, 0.0, "assumed run time (s) of a job type / machine type / last job type "
-              "combination never observed", min=0.0),
+        Param(
+            "initial_cost_s",
+            float,
+            0.0,
+            "assumed run time (s) of a job type / machine type / last job type combination never observed",
+            min=0.0,
+        ),
     )
 
     def __init__(self, **options: Any) -> None:
@@ -181,8 +190,11 @@ class Greedy3(_GreedyProfile):
 
     def cold_cost(self, k: int, config: int) -> float:
         """Mean of the observed entries with a cold cache (last type != k); optimistic if none yet."""
-        vals = [v for p, (v, n) in enumerate(zip(self.learned[k][config], self.count[k][config], strict=True))
-                if n and p - 1 != k]
+        vals = [
+            v
+            for p, (v, n) in enumerate(zip(self.learned[k][config], self.count[k][config], strict=True))
+            if n and p - 1 != k
+        ]
         return sum(vals) / len(vals) if vals else self.initial_cost_s
 
     def _started(self, job: int, machine: int, k: int, config: int, last: int) -> None:

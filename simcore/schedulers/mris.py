@@ -263,8 +263,10 @@ def split_items(apps: IntArray, bounds: IntArray) -> tuple[IntArray, IntArray]:
     first = np.repeat(np.cumsum(k) - k, k)
     pow_size = np.int64(1) << (np.arange(len(pow_app), dtype=np.int64) - first)
     has_rem = rem > 0
-    return (np.concatenate([pow_app, np.asarray(apps)[has_rem]]).astype(np.int64),
-            np.concatenate([pow_size, rem[has_rem]]).astype(np.int64))
+    return (
+        np.concatenate([pow_app, np.asarray(apps)[has_rem]]).astype(np.int64),
+        np.concatenate([pow_size, rem[has_rem]]).astype(np.int64),
+    )
 
 
 def mris_select(
@@ -339,9 +341,14 @@ class MRIS(Scheduler):
         "selection by scarcity-weighted efficiency, run per machine over the oldest queued jobs"
     )
     params = (
-        Param("mris_window", int, DEFAULT_WINDOW,
-              "MRIS: how many of the oldest waiting jobs each selection considers (0: all)",
-              min=0, max=10_000_000),
+        Param(
+            "mris_window",
+            int,
+            DEFAULT_WINDOW,
+            "MRIS: how many of the oldest waiting jobs each selection considers (0: all)",
+            min=0,
+            max=10_000_000,
+        ),
     )
 
     def __init__(self, **options: Any) -> None:

@@ -104,8 +104,13 @@ class Tetris(Scheduler):
     _dense_fit = 2
     description = "Tetris: best packing score minus work score, on arrival and on completion (Grandl et al. 2014)"
     params = (
-        Param("work_weight", float, 1.0,
-              "Tetris: weight of the work score against the packing score (the LoTES paper uses 1)", min=0.0),
+        Param(
+            "work_weight",
+            float,
+            1.0,
+            "Tetris: weight of the work score against the packing score (the LoTES paper uses 1)",
+            min=0.0,
+        ),
     )
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
@@ -348,8 +353,9 @@ class Tetris(Scheduler):
             self._build_index()  # first build, or the queue doubled: new quantile edges and grid size
 
     def _build_index(self) -> None:
-        self._index = ScoreIndex(self.q_req, self.q_a, self.q_g, self.q_p, self.q_alive, self.qn,
-                                 self._index_per_cell, self._index_max_side)
+        self._index = ScoreIndex(
+            self.q_req, self.q_a, self.q_g, self.q_p, self.q_alive, self.qn, self._index_per_cell, self._index_max_side
+        )
 
     def _compact(self, grow: bool) -> None:
         """Drop dead entries (keeping arrival order); with ``grow``, double the columns if over half full."""

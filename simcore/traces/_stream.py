@@ -87,8 +87,9 @@ class RowErrors:
         if self.on_error not in ("raise", "skip"):
             raise ParameterError(f"on_error must be 'raise' or 'skip', got {self.on_error!r}")
 
-    def bad(self, reason: str, detail: str, *, file: str, line: int | None, column: str | None = None,
-            count: int = 1) -> None:
+    def bad(
+        self, reason: str, detail: str, *, file: str, line: int | None, column: str | None = None, count: int = 1
+    ) -> None:
         """Report a bad row: raises :class:`InputError` or counts it under ``reason``."""
         if self.on_error == "raise":
             raise InputError(detail, file=file, line=line, column=column)
@@ -147,8 +148,9 @@ def _raw_chunks(f: BinaryIO) -> Iterator[bytes]:
         yield b
 
 
-def _decompressed(f: BinaryIO, name: str, errors: RowErrors, lines_before: Callable[[], int],
-                  status: dict[str, bool]) -> Iterator[tuple[bytes, int]]:
+def _decompressed(
+    f: BinaryIO, name: str, errors: RowErrors, lines_before: Callable[[], int], status: dict[str, bool]
+) -> Iterator[tuple[bytes, int]]:
     """Yield (decompressed bytes, input bytes consumed so far); handles multi-member gzip.
 
     A stream that ends before the gzip end-of-stream marker is *truncated*:
@@ -198,17 +200,25 @@ def _decompressed(f: BinaryIO, name: str, errors: RowErrors, lines_before: Calla
                     data = b""
         except zlib.error as e:
             status["broken"] = True
-            errors.bad("corrupt gzip data", f"corrupt gzip data after line {lines_before()} ({e}); "
-                       "the rest of the file is unreadable", file=name, line=lines_before() + 1)
+            errors.bad(
+                "corrupt gzip data",
+                f"corrupt gzip data after line {lines_before()} ({e}); the rest of the file is unreadable",
+                file=name,
+                line=lines_before() + 1,
+            )
             return
         chunk = next(raw, None)
         if chunk is not None:
             consumed += len(chunk)
     if fed and not d.eof:
         status["broken"] = True
-        errors.bad("truncated gzip file", f"gzip stream ends early after line {lines_before()} "
-                   "(truncated download?); the incomplete last line is ignored",
-                   file=name, line=lines_before() + 1)
+        errors.bad(
+            "truncated gzip file",
+            f"gzip stream ends early after line {lines_before()} "
+            "(truncated download?); the incomplete last line is ignored",
+            file=name,
+            line=lines_before() + 1,
+        )
 
 
 @dataclass(frozen=True)
@@ -250,8 +260,9 @@ def iter_blocks(src: Source, name: str, errors: RowErrors, block_bytes: int | No
             cut = buf.rfind(b"\n") + 1
             if cut == 0:
                 if have > 4 * block_bytes:
-                    raise InputError(f"line longer than {4 * block_bytes >> 20} MB: not a text trace?",
-                                     file=name, line=line)
+                    raise InputError(
+                        f"line longer than {4 * block_bytes >> 20} MB: not a text trace?", file=name, line=line
+                    )
                 pieces = [buf]
                 continue
             data = buf[:cut]
@@ -298,8 +309,9 @@ def _pyarrow() -> Any:
     return pcsv
 
 
-def parse_csv_block(block: Block, ncols: int, columns: Sequence[Column], errors: RowErrors, *,
-                    fast: bool = True) -> tuple[dict[str, NDArray[Any]], NDArray[np.int64]]:
+def parse_csv_block(
+    block: Block, ncols: int, columns: Sequence[Column], errors: RowErrors, *, fast: bool = True
+) -> tuple[dict[str, NDArray[Any]], NDArray[np.int64]]:
     """Parse a block of header-less CSV rows into numpy columns and their line numbers.
 
     Integer columns become int64, float columns float64 with NaN for empty
@@ -308,8 +320,9 @@ def parse_csv_block(block: Block, ncols: int, columns: Sequence[Column], errors:
     skipped and counted, depending on ``errors``.
     """
     if not block.data:
-        return {c.name: np.zeros(0, dtype=np.int64 if c.kind == "int" else np.float64) for c in columns}, \
-            np.zeros(0, dtype=np.int64)
+        return {c.name: np.zeros(0, dtype=np.int64 if c.kind == "int" else np.float64) for c in columns}, np.zeros(
+            0, dtype=np.int64
+        )
     if fast and b"\n\n" not in block.data and not block.data.startswith(b"\n"):
         out = _parse_fast(block, ncols, columns)
         if out is not None:
@@ -332,8 +345,12 @@ def _parse_fast(block: Block, ncols: int, columns: Sequence[Column]) -> dict[str
             pa.BufferReader(block.data),
             read_options=pcsv.ReadOptions(column_names=names, use_threads=False, block_size=1 << 24),
             parse_options=pcsv.ParseOptions(quote_char=False),
-            convert_options=pcsv.ConvertOptions(include_columns=list(types), column_types=types,
-                                                strings_can_be_null=False, quoted_strings_can_be_null=False),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=list(types),
+                column_types=types,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
         )
     except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError):
         return None
@@ -348,8 +365,9 @@ def _parse_fast(block: Block, ncols: int, columns: Sequence[Column]) -> dict[str
     return out
 
 
-def _parse_exact(block: Block, ncols: int, columns: Sequence[Column], errors: RowErrors) -> tuple[
-        dict[str, NDArray[Any]], NDArray[np.int64]]:
+def _parse_exact(
+    block: Block, ncols: int, columns: Sequence[Column], errors: RowErrors
+) -> tuple[dict[str, NDArray[Any]], NDArray[np.int64]]:
     vals: list[list[float] | list[int]] = [[] for _ in columns]
     lines: list[int] = []
     nan = float("nan")
@@ -360,8 +378,12 @@ def _parse_exact(block: Block, ncols: int, columns: Sequence[Column], errors: Ro
             continue
         f = raw.split(b",")
         if len(f) != ncols:
-            errors.bad("wrong column count", f"expected {ncols} comma-separated fields, found {len(f)}",
-                       file=block.file, line=line_no)
+            errors.bad(
+                "wrong column count",
+                f"expected {ncols} comma-separated fields, found {len(f)}",
+                file=block.file,
+                line=line_no,
+            )
             continue
         row: list[float | int] = []
         ok = True
@@ -371,16 +393,20 @@ def _parse_exact(block: Block, ncols: int, columns: Sequence[Column], errors: Ro
                 if c.optional and c.kind == "float":
                     row.append(nan)
                     continue
-                errors.bad("missing value", "required field is empty", file=block.file, line=line_no,
-                           column=c.name)
+                errors.bad("missing value", "required field is empty", file=block.file, line=line_no, column=c.name)
                 ok = False
                 break
             try:
                 row.append(int(s) if c.kind == "int" else float(s))
             except ValueError:
-                errors.bad("non-numeric field", f"expected {'an integer' if c.kind == 'int' else 'a number'}, "
-                           f"found {s.decode(errors='replace')[:40]!r}", file=block.file, line=line_no,
-                           column=c.name)
+                errors.bad(
+                    "non-numeric field",
+                    f"expected {'an integer' if c.kind == 'int' else 'a number'}, "
+                    f"found {s.decode(errors='replace')[:40]!r}",
+                    file=block.file,
+                    line=line_no,
+                    column=c.name,
+                )
                 ok = False
                 break
         if not ok:
@@ -396,14 +422,27 @@ def _parse_exact(block: Block, ncols: int, columns: Sequence[Column], errors: Ro
             # Python ints beyond int64: report the first such row precisely.
             for i, x in enumerate(v):
                 if not -(2**63) <= int(x) < 2**63:
-                    errors.bad("non-numeric field", f"integer {x} does not fit in 64 bits", file=block.file,
-                               line=lines[i], column=c.name)
+                    errors.bad(
+                        "non-numeric field",
+                        f"integer {x} does not fit in 64 bits",
+                        file=block.file,
+                        line=lines[i],
+                        column=c.name,
+                    )
             raise InputError("integer out of range", file=block.file, column=c.name) from None
     return out, np.array(lines, dtype=np.int64)
 
 
-def reject_rows(mask: NDArray[np.bool_], lines: NDArray[np.int64], errors: RowErrors, *, file: str, reason: str,
-                column: str | None, detail: Callable[[int], str]) -> NDArray[np.bool_]:
+def reject_rows(
+    mask: NDArray[np.bool_],
+    lines: NDArray[np.int64],
+    errors: RowErrors,
+    *,
+    file: str,
+    reason: str,
+    column: str | None,
+    detail: Callable[[int], str],
+) -> NDArray[np.bool_]:
     """Rows where ``mask`` is True are bad: raise at the first, or count them all; returns the rows to keep.
 
     ``detail(i)`` describes row ``i`` (called for the first few only).

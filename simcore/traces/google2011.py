@@ -141,9 +141,15 @@ def to_seconds(t_us: NDArray[np.int64]) -> NDArray[np.float64]:
     return np.maximum(t_us - TRACE_OFFSET_US, 0) / 1e6
 
 
-def _pair_events(state: dict[int, tuple[float, float, float, float]], ts: list[float], keys: list[int],
-                 evs: list[int], cpus: list[float], mems: list[float], anomalies: list[int]) -> tuple[
-                     list[float], list[float], list[float], list[float], list[float], list[int]]:
+def _pair_events(
+    state: dict[int, tuple[float, float, float, float]],
+    ts: list[float],
+    keys: list[int],
+    evs: list[int],
+    cpus: list[float],
+    mems: list[float],
+    anomalies: list[int],
+) -> tuple[list[float], list[float], list[float], list[float], list[float], list[int]]:
     """The per-task state machine; returns the finished runs (submit, schedule, end, cpu, mem, key).
 
     ``state[key] = (submit_s, schedule_s or -1 while pending, cpu, mem)``.
@@ -195,8 +201,9 @@ def _pair_events(state: dict[int, tuple[float, float, float, float]], ts: list[f
 class _TaskEventReader:
     """Streams task-event files through :func:`_pair_events`, one block at a time."""
 
-    def __init__(self, errors: RowErrors, report: ImportReport, end_s: float | None,
-                 progress: ProgressFn | None) -> None:
+    def __init__(
+        self, errors: RowErrors, report: ImportReport, end_s: float | None, progress: ProgressFn | None
+    ) -> None:
         self.errors = errors
         self.report = report
         self.end_s = end_s
@@ -225,8 +232,11 @@ class _TaskEventReader:
                     self._block(parse_csv_block(block, TASK_EVENT_FIELDS, TASK_COLUMNS, self.errors), name)
                     self.new_file = False
                 if self.progress is not None:
-                    self.progress(ImportProgress("task_events", name, fi, len(sources), block.bytes_done,
-                                                 block.bytes_total, self.rows))
+                    self.progress(
+                        ImportProgress(
+                            "task_events", name, fi, len(sources), block.bytes_done, block.bytes_total, self.rows
+                        )
+                    )
                 if self.stopped:
                     break
             if self.stopped:
@@ -239,20 +249,53 @@ class _TaskEventReader:
         t, job, idx, ev = cols["time"], cols["job ID"], cols["task index"], cols["event type"]
         cpu, mem = cols["CPU request"], cols["memory request"]
         e = self.errors
-        keep = reject_rows(t < 0, lines, e, file=name, reason="negative time stamp", column="time",
-                           detail=describe("time stamp {} is negative", t))
-        keep &= reject_rows((ev < 0) | (ev > 8), lines, e, file=name, reason="unknown event type",
-                            column="event type",
-                            detail=describe(f"event type {{}} is not one of 0..8 ({_EVENT_LIST})", ev))
-        keep &= reject_rows((job < 0) | (job >= _MAX_JOB_ID), lines, e, file=name, reason="job ID out of range",
-                            column="job ID", detail=describe(f"job ID {{}} is outside 0..{_MAX_JOB_ID - 1}", job))
-        keep &= reject_rows((idx < 0) | (idx >= 1 << TASK_BITS), lines, e, file=name,
-                            reason="task index out of range", column="task index",
-                            detail=describe(f"task index {{}} is outside 0..{(1 << TASK_BITS) - 1}", idx))
+        keep = reject_rows(
+            t < 0,
+            lines,
+            e,
+            file=name,
+            reason="negative time stamp",
+            column="time",
+            detail=describe("time stamp {} is negative", t),
+        )
+        keep &= reject_rows(
+            (ev < 0) | (ev > 8),
+            lines,
+            e,
+            file=name,
+            reason="unknown event type",
+            column="event type",
+            detail=describe(f"event type {{}} is not one of 0..8 ({_EVENT_LIST})", ev),
+        )
+        keep &= reject_rows(
+            (job < 0) | (job >= _MAX_JOB_ID),
+            lines,
+            e,
+            file=name,
+            reason="job ID out of range",
+            column="job ID",
+            detail=describe(f"job ID {{}} is outside 0..{_MAX_JOB_ID - 1}", job),
+        )
+        keep &= reject_rows(
+            (idx < 0) | (idx >= 1 << TASK_BITS),
+            lines,
+            e,
+            file=name,
+            reason="task index out of range",
+            column="task index",
+            detail=describe(f"task index {{}} is outside 0..{(1 << TASK_BITS) - 1}", idx),
+        )
         for arr, col in ((cpu, "CPU request"), (mem, "memory request")):
             bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr))
-            keep &= reject_rows(bad, lines, e, file=name, reason="bad resource request", column=col,
-                                detail=describe("request {} is not a finite non-negative number", arr))
+            keep &= reject_rows(
+                bad,
+                lines,
+                e,
+                file=name,
+                reason="bad resource request",
+                column=col,
+                detail=describe("request {} is not a finite non-negative number", arr),
+            )
         # Rows "after the trace window" carry no usable time: ignored, never checked for order.
         after = t == MAXINT
         self._ignore("rows at time 2^63-1 (after the trace window)", int(np.count_nonzero(after & keep)))
@@ -267,8 +310,9 @@ class _TaskEventReader:
                 return f"time stamp {t[i]} is earlier than {prev[i]} in a previous file (give the parts in order)"
             return f"time stamp {t[i]} is earlier than {prev[i]} on an earlier row"
 
-        keep &= reject_rows(keep & (t < prev), lines, e, file=name, reason="time stamp goes backwards",
-                            column="time", detail=backwards)
+        keep &= reject_rows(
+            keep & (t < prev), lines, e, file=name, reason="time stamp goes backwards", column="time", detail=backwards
+        )
         if not keep.all():
             t, job, idx, ev, cpu, mem = t[keep], job[keep], idx[keep], ev[keep], cpu[keep], mem[keep]
         if len(t) == 0:
@@ -286,14 +330,20 @@ class _TaskEventReader:
         self.last_s = max(self.last_s, float(s[-1]))
         self._ignore("UPDATE_RUNNING rows (requests fixed per run)", int(np.count_nonzero(ev == UPDATE_RUNNING)))
         key = (job << TASK_BITS) | idx
-        o = _pair_events(self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(),
-                         self.anomalies)
-        self.out.append(sub=np.array(o[0]), sch=np.array(o[1]), end=np.array(o[2]), cpu=np.array(o[3]),
-                        mem=np.array(o[4]), key=np.array(o[5], dtype=np.int64))
+        o = _pair_events(self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(), self.anomalies)
+        self.out.append(
+            sub=np.array(o[0]),
+            sch=np.array(o[1]),
+            end=np.array(o[2]),
+            cpu=np.array(o[3]),
+            mem=np.array(o[4]),
+            key=np.array(o[5], dtype=np.int64),
+        )
 
 
-def read_job_ids(sources: Sequence[Source], errors: RowErrors, report: ImportReport,
-                 progress: ProgressFn | None = None) -> NDArray[np.int64]:
+def read_job_ids(
+    sources: Sequence[Source], errors: RowErrors, report: ImportReport, progress: ProgressFn | None = None
+) -> NDArray[np.int64]:
     """The sorted IDs of jobs submitted in job-event files (used to cross-check task events)."""
     names = [source_name(s, f"job_events[{i}]") for i, s in enumerate(sources)]
     report.files["job_events"] = names
@@ -304,20 +354,36 @@ def read_job_ids(sources: Sequence[Source], errors: RowErrors, report: ImportRep
             cols, lines = parse_csv_block(block, JOB_EVENT_FIELDS, JOB_COLUMNS, errors)
             rows += len(lines)
             ev = cols["event type"]
-            keep = reject_rows((ev < 0) | (ev > 8), lines, errors, file=name, reason="unknown event type",
-                               column="event type", detail=describe("event type {} is not one of 0..8", ev))
-            keep &= reject_rows(cols["time"] < 0, lines, errors, file=name, reason="negative time stamp",
-                                column="time", detail=describe("time stamp {} is negative", cols["time"]))
+            keep = reject_rows(
+                (ev < 0) | (ev > 8),
+                lines,
+                errors,
+                file=name,
+                reason="unknown event type",
+                column="event type",
+                detail=describe("event type {} is not one of 0..8", ev),
+            )
+            keep &= reject_rows(
+                cols["time"] < 0,
+                lines,
+                errors,
+                file=name,
+                reason="negative time stamp",
+                column="time",
+                detail=describe("time stamp {} is negative", cols["time"]),
+            )
             ids.append(np.unique(cols["job ID"][keep & (ev == SUBMIT)]))
             if progress is not None:
-                progress(ImportProgress("job_events", name, fi, len(sources), block.bytes_done, block.bytes_total,
-                                        rows))
+                progress(
+                    ImportProgress("job_events", name, fi, len(sources), block.bytes_done, block.bytes_total, rows)
+                )
     report.rows_read["job_events"] = rows
     return np.unique(np.concatenate(ids)) if ids else np.zeros(0, dtype=np.int64)
 
 
-def read_machine_events(source: Source, *, on_error: OnError = "raise", name: str | None = None,
-                        report: ImportReport | None = None) -> Cluster:
+def read_machine_events(
+    source: Source, *, on_error: OnError = "raise", name: str | None = None, report: ImportReport | None = None
+) -> Cluster:
     """The initial machines of a machine-events file, grouped by capacity into configurations.
 
     Only events at time 0 (before the trace window) count: ADD sets a
@@ -338,21 +404,46 @@ def read_machine_events(source: Source, *, on_error: OnError = "raise", name: st
         cols, lines = parse_csv_block(block, MACHINE_EVENT_FIELDS, MACHINE_COLUMNS, errors)
         rows += len(lines)
         t, ev = cols["time"], cols["event type"]
-        keep = reject_rows((ev < 0) | (ev > 2), lines, errors, file=fname, reason="unknown event type",
-                           column="event type", detail=describe("machine event type {} is not 0, 1 or 2", ev))
+        keep = reject_rows(
+            (ev < 0) | (ev > 2),
+            lines,
+            errors,
+            file=fname,
+            reason="unknown event type",
+            column="event type",
+            detail=describe("machine event type {} is not 0, 1 or 2", ev),
+        )
         for arr, col in ((cols["CPUs"], "CPUs"), (cols["Memory"], "Memory")):
             bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr))
-            keep &= reject_rows(bad, lines, errors, file=fname, reason="bad capacity", column=col,
-                                detail=describe("capacity {} is not a finite non-negative number", arr))
+            keep &= reject_rows(
+                bad,
+                lines,
+                errors,
+                file=fname,
+                reason="bad capacity",
+                column=col,
+                detail=describe("capacity {} is not a finite non-negative number", arr),
+            )
         prev = np.maximum.accumulate(np.concatenate(([last_t], np.where(keep, t, -1))))[:-1]
-        keep &= reject_rows(keep & (t < prev), lines, errors, file=fname, reason="time stamp goes backwards",
-                            column="time",
-                            detail=describe("time stamp {} is earlier than {} on an earlier row", t, prev))
+        keep &= reject_rows(
+            keep & (t < prev),
+            lines,
+            errors,
+            file=fname,
+            reason="time stamp goes backwards",
+            column="time",
+            detail=describe("time stamp {} is earlier than {} on an earlier row", t, prev),
+        )
         last_t = max(last_t, int(t[keep].max())) if keep.any() else last_t
         initial = keep & (t == 0)
         later += int(np.count_nonzero(keep & (t != 0)))
-        for mid, e, c, m in zip(cols["machine ID"][initial].tolist(), ev[initial].tolist(),
-                                cols["CPUs"][initial].tolist(), cols["Memory"][initial].tolist(), strict=True):
+        for mid, e, c, m in zip(
+            cols["machine ID"][initial].tolist(),
+            ev[initial].tolist(),
+            cols["CPUs"][initial].tolist(),
+            cols["Memory"][initial].tolist(),
+            strict=True,
+        ):
             if e == MACHINE_REMOVE:
                 machines.pop(mid, None)
             elif e == MACHINE_ADD or mid in machines:
@@ -363,9 +454,12 @@ def read_machine_events(source: Source, *, on_error: OnError = "raise", name: st
     rep.absorb(errors)
     caps = np.array(list(machines.values()), dtype=np.float64).reshape(-1, 2)
     missing = np.isnan(caps).any(axis=1)
-    rep.extra["machines"] = {"initial": len(caps), "missing_capacity_left_out": int(missing.sum()),
-                             "events_after_time_0_ignored": later,
-                             "read_until_first_event_after_time_0": True}
+    rep.extra["machines"] = {
+        "initial": len(caps),
+        "missing_capacity_left_out": int(missing.sum()),
+        "events_after_time_0_ignored": later,
+        "read_until_first_event_after_time_0": True,
+    }
     caps = caps[~missing]
     if len(caps) == 0:
         raise InputError("no machine with a known capacity is present at time 0", file=fname)
@@ -382,8 +476,9 @@ def read_machine_events(source: Source, *, on_error: OnError = "raise", name: st
     )
 
 
-def _request_matrix(resources: Sequence[str], cpu: NDArray[np.float64], mem: NDArray[np.float64]) -> NDArray[
-        np.float64]:
+def _request_matrix(
+    resources: Sequence[str], cpu: NDArray[np.float64], mem: NDArray[np.float64]
+) -> NDArray[np.float64]:
     cols = {"cpu": cpu, "mem": mem}
     unknown = [r for r in resources if r not in cols]
     if unknown:
@@ -470,10 +565,14 @@ def read_google2011(
     report.drop(R_NO_REQUEST, int(np.count_nonzero(no_req)))
     ok &= ~no_req
     sub, sch, end, cpu, mem, key = sub[ok], sch[ok], end[ok], cpu[ok], mem[ok], key[ok]
-    report.keep_note("submitted before the window's start: arrive at its start",
-                     int(np.count_nonzero(sub < start_s)) if start_s > 0 else 0)
-    report.keep_note("arrive at time 0: submitted before the trace window (initial batch)",
-                     int(np.count_nonzero(sub <= 0.0)) if start_s == 0 else 0)
+    report.keep_note(
+        "submitted before the window's start: arrive at its start",
+        int(np.count_nonzero(sub < start_s)) if start_s > 0 else 0,
+    )
+    report.keep_note(
+        "arrive at time 0: submitted before the trace window (initial batch)",
+        int(np.count_nonzero(sub <= 0.0)) if start_s == 0 else 0,
+    )
     arrival = np.maximum(sub, start_s) - start_s
     duration = end - np.maximum(sch, start_s)
     if np.any(duration < 0):  # pragma: no cover - impossible once time stamps are ordered
@@ -486,9 +585,11 @@ def read_google2011(
         arrival, duration, request, key = arrival[fits], duration[fits], request[fits], key[fits]
 
     if len(arrival) == 0:
-        raise InputError(f"no jobs left in the window [{start_s:g}, {window_end:g}) s; rows read "
-                         f"{report.rows_read}, skipped {report.rows_skipped}, dropped {report.dropped}",
-                         file=report.files["task_events"][0])
+        raise InputError(
+            f"no jobs left in the window [{start_s:g}, {window_end:g}) s; rows read "
+            f"{report.rows_read}, skipped {report.rows_skipped}, dropped {report.dropped}",
+            file=report.files["task_events"][0],
+        )
     order = np.argsort(arrival, kind="stable")
     if job_ids is not None:
         known = np.isin(key >> TASK_BITS, job_ids)
@@ -506,19 +607,24 @@ def read_google2011(
         work=duration[order],
         job_class=np.full(len(order), -1, dtype=np.int64),
         horizon_s=float(horizon),
-        params={"source": "google-clusterdata-2011", "window_start_s": float(start_s),
-                "window_end_s": float(window_end), "trace_offset_s": TRACE_OFFSET_US / 1e6,
-                "unfinished": unfinished},
+        params={
+            "source": "google-clusterdata-2011",
+            "window_start_s": float(start_s),
+            "window_end_s": float(window_end),
+            "trace_offset_s": TRACE_OFFSET_US / 1e6,
+            "unfinished": unfinished,
+        },
     )
-    report.notes.extend([
-        "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
-        "(LoTES section 5.3); resubmissions are new jobs",
-        "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
-        "time 2^63-1 rows ignored",
-        f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its end: {unfinished}",
-        f"requests checked against cluster {cluster.name!r}",
-    ])
+    report.notes.extend(
+        [
+            "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
+            "(LoTES section 5.3); resubmissions are new jobs",
+            "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
+            "time 2^63-1 rows ignored",
+            f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its end: {unfinished}",
+            f"requests checked against cluster {cluster.name!r}",
+        ]
+    )
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)
-

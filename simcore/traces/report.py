@@ -100,9 +100,13 @@ def workload_summary(wl: Workload) -> dict[str, Any]:
     if wl.classes is not None:
         counts = np.bincount(wl.job_class[wl.job_class >= 0], minlength=wl.classes.n_classes)
         out["classes"] = [
-            {"name": name, "jobs": int(counts[k]), "proportion": float(wl.classes.proportions[k]),
-             "mean_request": dict(zip(wl.resources, wl.classes.requests[k].tolist(), strict=True)),
-             "mean_duration_s": float(1.0 / wl.classes.rates[k, 0]) if wl.classes.rates[k, 0] > 0 else None}
+            {
+                "name": name,
+                "jobs": int(counts[k]),
+                "proportion": float(wl.classes.proportions[k]),
+                "mean_request": dict(zip(wl.resources, wl.classes.requests[k].tolist(), strict=True)),
+                "mean_duration_s": float(1.0 / wl.classes.rates[k, 0]) if wl.classes.rates[k, 0] > 0 else None,
+            }
             for k, name in enumerate(wl.classes.names)
         ]
     return out

@@ -62,9 +62,24 @@ from simcore.traces.report import ImportReport, ImportResult, fits_any
 
 SWF_FIELDS = 18
 FIELD_NAMES = (
-    "job number", "submit time", "wait time", "run time", "allocated processors", "average CPU time",
-    "used memory", "requested processors", "requested time", "requested memory", "status", "user ID",
-    "group ID", "executable number", "queue number", "partition number", "preceding job number", "think time",
+    "job number",
+    "submit time",
+    "wait time",
+    "run time",
+    "allocated processors",
+    "average CPU time",
+    "used memory",
+    "requested processors",
+    "requested time",
+    "requested memory",
+    "status",
+    "user ID",
+    "group ID",
+    "executable number",
+    "queue number",
+    "partition number",
+    "preceding job number",
+    "think time",
 )
 SUBMIT, RUN, ALLOC_PROCS, USED_MEM, REQ_PROCS, REQ_MEM = 1, 3, 4, 6, 7, 9
 
@@ -110,8 +125,9 @@ class SwfHeader:
         return self.fields.get("Computer")
 
 
-def _parse_block(block: Block, errors: RowErrors, header: SwfHeader, in_header: list[bool]) -> tuple[
-        NDArray[np.float64], NDArray[np.int64]]:
+def _parse_block(
+    block: Block, errors: RowErrors, header: SwfHeader, in_header: list[bool]
+) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Rows of a block as an (n, 18) float array and their line numbers; header comments go to ``header``."""
     lines = block.data.split(b"\n")[:-1]
     data_idx: list[int] = []
@@ -123,8 +139,7 @@ def _parse_block(block: Block, errors: RowErrors, header: SwfHeader, in_header: 
             if in_header[0]:
                 m = _HEADER.match(ln)
                 if m:
-                    header.fields.setdefault(m.group(1).decode(errors="replace"),
-                                             m.group(2).decode(errors="replace"))
+                    header.fields.setdefault(m.group(1).decode(errors="replace"), m.group(2).decode(errors="replace"))
             continue
         in_header[0] = False
         data_idx.append(i)
@@ -144,16 +159,25 @@ def _parse_block(block: Block, errors: RowErrors, header: SwfHeader, in_header: 
     for ln, raw in zip(line_nos.tolist(), rows, strict=True):
         parts = raw.split()
         if len(parts) != SWF_FIELDS:
-            errors.bad("wrong column count", f"expected {SWF_FIELDS} whitespace-separated fields, found "
-                       f"{len(parts)}", file=block.file, line=ln)
+            errors.bad(
+                "wrong column count",
+                f"expected {SWF_FIELDS} whitespace-separated fields, found {len(parts)}",
+                file=block.file,
+                line=ln,
+            )
             continue
         vals: list[float] = []
         for j, p in enumerate(parts):
             try:
                 vals.append(float(p))
             except ValueError:
-                errors.bad("non-numeric field", f"expected a number, found {p.decode(errors='replace')[:40]!r}",
-                           file=block.file, line=ln, column=FIELD_NAMES[j])
+                errors.bad(
+                    "non-numeric field",
+                    f"expected a number, found {p.decode(errors='replace')[:40]!r}",
+                    file=block.file,
+                    line=ln,
+                    column=FIELD_NAMES[j],
+                )
                 break
         else:
             good.append(vals)
@@ -189,8 +213,11 @@ def read_swf(
         raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
     if end_s is not None and not (np.isfinite(end_s) and end_s > start_s):
         raise ParameterError(f"end must be a number of seconds after start ({start_s}), got {end_s}")
-    single = isinstance(sources, (str, bytes, bytearray, memoryview)) or hasattr(sources, "read") or hasattr(
-        sources, "__fspath__")
+    single = (
+        isinstance(sources, (str, bytes, bytearray, memoryview))
+        or hasattr(sources, "read")
+        or hasattr(sources, "__fspath__")
+    )
     srcs: Sequence[Source] = [sources] if single else sources  # type: ignore[list-item,assignment]
     if not srcs:
         raise ParameterError("at least one SWF file is needed")
@@ -211,22 +238,49 @@ def read_swf(
             rows += len(a)
             if len(a):
                 sub, run = a[:, SUBMIT], a[:, RUN]
-                keep = reject_rows(np.asarray(~np.isfinite(a).all(axis=1)), lines, errors, file=fname,
-                                   reason="non-finite field", column=None,
-                                   detail=describe("non-finite value in {}", a))
-                keep &= reject_rows(keep & (sub < 0) & (sub != -1), lines, errors, file=fname,
-                                    reason="negative submit time", column=FIELD_NAMES[SUBMIT],
-                                    detail=describe("submit time {:g} is negative (only -1, unknown, is allowed)",
-                                                    sub))
-                keep &= reject_rows(keep & (run < 0) & (run != -1), lines, errors, file=fname,
-                                    reason="negative run time", column=FIELD_NAMES[RUN],
-                                    detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run))
+                keep = reject_rows(
+                    np.asarray(~np.isfinite(a).all(axis=1)),
+                    lines,
+                    errors,
+                    file=fname,
+                    reason="non-finite field",
+                    column=None,
+                    detail=describe("non-finite value in {}", a),
+                )
+                keep &= reject_rows(
+                    keep & (sub < 0) & (sub != -1),
+                    lines,
+                    errors,
+                    file=fname,
+                    reason="negative submit time",
+                    column=FIELD_NAMES[SUBMIT],
+                    detail=describe("submit time {:g} is negative (only -1, unknown, is allowed)", sub),
+                )
+                keep &= reject_rows(
+                    keep & (run < 0) & (run != -1),
+                    lines,
+                    errors,
+                    file=fname,
+                    reason="negative run time",
+                    column=FIELD_NAMES[RUN],
+                    detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run),
+                )
                 known = keep & (sub >= 0)
                 prev = np.maximum.accumulate(np.concatenate(([last_submit], np.where(known, sub, -np.inf))))[:-1]
-                keep &= reject_rows(known & (sub < prev), lines, errors, file=fname,
-                                    reason="submit time goes backwards", column=FIELD_NAMES[SUBMIT],
-                                    detail=describe("submit time {:g} is earlier than {:g} on an earlier line "
-                                                    "(SWF files are sorted by submit time)", sub, prev))
+                keep &= reject_rows(
+                    known & (sub < prev),
+                    lines,
+                    errors,
+                    file=fname,
+                    reason="submit time goes backwards",
+                    column=FIELD_NAMES[SUBMIT],
+                    detail=describe(
+                        "submit time {:g} is earlier than {:g} on an earlier line "
+                        "(SWF files are sorted by submit time)",
+                        sub,
+                        prev,
+                    ),
+                )
                 if (keep & (sub >= 0)).any():
                     last_submit = max(last_submit, float(sub[keep & (sub >= 0)].max()))
                 a = a[keep]
@@ -255,21 +309,27 @@ def read_swf(
     sub, run, p, mem = sub[inside] - start_s, run[inside], p[inside], mem[inside]
     no_mem = np.isnan(mem)
 
-    procs_cap, procs_from = _capacity(machine_procs, header.max_procs, "MaxProcs", header.max_nodes, "MaxNodes",
-                                      p, "the largest job")
+    procs_cap, procs_from = _capacity(
+        machine_procs, header.max_procs, "MaxProcs", header.max_nodes, "MaxNodes", p, "the largest job"
+    )
     have_mem = mem[~no_mem]
     mem_cap, mem_from = _capacity(machine_mem_kb, None, "", None, "", have_mem, "the largest job's memory")
     stem = name or _stem(names[0])
     if cluster is None:
         computer = header.computer or stem
         cluster = Cluster(
-            name=f"swf-{_slug(computer)}", resources=("cpu", "mem"), config_names=("whole-machine",),
-            counts=np.array([1]), capacity=np.array([[1.0, 1.0]]),
+            name=f"swf-{_slug(computer)}",
+            resources=("cpu", "mem"),
+            config_names=("whole-machine",),
+            counts=np.array([1]),
+            capacity=np.array([[1.0, 1.0]]),
             description=f"{computer}: {procs_cap:g} processors as one space-shared machine (capacity 1.0)",
         )
     if "cpu" not in cluster.resources:
-        raise ParameterError(f"cluster {cluster.name!r} has no 'cpu' resource to map SWF processors to "
-                             f"(its resources: {', '.join(cluster.resources)})")
+        raise ParameterError(
+            f"cluster {cluster.name!r} has no 'cpu' resource to map SWF processors to "
+            f"(its resources: {', '.join(cluster.resources)})"
+        )
     biggest = cluster.capacity[cluster.counts > 0].max(axis=0)
     request = np.zeros((len(sub), len(cluster.resources)))
     ci = cluster.resources.index("cpu")
@@ -282,32 +342,57 @@ def read_swf(
     sub, run, request = sub[fits], run[fits], request[fits]
     report.keep_note("no memory information: mem request 0", int(np.count_nonzero(no_mem[fits])))
     if len(sub) == 0:
-        raise InputError(f"no jobs left; rows read {rows}, skipped {report.rows_skipped}, dropped {report.dropped}",
-                         file=names[0])
+        raise InputError(
+            f"no jobs left; rows read {rows}, skipped {report.rows_skipped}, dropped {report.dropped}", file=names[0]
+        )
     order = np.argsort(sub, kind="stable")
     horizon = (end_s - start_s) if end_s is not None else (float(sub.max()) if len(sub) else 0.0)
     wl = Workload(
-        name=stem, resources=tuple(cluster.resources), submit=sub[order], request=request[order], work=run[order],
-        job_class=np.full(len(sub), -1, dtype=np.int64), horizon_s=float(horizon),
-        params={"source": "swf", "window_start_s": float(start_s), "machine_procs": procs_cap,
-                "machine_mem_kb": mem_cap, "procs_field": procs, "memory_field": memory},
+        name=stem,
+        resources=tuple(cluster.resources),
+        submit=sub[order],
+        request=request[order],
+        work=run[order],
+        job_class=np.full(len(sub), -1, dtype=np.int64),
+        horizon_s=float(horizon),
+        params={
+            "source": "swf",
+            "window_start_s": float(start_s),
+            "machine_procs": procs_cap,
+            "machine_mem_kb": mem_cap,
+            "procs_field": procs,
+            "memory_field": memory,
+        },
     )
-    report.extra["swf_header"] = {k: header.fields[k] for k in ("Computer", "MaxProcs", "MaxNodes", "MaxJobs",
-                                                                 "UnixStartTime") if k in header.fields}
-    report.notes.extend([
-        f"cpu request = processors ({procs}, else the other field) / {procs_cap:g} ({procs_from}) x the largest "
-        f"machine's cpu ({biggest[ci]:g}) of cluster {cluster.name!r}",
-        ("mem request = KB per processor x processors / " + f"{mem_cap:g} KB ({mem_from})") if mem_cap
-        else "no job has memory information: mem requests are 0",
-        f"window starts at submit time {start_s:g} s, shifted to 0; horizon {horizon:g} s",
-    ])
+    report.extra["swf_header"] = {
+        k: header.fields[k]
+        for k in ("Computer", "MaxProcs", "MaxNodes", "MaxJobs", "UnixStartTime")
+        if k in header.fields
+    }
+    report.notes.extend(
+        [
+            f"cpu request = processors ({procs}, else the other field) / {procs_cap:g} ({procs_from}) x the largest "
+            f"machine's cpu ({biggest[ci]:g}) of cluster {cluster.name!r}",
+            ("mem request = KB per processor x processors / " + f"{mem_cap:g} KB ({mem_from})")
+            if mem_cap
+            else "no job has memory information: mem requests are 0",
+            f"window starts at submit time {start_s:g} s, shifted to 0; horizon {horizon:g} s",
+        ]
+    )
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)
 
 
-def _capacity(given: float | None, h1: float | None, h1_name: str, h2: float | None, h2_name: str,
-              values: NDArray[np.float64], fallback: str) -> tuple[float, str]:
+def _capacity(
+    given: float | None,
+    h1: float | None,
+    h1_name: str,
+    h2: float | None,
+    h2_name: str,
+    values: NDArray[np.float64],
+    fallback: str,
+) -> tuple[float, str]:
     if given is not None:
         return float(given), "given"
     if h1 is not None:
@@ -332,4 +417,3 @@ def _slug(s: str) -> str:
 
 
 __all__ = ["FIELD_NAMES", "SwfHeader", "read_swf"]
-

@@ -36,8 +36,12 @@ ARTIFACTS = ROOT / "test-artifacts"
 SMALL = {
     "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
     "workload": {"preset": "google-like", "params": {}},
-    "load": 0.9, "hours": 1.0, "drain": False,
-    "schedulers": ["greedy", "fcfs"], "scheduler_params": {}, "seeds": [0],
+    "load": 0.9,
+    "hours": 1.0,
+    "drain": False,
+    "schedulers": ["greedy", "fcfs"],
+    "scheduler_params": {},
+    "seeds": [0],
 }
 
 
@@ -106,17 +110,40 @@ def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factor
     queue = f"simcore-test-{uuid.uuid4().hex[:8]}"
     app.conf.task_default_queue = queue
     ready = tmp_path_factory.mktemp("worker") / "ready"
-    env = {**os.environ, "DATABASE_URL": _test_database_url(), READY_FILE_ENV: str(ready),
-           "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": _test_database_url(),
+        READY_FILE_ENV: str(ready),
+        "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
+    }
     if not os.environ.get("REDIS_URL"):
         env["SIMCORE_BROKER_DIR"] = str(Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)
-    log = (ARTIFACTS / "celery-worker.log")
+    log = ARTIFACTS / "celery-worker.log"
     ARTIFACTS.mkdir(exist_ok=True)
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--concurrency", "1", "-Q", queue,
-             "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "dashboard",
+                "worker",
+                "--concurrency",
+                "1",
+                "-Q",
+                queue,
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "--loglevel",
+                "INFO",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 60
         while not ready.exists():

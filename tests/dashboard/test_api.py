@@ -54,8 +54,12 @@ def test_a_script_creates_an_experiment_follows_it_and_reads_the_same_results_as
     body = resp.json()
     exp = Experiment.objects.get(pk=body["id"])
     assert body["owner"] == "alice" and body["visibility"] == "private" and body["share_url"] is None
-    assert sorted((r["scheduler"], r["seed"]) for r in body["runs"]) == [("fcfs", 0), ("fcfs", 3), ("greedy", 0),
-                                                                           ("greedy", 3)]
+    assert sorted((r["scheduler"], r["seed"]) for r in body["runs"]) == [
+        ("fcfs", 0),
+        ("fcfs", 3),
+        ("greedy", 0),
+        ("greedy", 3),
+    ]
     assert body["page_url"].endswith(exp.get_absolute_url())
     prog = api.get(f"/api/experiments/{exp.pk}/progress/").json()
     assert prog["status"] == "pending" and {r["status"] for r in prog["runs"]} == {"pending"}
@@ -84,17 +88,20 @@ def test_a_script_creates_an_experiment_follows_it_and_reads_the_same_results_as
     assert listed["count"] == 1 and listed["results"][0]["id"] == exp.pk
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"schedulers": ["nope"]}, "is not a valid choice"),
-    ({"hours": 10_000}, "less than or equal to 8760"),
-    ({"seeds": list(range(51))}, "no more than 50"),
-    ({"load": "lots"}, "A valid number is required"),
-    ({"cluster": {"preset": "google-balanced", "params": {"machines_per_config": 10**9}}}, "at most 100000"),
-    ({"cluster": {"preset": "google-balanced", "params": {"bogus": 1}}}, "has no parameter 'bogus'"),
-    ({"cluster": {"preset": "ncbi-heterogeneous", "params": {"profile": "/etc/passwd"}}}, "names a server file"),
-    ({"cluster": {"upload": 12345}}, "no cluster upload 12345 of yours"),
-    ({"cluster": {}}, "either 'preset'"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"schedulers": ["nope"]}, "is not a valid choice"),
+        ({"hours": 10_000}, "less than or equal to 8760"),
+        ({"seeds": list(range(51))}, "no more than 50"),
+        ({"load": "lots"}, "A valid number is required"),
+        ({"cluster": {"preset": "google-balanced", "params": {"machines_per_config": 10**9}}}, "at most 100000"),
+        ({"cluster": {"preset": "google-balanced", "params": {"bogus": 1}}}, "has no parameter 'bogus'"),
+        ({"cluster": {"preset": "ncbi-heterogeneous", "params": {"profile": "/etc/passwd"}}}, "names a server file"),
+        ({"cluster": {"upload": 12345}}, "no cluster upload 12345 of yours"),
+        ({"cluster": {}}, "either 'preset'"),
+    ],
+)
 def test_bad_scenarios_get_400_naming_the_problem_and_store_nothing(owner, change, message):
     resp = Api(owner).post("/api/experiments/", {"scenario": small_scenario(**change)})
     assert resp.status_code == 400
@@ -129,15 +136,19 @@ def test_teams_and_roles_apply_to_the_api(owner, other, viewer, outsider, team):
     assert resp.status_code == 200 and {r["status"] for r in resp.json()["runs"]} == {"cancelled"}
     teams = alice.get("/api/teams/").json()
     assert [(t["name"], t["role"]) for t in teams] == [("lab", "owner")]
-    assert {m["username"]: m["role"] for m in teams[0]["members"]} == {"alice": "owner", "bob": "member",
-                                                                        "dave": "viewer"}
+    assert {m["username"]: m["role"] for m in teams[0]["members"]} == {
+        "alice": "owner",
+        "bob": "member",
+        "dave": "viewer",
+    }
     assert Api(outsider).get(f"/api/teams/{team.pk}/").status_code == 404
 
 
 def test_uploads_and_forks_through_the_api(owner, other, team):
     alice = Api(owner)
-    resp = alice.c.post("/api/uploads/cluster/", {"name": "mine", "file": SimpleUploadedFile(
-        "c.json", json.dumps(CLUSTER).encode())})
+    resp = alice.c.post(
+        "/api/uploads/cluster/", {"name": "mine", "file": SimpleUploadedFile("c.json", json.dumps(CLUSTER).encode())}
+    )
     assert resp.status_code == 201 and resp.json()["info"]["machines"] == 12
     cid = resp.json()["id"]
     resp = alice.c.post("/api/uploads/trace/", {"file": SimpleUploadedFile("t.csv", TRACE.encode())})
@@ -180,6 +191,10 @@ def test_the_catalog_lists_registries_without_server_file_parameters(owner):
 def test_the_openapi_schema_is_served(client, db):
     schema = client.get("/api/openapi.json").json()
     assert schema["openapi"].startswith("3.")
-    assert {"/api/experiments/", "/api/experiments/{id}/progress/", "/api/uploads/{kind}/",
-            "/api/runs/{id}/download/{kind}"} <= set(schema["paths"])
+    assert {
+        "/api/experiments/",
+        "/api/experiments/{id}/progress/",
+        "/api/uploads/{kind}/",
+        "/api/runs/{id}/download/{kind}",
+    } <= set(schema["paths"])
     assert schema["components"]["securitySchemes"]["tokenAuth"]["scheme"] == "bearer"

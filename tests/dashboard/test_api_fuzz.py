@@ -51,15 +51,15 @@ def auth(db: None, django_user_model: Any, _keep_connection: None) -> dict[str, 
     team = Team.objects.create(name="fuzz-lab")
     Membership.objects.create(team=team, user=user, role=Role.OWNER)
     services.create_upload("cluster", user, "c", "c.json", json.dumps(CLUSTER).encode())
-    exp = services.create_experiment(user, small_scenario(schedulers=["greedy"]), team=team,
-                                     visibility=Visibility.TEAM)
+    exp = services.create_experiment(user, small_scenario(schedulers=["greedy"]), team=team, visibility=Visibility.TEAM)
     assert services.execute_run(exp.runs.get().pk) == Status.FINISHED
     _, secret = ApiToken.issue(user, "fuzz")
     return {"Authorization": f"Bearer {secret}"}
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+)
 def test_no_api_request_gets_a_server_error(case: Any, auth: dict[str, str]) -> None:
     case.call_and_validate(headers=auth, checks=[not_a_server_error])

@@ -14,16 +14,26 @@ from dashboard.models import Experiment, Run, Status
 from tests.dashboard.conftest import ARTIFACTS
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("celery_worker"),
     # Skipped on a developer machine without chromium, never on CI (CI=true): there it must run.
-    pytest.mark.skipif(not Path(CHROMIUM).exists() and not os.environ.get("CI"),
-                       reason="Debian's chromium is not installed (make test installs it)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists() and not os.environ.get("CI"),
+        reason="Debian's chromium is not installed (make test installs it)",
+    ),
 ]
 
 
@@ -81,8 +91,9 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
 
     # Progress updates without reload; when all runs finish the page shows the results.
     page.wait_for_selector("#experiment-status.finished", timeout=90_000)
-    page.wait_for_function("document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data",
-                           timeout=30_000)
+    page.wait_for_function(
+        "document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
+    )
     n_cdf = page.evaluate("document.getElementById('chart-cdf').data.length")
     n_day = page.evaluate("document.getElementById('chart-per-day').data.length")
     names = page.evaluate("document.getElementById('chart-cdf').data.map(t => t.name)")
@@ -115,8 +126,9 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
         anon = visitor.new_page()
         anon.on("request", lambda r: external.append(r.url) if not r.url.startswith(live_server.url) else None)
         anon.goto(link)
-        anon.wait_for_function("document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data",
-                               timeout=30_000)
+        anon.wait_for_function(
+            "document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
+        )
         assert anon.evaluate("document.getElementById('chart-cdf').data.length") == 2
         assert anon.query_selector("#share-panel") is None and anon.query_selector("#cancel-all") is None
         anon.goto(f"{live_server.url}{exp.get_absolute_url()}")  # the id-based page still needs a sign-in

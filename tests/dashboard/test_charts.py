@@ -37,7 +37,11 @@ def test_queue_and_utilisation_use_hours_and_one_trace_per_resource():
 
 
 def test_empty_series_give_empty_traces():
-    empty = {"cdf": {"p": [], "response_s": []}, "per_day": {"day": [], "mean_response_s": [], "jobs": []},
-             "queue": {"t_s": [], "queued": [], "running": []}, "utilization": {"t_s": []}}
+    empty = {
+        "cdf": {"p": [], "response_s": []},
+        "per_day": {"day": [], "mean_response_s": [], "jobs": []},
+        "queue": {"t_s": [], "queued": [], "running": []},
+        "utilization": {"t_s": []},
+    }
     figs = charts.all_charts([("x", empty)])
     assert figs["chart-cdf"]["data"][0]["x"] == [] and figs["chart-util"]["data"] == []

@@ -13,8 +13,14 @@ from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
 GOOD = {
-    "name": "x", "cluster": "preset:google-balanced", "cluster__google-balanced__machines_per_config": "2",
-    "workload": "preset:google-like", "load": "0.9", "hours": "1", "schedulers": ["greedy", "fcfs"], "seeds": "0",
+    "name": "x",
+    "cluster": "preset:google-balanced",
+    "cluster__google-balanced__machines_per_config": "2",
+    "workload": "preset:google-like",
+    "load": "0.9",
+    "hours": "1",
+    "schedulers": ["greedy", "fcfs"],
+    "seeds": "0",
 }
 
 
@@ -58,26 +64,29 @@ def test_parameters_of_presets_not_chosen_are_ignored(owner_client):
     assert resp.status_code == 302
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("load", "", "This field is required"),
-    ("load", "abc", "Enter a number"),
-    ("load", "-1", "greater than or equal to 0.01"),
-    ("load", "inf", "Enter a number"),
-    ("hours", "0", "greater than or equal to 0.01"),
-    ("seeds", "", "This field is required"),
-    ("seeds", "x", "'x' is not a non-negative integer"),
-    ("seeds", "-1", "is not a non-negative integer"),
-    ("seeds", "3-1", "goes backwards"),
-    ("seeds", "1,1", "listed twice"),
-    ("seeds", "0-99", "at most 50 seeds"),
-    ("schedulers", [], "This field is required"),
-    ("schedulers", ["nope"], "Select a valid choice"),
-    ("cluster", "preset:nope", "Select a valid choice"),
-    ("cluster", "upload:999", "Select a valid choice"),
-    ("workload", "", "This field is required"),
-    ("cluster__google-balanced__machines_per_config", "0", "greater than or equal to 1"),
-    ("cluster__google-balanced__machines_per_config", "1.5", "Enter a whole number"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("load", "", "This field is required"),
+        ("load", "abc", "Enter a number"),
+        ("load", "-1", "greater than or equal to 0.01"),
+        ("load", "inf", "Enter a number"),
+        ("hours", "0", "greater than or equal to 0.01"),
+        ("seeds", "", "This field is required"),
+        ("seeds", "x", "'x' is not a non-negative integer"),
+        ("seeds", "-1", "is not a non-negative integer"),
+        ("seeds", "3-1", "goes backwards"),
+        ("seeds", "1,1", "listed twice"),
+        ("seeds", "0-99", "at most 50 seeds"),
+        ("schedulers", [], "This field is required"),
+        ("schedulers", ["nope"], "Select a valid choice"),
+        ("cluster", "preset:nope", "Select a valid choice"),
+        ("cluster", "upload:999", "Select a valid choice"),
+        ("workload", "", "This field is required"),
+        ("cluster__google-balanced__machines_per_config", "0", "greater than or equal to 1"),
+        ("cluster__google-balanced__machines_per_config", "1.5", "Enter a whole number"),
+    ],
+)
 def test_bad_values_get_a_message_next_to_the_field_and_store_nothing(owner_client, field, value, message):
     resp = post(owner_client, **{field: value})
     assert resp.status_code == 400
@@ -97,8 +106,9 @@ def test_too_many_runs_are_refused(owner_client):
 
 
 def test_another_users_upload_cannot_be_chosen(owner_client, other):
-    up = ClusterUpload.objects.create(owner=other, name="theirs", filename="c.json", content_gz=b"", size_bytes=0,
-                                      sha256="", info={})
+    up = ClusterUpload.objects.create(
+        owner=other, name="theirs", filename="c.json", content_gz=b"", size_bytes=0, sha256="", info={}
+    )
     resp = post(owner_client, cluster=f"upload:{up.pk}")
     assert resp.status_code == 400 and 'id="error-cluster"' in resp.content.decode()
     assert Experiment.objects.count() == 0
@@ -117,13 +127,18 @@ def test_seeds_text_is_the_inverse_of_parse_seeds():
 
 def test_a_server_file_parameter_cannot_be_set_from_the_web(owner_client):
     # ncbi presets read a profile table from a path: a web user must not point it at a server file.
-    resp = post(owner_client, cluster="preset:ncbi-heterogeneous", workload="preset:ncbi-blast",
-                **{"cluster__ncbi-heterogeneous__profile": "/etc/passwd",
-                   "workload__ncbi-blast__profile": "/etc/passwd"})
+    resp = post(
+        owner_client,
+        cluster="preset:ncbi-heterogeneous",
+        workload="preset:ncbi-blast",
+        **{"cluster__ncbi-heterogeneous__profile": "/etc/passwd", "workload__ncbi-blast__profile": "/etc/passwd"},
+    )
     assert resp.status_code in (302, 400)
     exp = Experiment.objects.first()
-    assert exp is None or (exp.scenario["cluster"]["params"].get("profile") in ("", None)
-                           and exp.scenario["workload"]["params"].get("profile") in ("", None))
+    assert exp is None or (
+        exp.scenario["cluster"]["params"].get("profile") in ("", None)
+        and exp.scenario["workload"]["params"].get("profile") in ("", None)
+    )
 
 
 def test_unbounded_integer_parameters_have_a_web_ceiling(owner_client):

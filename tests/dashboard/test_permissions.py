@@ -30,8 +30,17 @@ from dashboard.models import (
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
-PUBLIC = {"login", "logout", "api-schema", "invitation", "shared-detail", "shared-progress", "shared-download",
-          "shared-run-download", "shared-fork"}
+PUBLIC = {
+    "login",
+    "logout",
+    "api-schema",
+    "invitation",
+    "shared-detail",
+    "shared-progress",
+    "shared-download",
+    "shared-run-download",
+    "shared-fork",
+}
 
 
 def _names(patterns: list[Any], prefix: str = "") -> set[str]:
@@ -52,18 +61,43 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
     exp = services.create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]), name="alice-secret-exp")
     run = exp.runs.get(scheduler="greedy")
     assert services.execute_run(run.pk) == Status.FINISHED
-    team_exp = services.create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM,
-                                          name="alice-team-exp")
-    up = ClusterUpload.objects.create(owner=owner, name="alice-secret-cluster", filename="c.json",
-                                      content_gz=gzip.compress(b"{}"), size_bytes=2, sha256="", info={})
+    team_exp = services.create_experiment(
+        owner, small_scenario(), team=team, visibility=Visibility.TEAM, name="alice-team-exp"
+    )
+    up = ClusterUpload.objects.create(
+        owner=owner,
+        name="alice-secret-cluster",
+        filename="c.json",
+        content_gz=gzip.compress(b"{}"),
+        size_bytes=2,
+        sha256="",
+        info={},
+    )
     # A trace still being imported (cancel and delete must not reach it).
-    trace = TraceUpload.objects.create(owner=owner, name="alice-secret-trace", filename="t.csv", content_gz=b"",
-                                       size_bytes=2, sha256="", info={}, status=ImportStatus.RUNNING)
+    trace = TraceUpload.objects.create(
+        owner=owner,
+        name="alice-secret-trace",
+        filename="t.csv",
+        content_gz=b"",
+        size_bytes=2,
+        sha256="",
+        info={},
+        status=ImportStatus.RUNNING,
+    )
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
     member = Membership.objects.get(team=team, user=other)
-    return {"exp": exp, "run": run, "team_exp": team_exp, "upload": up, "token": token, "team": team, "inv": inv,
-            "member": member, "trace": trace}
+    return {
+        "exp": exp,
+        "run": run,
+        "team_exp": team_exp,
+        "upload": up,
+        "token": token,
+        "team": team,
+        "inv": inv,
+        "member": member,
+        "trace": trace,
+    }
 
 
 def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -71,29 +105,50 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     exps = [{"pk": w["exp"].pk}, {"pk": w["team_exp"].pk}]
     run = w["run"]
     return {
-        "experiment-list": [{}], "experiment-new": [{}], "compare": [{}], "uploads": [{}], "team-list": [{}],
-        "account": [{}], "token-create": [{}], "password-change": [{}],
-        "experiment-detail": exps, "experiment-progress": exps, "experiment-cancel": exps, "experiment-fork": exps,
-        "experiment-share": exps, "experiment-new-link": exps, "experiment-revoke-link": exps,
+        "experiment-list": [{}],
+        "experiment-new": [{}],
+        "compare": [{}],
+        "uploads": [{}],
+        "team-list": [{}],
+        "account": [{}],
+        "token-create": [{}],
+        "password-change": [{}],
+        "experiment-detail": exps,
+        "experiment-progress": exps,
+        "experiment-cancel": exps,
+        "experiment-fork": exps,
+        "experiment-share": exps,
+        "experiment-new-link": exps,
+        "experiment-revoke-link": exps,
         "experiment-download": [{**e, "kind": k} for e in exps for k in ("summary.json", "jobs.csv", "archive.zip")],
         "run-download": [{"pk": run.experiment_id, "run": run.pk, "kind": k} for k in ("jobs.csv", "series.json")],
         "run-cancel": [{"pk": r.pk} for r in w["exp"].runs.all()],
-        "team-detail": [{"pk": w["team"].pk}], "team-invite": [{"pk": w["team"].pk}],
+        "team-detail": [{"pk": w["team"].pk}],
+        "team-invite": [{"pk": w["team"].pk}],
         "team-invitation-revoke": [{"pk": w["team"].pk, "inv": w["inv"].pk}],
         "team-member-role": [{"pk": w["team"].pk, "member": w["member"].pk}],
         "team-member-remove": [{"pk": w["team"].pk, "member": w["member"].pk}],
         "token-revoke": [{"pk": w["token"].pk}],
-        "api-me": [{}], "api-catalog": [{}], "api-experiment-list": [{}], "api-team-list": [{}],
-        "api-experiment-detail": exps, "api-experiment-cancel": exps, "api-experiment-fork": exps,
-        "api-experiment-share-link": exps, "api-experiment-progress": exps, "api-experiment-summary": exps,
+        "api-me": [{}],
+        "api-catalog": [{}],
+        "api-experiment-list": [{}],
+        "api-team-list": [{}],
+        "api-experiment-detail": exps,
+        "api-experiment-cancel": exps,
+        "api-experiment-fork": exps,
+        "api-experiment-share-link": exps,
+        "api-experiment-progress": exps,
+        "api-experiment-summary": exps,
         "api-experiment-series": exps,
         "api-experiment-download": [{**e, "kind": k} for e in exps for k in ("summary.json", "jobs.parquet")],
-        "api-run-detail": [{"pk": run.pk}], "api-run-cancel": [{"pk": run.pk}],
+        "api-run-detail": [{"pk": run.pk}],
+        "api-run-cancel": [{"pk": run.pk}],
         "api-run-download": [{"pk": run.pk, "kind": "jobs.csv"}],
         "api-upload-list": [{"kind": "cluster"}],
         "api-upload-detail": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
         "api-upload-cancel": [{"pk": w["trace"].pk}],
-        "trace-import-detail": [{"pk": w["trace"].pk}], "trace-import-progress": [{"pk": w["trace"].pk}],
+        "trace-import-detail": [{"pk": w["trace"].pk}],
+        "trace-import-progress": [{"pk": w["trace"].pk}],
         "trace-import-cancel": [{"pk": w["trace"].pk}],
         "upload-delete": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
         "api-team-detail": [{"pk": w["team"].pk}],
@@ -101,22 +156,45 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 #: Pages or API endpoints that list the caller's own things (200 with nothing of alice's in it).
-OWN_LISTS = {"experiment-list", "experiment-new", "compare", "uploads", "team-list", "account", "api-me",
-             "api-catalog", "api-experiment-list", "api-team-list", "api-upload-list", "password-change"}
+OWN_LISTS = {
+    "experiment-list",
+    "experiment-new",
+    "compare",
+    "uploads",
+    "team-list",
+    "account",
+    "api-me",
+    "api-catalog",
+    "api-experiment-list",
+    "api-team-list",
+    "api-upload-list",
+    "password-change",
+}
 #: Creating one's own things is allowed (it must not touch alice's).
-OWN_CREATE = {"experiment-new", "uploads", "team-list", "token-create", "api-experiment-list", "api-upload-list",
-              "password-change"}
+OWN_CREATE = {
+    "experiment-new",
+    "uploads",
+    "team-list",
+    "token-create",
+    "api-experiment-list",
+    "api-upload-list",
+    "password-change",
+}
 
 
 def _snapshot(w: dict[str, Any]) -> Any:
     exps = Experiment.objects.filter(pk__in=[w["exp"].pk, w["team_exp"].pk]).order_by("pk")
-    return (list(exps.values_list("status", "visibility", "share_token", "team_id", "name")),
-            sorted(w["exp"].runs.values_list("status", flat=True)), sorted(w["team_exp"].runs.values_list(
-                "status", flat=True)),
-            list(Membership.objects.filter(team=w["team"]).order_by("pk").values_list("user_id", "role")),
-            ApiToken.objects.filter(pk=w["token"].pk).exists(), w["team"].invitations.count(),
-            Team.objects.count(), ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
-            list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)))
+    return (
+        list(exps.values_list("status", "visibility", "share_token", "team_id", "name")),
+        sorted(w["exp"].runs.values_list("status", flat=True)),
+        sorted(w["team_exp"].runs.values_list("status", flat=True)),
+        list(Membership.objects.filter(team=w["team"]).order_by("pk").values_list("user_id", "role")),
+        ApiToken.objects.filter(pk=w["token"].pk).exists(),
+        w["team"].invitations.count(),
+        Team.objects.count(),
+        ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
+        list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)),
+    )
 
 
 def _call(client: Client, method: str, url: str) -> Any:
@@ -136,8 +214,13 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
     if who == "outsider":
         client.force_login(outsider)
     before = _snapshot(world)
-    secret_bits = ["alice-secret-exp", "alice-team-exp", "alice-secret-cluster", "alice-secret-trace",
-                   world["token"].prefix]
+    secret_bits = [
+        "alice-secret-exp",
+        "alice-team-exp",
+        "alice-secret-cluster",
+        "alice-secret-trace",
+        world["token"].prefix,
+    ]
     for name, kwarg_list in _targets(world).items():
         for kwargs in kwarg_list:
             url = reverse(name, kwargs=kwargs)
@@ -172,9 +255,12 @@ def test_public_urls_with_a_wrong_or_revoked_secret_are_404(client, world):
     exp = world["exp"]
     token = services.new_share_link(exp)
     run = world["run"]
-    urls = [reverse("shared-detail", args=[token]), reverse("shared-progress", args=[token]),
-            reverse("shared-download", args=[token, "archive.zip"]),
-            reverse("shared-run-download", args=[token, run.pk, "jobs.csv"])]
+    urls = [
+        reverse("shared-detail", args=[token]),
+        reverse("shared-progress", args=[token]),
+        reverse("shared-download", args=[token, "archive.zip"]),
+        reverse("shared-run-download", args=[token, run.pk, "jobs.csv"]),
+    ]
     for url in urls:
         assert client.get(url).status_code == 200, url
     # A run of another experiment is not reachable through this link.

@@ -30,8 +30,10 @@ def test_visibility_private_team_and_public_link(client, owner, other, viewer, o
         assert client.get(url).status_code == code, user
     # A public link: anyone reads it, anonymously, without the id-based pages opening up.
     client.force_login(owner)
-    assert client.post(reverse("experiment-share", args=[exp.pk]), {"team": team.pk, "visibility": "public"}
-                       ).status_code == 302
+    assert (
+        client.post(reverse("experiment-share", args=[exp.pk]), {"team": team.pk, "visibility": "public"}).status_code
+        == 302
+    )
     exp.refresh_from_db()
     assert exp.visibility == Visibility.PUBLIC and len(exp.share_token) >= 40
     assert exp.share_token in client.get(url).content.decode()  # the owner sees the link
@@ -108,16 +110,21 @@ def test_an_invitation_link_creates_an_account_once(client, owner, team):
     assert client.get(link).status_code == 200
     resp = client.post(link, {"username": "erin", "password1": "a-long-passphrase-9", "password2": "x"})
     assert resp.status_code == 400 and not User.objects.filter(username="erin").exists()
-    resp = client.post(link, {"username": "erin", "password1": "a-long-passphrase-9",
-                              "password2": "a-long-passphrase-9"})
+    resp = client.post(
+        link, {"username": "erin", "password1": "a-long-passphrase-9", "password2": "a-long-passphrase-9"}
+    )
     assert resp.status_code == 302 and resp["Location"] == team.get_absolute_url()
     erin = User.objects.get(username="erin")
     assert Membership.objects.get(team=team, user=erin).role == Role.VIEWER
     assert client.get(team.get_absolute_url()).status_code == 200  # signed in as erin
     client.logout()
     assert client.get(link).status_code == 404  # used
-    assert client.post(link, {"username": "frank", "password1": "a-long-passphrase-9",
-                              "password2": "a-long-passphrase-9"}).status_code == 404
+    assert (
+        client.post(
+            link, {"username": "frank", "password1": "a-long-passphrase-9", "password2": "a-long-passphrase-9"}
+        ).status_code
+        == 404
+    )
     assert not User.objects.filter(username="frank").exists()
 
 
@@ -162,8 +169,9 @@ def test_creating_a_team_makes_its_owner(client, outsider):
 
 
 def test_fork_copies_the_scenario_and_runs_it_in_the_forkers_space(client, owner, other, team):
-    src = services.create_experiment(owner, small_scenario(seeds=[0, 1, 2, 5], load=0.7), name="src",
-                                     team=team, visibility=Visibility.TEAM)
+    src = services.create_experiment(
+        owner, small_scenario(seeds=[0, 1, 2, 5], load=0.7), name="src", team=team, visibility=Visibility.TEAM
+    )
     client.force_login(other)
     form = client.get(reverse("experiment-fork", args=[src.pk])).context["form"]
     assert form.initial["seeds"] == "0-2,5" and form.initial["load"] == 0.7
@@ -181,9 +189,17 @@ def test_fork_copies_the_scenario_and_runs_it_in_the_forkers_space(client, owner
 def test_forking_an_experiment_with_uploads_reuses_them_only_through_it(client, owner, other, team, outsider):
     up = services.create_upload("cluster", owner, "alices-cluster", "c.json", json.dumps(CLUSTER).encode())
     src = services.create_experiment(
-        owner, small_scenario(cluster={"file": "cluster_c.json", "name": "alices-cluster"},
-                              workload={"preset": "google-like", "params": {}}, hours=0.2, schedulers=["greedy"]),
-        cluster_upload=up, team=team, visibility=Visibility.TEAM)
+        owner,
+        small_scenario(
+            cluster={"file": "cluster_c.json", "name": "alices-cluster"},
+            workload={"preset": "google-like", "params": {}},
+            hours=0.2,
+            schedulers=["greedy"],
+        ),
+        cluster_upload=up,
+        team=team,
+        visibility=Visibility.TEAM,
+    )
     client.force_login(other)
     # Not in bob's uploads, nor offered on his new-experiment form ...
     assert "alices-cluster" not in client.get(reverse("uploads")).content.decode()
@@ -231,4 +247,3 @@ def test_api_tokens_are_created_shown_once_and_revoked_on_the_account_page(clien
     client.force_login(owner)
     client.post(reverse("token-revoke", args=[tok.pk]))
     assert api.get("/api/me/", HTTP_AUTHORIZATION=f"Bearer {secret}").status_code == 401
-

@@ -67,30 +67,60 @@ def _swapped(data: bytes, i: int) -> bytes:
 GZ = gzip.compress(TASKS)
 #: Each bad input, the file it is in, and the precise message it must give.
 BAD: dict[str, tuple[str, str, bytes, str]] = {
-    "truncated gzip": ("google2011", "task_events.csv.gz", GZ[: len(GZ) // 2],
-                       "task_events.csv.gz, line 7: gzip stream ends early after line 6 (truncated download?)"),
-    "wrong column count": ("google2011", "task_events.csv",
-                           _with(TASKS, 2, b",".join(_lines(TASKS)[2].split(b",")[:12])),
-                           "task_events.csv, line 3: expected 13 comma-separated fields, found 12"),
-    "non-numeric field": ("google2011", "task_events.csv", _with(TASKS, 5, b"6l5" + _lines(TASKS)[5][3:]),
-                          "task_events.csv, line 6, column 'time': expected an integer, found '6l5000000'"),
-    "time goes backwards": ("google2011", "task_events.csv", _swapped(TASKS, 8),
-                            "task_events.csv, line 10, column 'time': time stamp 640000000 is earlier than "
-                            "641000000 on an earlier row"),
-    "negative duration": ("swf", "small.swf", _with(SWF, 7, b"2 10 0 -5 -1 -1 -1 16 60 1024 1 2 1 1 1 -1 -1 -1"),
-                          "small.swf, line 8, column 'run time': run time -5 is negative"),
-    "negative duration (csv)": ("csv", "t.csv", b"submit_s,duration_s,cpu,mem\n0,5,0.1,0.1\n1,-3,0.1,0.1\n",
-                                "t.csv, line 3, column 'duration_s': negative value -3.0"),
+    "truncated gzip": (
+        "google2011",
+        "task_events.csv.gz",
+        GZ[: len(GZ) // 2],
+        "task_events.csv.gz, line 7: gzip stream ends early after line 6 (truncated download?)",
+    ),
+    "wrong column count": (
+        "google2011",
+        "task_events.csv",
+        _with(TASKS, 2, b",".join(_lines(TASKS)[2].split(b",")[:12])),
+        "task_events.csv, line 3: expected 13 comma-separated fields, found 12",
+    ),
+    "non-numeric field": (
+        "google2011",
+        "task_events.csv",
+        _with(TASKS, 5, b"6l5" + _lines(TASKS)[5][3:]),
+        "task_events.csv, line 6, column 'time': expected an integer, found '6l5000000'",
+    ),
+    "time goes backwards": (
+        "google2011",
+        "task_events.csv",
+        _swapped(TASKS, 8),
+        "task_events.csv, line 10, column 'time': time stamp 640000000 is earlier than 641000000 on an earlier row",
+    ),
+    "negative duration": (
+        "swf",
+        "small.swf",
+        _with(SWF, 7, b"2 10 0 -5 -1 -1 -1 16 60 1024 1 2 1 1 1 -1 -1 -1"),
+        "small.swf, line 8, column 'run time': run time -5 is negative",
+    ),
+    "negative duration (csv)": (
+        "csv",
+        "t.csv",
+        b"submit_s,duration_s,cpu,mem\n0,5,0.1,0.1\n1,-3,0.1,0.1\n",
+        "t.csv, line 3, column 'duration_s': negative value -3.0",
+    ),
 }
 #: Under on_error=skip: the reason each bad row is counted under.
-SKIP_REASON = {"truncated gzip": "truncated gzip file", "wrong column count": "wrong column count",
-               "non-numeric field": "non-numeric field", "time goes backwards": "time stamp goes backwards",
-               "negative duration": "negative run time"}
+SKIP_REASON = {
+    "truncated gzip": "truncated gzip file",
+    "wrong column count": "wrong column count",
+    "non-numeric field": "non-numeric field",
+    "time goes backwards": "time stamp goes backwards",
+    "negative duration": "negative run time",
+}
 
 
 def _page_upload(client: Client, fmt: str, files: list[tuple[str, bytes]], **fields: Any) -> Any:
-    data: dict[str, Any] = {"kind": "trace", "trace-name": fields.pop("name", "t"), "trace-format": fmt,
-                            "trace-file": [SimpleUploadedFile(n, c) for n, c in files]}
+    data: dict[str, Any] = {
+        "kind": "trace",
+        "trace-name": fields.pop("name", "t"),
+        "trace-format": fmt,
+        "trace-file": [SimpleUploadedFile(n, c) for n, c in files],
+    }
     for k, v in fields.items():
         if k == "job_events":
             v = [SimpleUploadedFile(n, c) for n, c in v]
@@ -167,8 +197,7 @@ def test_the_request_refuses_what_it_can_check_cheaply_and_stores_nothing(owner_
     ]
     for options, files, message in cases:
         with pytest.raises(Exception, match=message):
-            services.create_upload("trace", owner, "x", files=[services.InputFile(*f) for f in files],
-                                   options=options)
+            services.create_upload("trace", owner, "x", files=[services.InputFile(*f) for f in files], options=options)
     # The page puts an option's error next to that option.
     resp = _page_upload(owner_client, "csv", [("t.csv", b"submit_s\n")], start_s="5")
     assert resp.status_code == 400 and 'id="error-trace-start_s"' in resp.content.decode()
@@ -177,8 +206,12 @@ def test_the_request_refuses_what_it_can_check_cheaply_and_stores_nothing(owner_
 
 def test_a_cancelled_import_stops_at_its_next_progress_report_and_stores_nothing(owner_client, monkeypatch):
     # Given an import that is cancelled (as the Cancel button does) while the reader is running
-    assert _page_upload(owner_client, "google2011", [("task_events.csv", TASKS)],
-                        machine_events=("machine_events.csv", MACHINES)).status_code == 302
+    assert (
+        _page_upload(
+            owner_client, "google2011", [("task_events.csv", TASKS)], machine_events=("machine_events.csv", MACHINES)
+        ).status_code
+        == 302
+    )
     up = TraceUpload.objects.get()
     real_write = imports._Reporter.write
     seen: list[str] = []
@@ -210,13 +243,21 @@ def test_progress_is_written_to_the_row_while_reading(owner_client, monkeypatch)
         rows.append(TraceUpload.objects.values("status", "stage", "fraction", "rows_read").get(pk=self.upload_id))
 
     monkeypatch.setattr(imports._Reporter, "write", observe)
-    assert _page_upload(owner_client, "google2011", [("task_events.csv", TASKS)],
-                        job_events=[("job_events.csv", JOBS)], classes="2").status_code == 302
+    assert (
+        _page_upload(
+            owner_client, "google2011", [("task_events.csv", TASKS)], job_events=[("job_events.csv", JOBS)], classes="2"
+        ).status_code
+        == 302
+    )
     up = TraceUpload.objects.get()
     assert imports.execute_import(up.pk) == ImportStatus.READY
     # job events (4 rows) are read before the task events (19 rows); fractions never go back.
-    assert [r["stage"] for r in rows] == ["job_events 1/1", "task_events 1/1", "fitting job classes",
-                                          "storing the trace"]
+    assert [r["stage"] for r in rows] == [
+        "job_events 1/1",
+        "task_events 1/1",
+        "fitting job classes",
+        "storing the trace",
+    ]
     assert [r["rows_read"] for r in rows] == [4, 23, 23, 23] and all(r["status"] == "running" for r in rows)
     fractions = [r["fraction"] for r in rows]
     assert fractions == sorted(fractions) and 0 < fractions[0] < fractions[1] <= 0.99
@@ -228,25 +269,42 @@ def test_progress_is_written_to_the_row_while_reading(owner_client, monkeypatch)
 
 
 def test_kmeans_classes_are_stored_with_the_trace_and_runs_get_them(owner_client, owner):
-    trace = ("# simcore trace v1\n# horizon_s: 7200\nsubmit_s,duration_s,cpu,mem\n" + "".join(
-        f"{i * 30.0},{60 + (i % 5) * 30},{0.05 if i % 2 else 0.4},{0.05 if i % 2 else 0.3}\n" for i in range(200)))
-    assert _page_upload(owner_client, "csv", [("t.csv", trace.encode())], classes="2", class_window_hours="1",
-                        class_seed="3").status_code == 302
+    trace = "# simcore trace v1\n# horizon_s: 7200\nsubmit_s,duration_s,cpu,mem\n" + "".join(
+        f"{i * 30.0},{60 + (i % 5) * 30},{0.05 if i % 2 else 0.4},{0.05 if i % 2 else 0.3}\n" for i in range(200)
+    )
+    assert (
+        _page_upload(
+            owner_client, "csv", [("t.csv", trace.encode())], classes="2", class_window_hours="1", class_seed="3"
+        ).status_code
+        == 302
+    )
     up = TraceUpload.objects.get()
     assert imports.execute_import(up.pk) == ImportStatus.READY
     up.refresh_from_db()
     # The same classes as simcore's import with the same options.
-    direct = importer.classify(importer.ImportResult(read_trace(io.BytesIO(trace.encode())), None,
-                                                     importer.ImportReport("csv")), 2, window_hours=1.0, seed=3)
+    direct = importer.classify(
+        importer.ImportResult(read_trace(io.BytesIO(trace.encode())), None, importer.ImportReport("csv")),
+        2,
+        window_hours=1.0,
+        seed=3,
+    )
     assert up.classes == json.loads(json.dumps(importer.class_table_dict(direct.workload)))
     assert [c["jobs_in_trace"] for c in up.classes["classes"]] == [100, 100]
     assert up.info["classes"] == 2 and up.filename == "t.csv"
     stored = read_trace(io.BytesIO(up.content()))
     np.testing.assert_array_equal(stored.job_class, direct.workload.job_class)
 
-    resp = owner_client.post(reverse("experiment-new"), {
-        "cluster": "preset:google-balanced", "cluster__google-balanced__machines_per_config": "2",
-        "workload": f"upload:{up.pk}", "load": "1", "schedulers": ["lotes"], "seeds": "0"})
+    resp = owner_client.post(
+        reverse("experiment-new"),
+        {
+            "cluster": "preset:google-balanced",
+            "cluster__google-balanced__machines_per_config": "2",
+            "workload": f"upload:{up.pk}",
+            "load": "1",
+            "schedulers": ["lotes"],
+            "seeds": "0",
+        },
+    )
     assert resp.status_code == 302, resp.context["form"].errors
     exp = Experiment.objects.get()
     assert exp.scenario["workload"] == {"file": "trace_t.csv", "name": "t", "classes": "classes_t.json"}
@@ -278,9 +336,12 @@ def test_used_uploads_cannot_be_deleted_unused_ones_can(owner_client, owner):
     up.refresh_from_db()
     cluster = up.cluster_upload
     assert cluster is not None and cluster.info["machines"] == 1
-    exp = services.create_experiment(owner, services.check_scenario({
-        **services.upload_specs(cluster, up), "schedulers": ["greedy"], "seeds": [0]}),
-        cluster_upload=cluster, trace_upload=up)
+    exp = services.create_experiment(
+        owner,
+        services.check_scenario({**services.upload_specs(cluster, up), "schedulers": ["greedy"], "seeds": [0]}),
+        cluster_upload=cluster,
+        trace_upload=up,
+    )
     resp = owner_client.post(reverse("upload-delete", args=["trace", up.pk]), follow=True)
     assert "is used by 1 experiment(s)" in _text(resp) and TraceUpload.objects.filter(pk=up.pk).exists()
     exp.delete()
@@ -308,9 +369,15 @@ def _wait_import(client: Client, pk: int, timeout: float = 120.0) -> tuple[dict[
 @pytest.mark.usefixtures("celery_worker")
 def test_a_google_upload_is_imported_by_the_worker_and_an_experiment_runs_on_it(owner_client, owner):
     # Given the crafted Google part, gzipped, with its job and machine events, and 2 k-means classes
-    resp = _page_upload(owner_client, "google2011", [("task_events.csv.gz", gzip.compress(TASKS))], name="g",
-                        job_events=[("job_events.csv", JOBS)], machine_events=("machine_events.csv", MACHINES),
-                        classes="2")
+    resp = _page_upload(
+        owner_client,
+        "google2011",
+        [("task_events.csv.gz", gzip.compress(TASKS))],
+        name="g",
+        job_events=[("job_events.csv", JOBS)],
+        machine_events=("machine_events.csv", MACHINES),
+        classes="2",
+    )
     assert resp.status_code == 302
     up = TraceUpload.objects.get()
     # When the worker has imported it
@@ -321,24 +388,37 @@ def test_a_google_upload_is_imported_by_the_worker_and_an_experiment_runs_on_it(
     # Then the trace is simcore's import of the same bytes, and the machines became a cluster upload
     f = io.BytesIO(gzip.compress(TASKS))
     f.name = "task_events.csv.gz"
-    expected = importer.classify(importer.import_trace(
-        "google2011", [f], job_events=[io.BytesIO(JOBS)], machine_events=io.BytesIO(MACHINES), name="g"),
-        2, window_hours=24.0, seed=0)
+    expected = importer.classify(
+        importer.import_trace(
+            "google2011", [f], job_events=[io.BytesIO(JOBS)], machine_events=io.BytesIO(MACHINES), name="g"
+        ),
+        2,
+        window_hours=24.0,
+        seed=0,
+    )
     buf = io.BytesIO()
     write_trace(expected.workload, buf)
     assert up.content() == buf.getvalue() and up.sha256 == hashlib.sha256(buf.getvalue()).hexdigest()
-    assert up.info["jobs"] == 5 and up.report["rows_read"] == {"machine_events": 10, "job_events": 4,
-                                                                 "task_events": 19}
-    assert up.report["dropped"] == {"ended before it was scheduled (killed/failed while pending)": 1,
-                                    "still pending at the window's end (never ran)": 1}
+    assert up.info["jobs"] == 5 and up.report["rows_read"] == {"machine_events": 10, "job_events": 4, "task_events": 19}
+    assert up.report["dropped"] == {
+        "ended before it was scheduled (killed/failed while pending)": 1,
+        "still pending at the window's end (never ran)": 1,
+    }
     cluster = up.cluster_upload
     assert cluster.info == {"machines": 4, "configurations": 2, "resources": ["cpu", "mem"], "from_trace": up.pk}
     assert not TraceImportFile.objects.exists()
 
     # An experiment (greedy and LoTES on the trace's classes) runs on it in the worker.
-    resp = owner_client.post(reverse("experiment-new"), {
-        "cluster": f"upload:{cluster.pk}", "workload": f"upload:{up.pk}", "load": "1",
-        "schedulers": ["greedy", "lotes"], "seeds": "0"})
+    resp = owner_client.post(
+        reverse("experiment-new"),
+        {
+            "cluster": f"upload:{cluster.pk}",
+            "workload": f"upload:{up.pk}",
+            "load": "1",
+            "schedulers": ["greedy", "lotes"],
+            "seeds": "0",
+        },
+    )
     assert resp.status_code == 302, resp.context["form"].errors
     exp = wait_for(Experiment.objects.get())
     assert exp.status == Status.FINISHED, list(exp.runs.values_list("scheduler", "error"))
@@ -353,8 +433,9 @@ def test_api_uploads_are_imported_by_the_worker_with_skip_counts(owner):
     _, secret = ApiToken.issue(owner, "t")
     api = Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
     fmt, name, content, _ = BAD["negative duration"]
-    resp = api.post("/api/uploads/trace/", {"file": SimpleUploadedFile(name, content), "format": fmt,
-                                            "on_error": "skip"})
+    resp = api.post(
+        "/api/uploads/trace/", {"file": SimpleUploadedFile(name, content), "format": fmt, "on_error": "skip"}
+    )
     assert resp.status_code == 201 and resp.json()["status"] == "pending", resp.content
     pk = resp.json()["id"]
     deadline = time.monotonic() + 60
@@ -396,8 +477,16 @@ def test_the_shared_swf_and_google_samples_import_through_the_worker(owner_clien
     part = _shared("google-clusterdata-2011-2", "task_events", "part-00000-of-00500.csv.gz")
     jobs = _shared("google-clusterdata-2011-2", "job_events", "part-00000-of-00500.csv.gz")
     assert _page_upload(owner_client, "swf", [(swf.name, swf.read_bytes())], name="nasa").status_code == 302
-    assert _page_upload(owner_client, "google2011", [(part.name, part.read_bytes())], name="google-part-0",
-                        job_events=[(jobs.name, jobs.read_bytes())]).status_code == 302
+    assert (
+        _page_upload(
+            owner_client,
+            "google2011",
+            [(part.name, part.read_bytes())],
+            name="google-part-0",
+            job_events=[(jobs.name, jobs.read_bytes())],
+        ).status_code
+        == 302
+    )
     t0 = time.monotonic()
     for up in TraceUpload.objects.order_by("pk"):
         last, _ = _wait_import(owner_client, up.pk, timeout=300)
@@ -410,7 +499,15 @@ def test_the_shared_swf_and_google_samples_import_through_the_worker(owner_clien
     assert google.report["rows_read"] == {"job_events": 10704, "task_events": 450146}
     took = (google.finished_at - google.started_at).total_seconds()
     (ROOT / "test-artifacts").mkdir(exist_ok=True)
-    (ROOT / "test-artifacts" / "trace-import-timing.json").write_text(json.dumps({
-        "google_part_0_claim_to_ready_s": took, "google_part_0_read_wall_s": google.report["wall_s"],
-        "google_part_0_read_cpu_s": google.report["cpu_s"], "both_uploads_wall_s": wall,
-        "google_jobs": google.info["jobs"]}, indent=2))
+    (ROOT / "test-artifacts" / "trace-import-timing.json").write_text(
+        json.dumps(
+            {
+                "google_part_0_claim_to_ready_s": took,
+                "google_part_0_read_wall_s": google.report["wall_s"],
+                "google_part_0_read_cpu_s": google.report["cpu_s"],
+                "both_uploads_wall_s": wall,
+                "google_jobs": google.info["jobs"],
+            },
+            indent=2,
+        )
+    )

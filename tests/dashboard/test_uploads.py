@@ -14,17 +14,24 @@ from dashboard import imports, services
 from dashboard.models import ClusterUpload, Experiment, ImportStatus, Status, TraceUpload
 from simcore import archive
 
-CLUSTER = {"name": "two-kinds", "resources": ["cpu", "mem"], "configurations": [
-    {"name": "big", "count": 4, "capacity": {"cpu": 1.0, "mem": 1.0}},
-    {"name": "small", "count": 8, "capacity": {"cpu": 0.5, "mem": 0.25}}]}
+CLUSTER = {
+    "name": "two-kinds",
+    "resources": ["cpu", "mem"],
+    "configurations": [
+        {"name": "big", "count": 4, "capacity": {"cpu": 1.0, "mem": 1.0}},
+        {"name": "small", "count": 8, "capacity": {"cpu": 0.5, "mem": 0.25}},
+    ],
+}
 
 TRACE = "# simcore trace v1\n# horizon_s: 600\nsubmit_s,duration_s,cpu,mem\n" + "".join(
-    f"{i * 2.5},{30 + (i % 7) * 10},{0.1 + (i % 3) * 0.1},{0.05 + (i % 4) * 0.05}\n" for i in range(200))
+    f"{i * 2.5},{30 + (i % 7) * 10},{0.1 + (i % 3) * 0.1},{0.05 + (i % 4) * 0.05}\n" for i in range(200)
+)
 
 
 def upload(client, kind, name, content, filename):
-    return client.post(reverse("uploads"), {"kind": kind, f"{kind}-name": name,
-                                            f"{kind}-file": SimpleUploadedFile(filename, content)})
+    return client.post(
+        reverse("uploads"), {"kind": kind, f"{kind}-name": name, f"{kind}-file": SimpleUploadedFile(filename, content)}
+    )
 
 
 def test_a_valid_cluster_and_trace_are_stored_and_run(owner_client, owner):
@@ -40,9 +47,16 @@ def test_a_valid_cluster_and_trace_are_stored_and_run(owner_client, owner):
     assert t.info["jobs"] == 200 and t.content() == gzip.compress(TRACE.encode())
     assert "mine" in owner_client.get(reverse("uploads")).content.decode()
 
-    resp = owner_client.post(reverse("experiment-new"), {
-        "cluster": f"upload:{c.pk}", "workload": f"upload:{t.pk}", "load": "1", "schedulers": ["greedy"],
-        "seeds": "0"})
+    resp = owner_client.post(
+        reverse("experiment-new"),
+        {
+            "cluster": f"upload:{c.pk}",
+            "workload": f"upload:{t.pk}",
+            "load": "1",
+            "schedulers": ["greedy"],
+            "seeds": "0",
+        },
+    )
     assert resp.status_code == 302
     exp = Experiment.objects.get()
     assert exp.scenario["cluster"] == {"file": "cluster_c.json", "name": "mine"}
@@ -62,8 +76,15 @@ def test_a_valid_cluster_and_trace_are_stored_and_run(owner_client, owner):
 
 
 def test_uploads_are_private(owner_client, other):
-    ClusterUpload.objects.create(owner=other, name="secret-cluster", filename="c.json", content_gz=gzip.compress(b"{}"),
-                                 size_bytes=2, sha256="", info={})
+    ClusterUpload.objects.create(
+        owner=other,
+        name="secret-cluster",
+        filename="c.json",
+        content_gz=gzip.compress(b"{}"),
+        size_bytes=2,
+        sha256="",
+        info={},
+    )
     assert "secret-cluster" not in owner_client.get(reverse("uploads")).content.decode()
     assert "secret-cluster" not in owner_client.get(reverse("experiment-new")).content.decode()
 
@@ -75,10 +96,13 @@ def ExperimentFormChoices(client, trace):  # noqa: N802 - reads like the questio
     return f'value="upload:{trace.pk}"' in workload_select
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    (b"submit_s,duration_s,cpu,mem\n1,10,0.1,0.1\n2,ten,0.1,0.1\n", "t.csv, line 3, column 'duration_s'"),
-    (b"submit_s,cpu\n1,0.1\n", "duration_s"),
-])
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"submit_s,duration_s,cpu,mem\n1,10,0.1,0.1\n2,ten,0.1,0.1\n", "t.csv, line 3, column 'duration_s'"),
+        (b"submit_s,cpu\n1,0.1\n", "duration_s"),
+    ],
+)
 def test_a_bad_csv_trace_fails_its_import_with_the_line_and_stores_nothing(owner_client, content, message):
     assert upload(owner_client, "trace", "bad", content, "t.csv").status_code == 302
     t = TraceUpload.objects.get()
@@ -90,18 +114,28 @@ def test_a_bad_csv_trace_fails_its_import_with_the_line_and_stores_nothing(owner
     assert message in page
 
 
-@pytest.mark.parametrize(("kind", "content", "filename", "message"), [
-    ("cluster", b'{"name": "x", "resources": ["cpu"],\n "configurations": [}', "c.json", "line 2"),
-    ("cluster", json.dumps({**CLUSTER, "configurations": [
-        {"name": "a", "count": -1, "capacity": {"cpu": 1, "mem": 1}}]}).encode(), "c.json", "count"),
-    ("cluster", b"\x00\x01binary", "c.json", "c.json"),
-    ("trace", b"submit_s,duration_s\x00,cpu,mem\n", "t.csv", "binary, not text"),
-    ("trace", b"submit_s,duration_s\n1,2\n", "t.csv.gz", "not gzip-compressed"),
-    ("trace", b"", "t.csv", "The submitted file is empty"),
-    ("cluster", b"", "c.json", "The submitted file is empty"),
-])
-def test_bad_files_get_a_message_next_to_the_file_field_and_store_nothing(owner_client, kind, content, filename,
-                                                                           message):
+@pytest.mark.parametrize(
+    ("kind", "content", "filename", "message"),
+    [
+        ("cluster", b'{"name": "x", "resources": ["cpu"],\n "configurations": [}', "c.json", "line 2"),
+        (
+            "cluster",
+            json.dumps(
+                {**CLUSTER, "configurations": [{"name": "a", "count": -1, "capacity": {"cpu": 1, "mem": 1}}]}
+            ).encode(),
+            "c.json",
+            "count",
+        ),
+        ("cluster", b"\x00\x01binary", "c.json", "c.json"),
+        ("trace", b"submit_s,duration_s\x00,cpu,mem\n", "t.csv", "binary, not text"),
+        ("trace", b"submit_s,duration_s\n1,2\n", "t.csv.gz", "not gzip-compressed"),
+        ("trace", b"", "t.csv", "The submitted file is empty"),
+        ("cluster", b"", "c.json", "The submitted file is empty"),
+    ],
+)
+def test_bad_files_get_a_message_next_to_the_file_field_and_store_nothing(
+    owner_client, kind, content, filename, message
+):
     resp = upload(owner_client, kind, "bad", content, filename)
     assert resp.status_code == 400
     html = resp.content.decode().replace("&#x27;", "'").replace("&quot;", '"')

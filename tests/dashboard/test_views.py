@@ -69,9 +69,14 @@ def test_a_teammate_reads_but_only_the_owner_cancels_and_an_outsider_gets_404(cl
 
 def test_anonymous_users_are_sent_to_the_login_page(client, owner):
     exp = services.create_experiment(owner, small_scenario())
-    for url in (exp.get_absolute_url(), reverse("experiment-list"), reverse("compare"), reverse("uploads"),
-                reverse("experiment-progress", args=[exp.pk]),
-                reverse("experiment-download", args=[exp.pk, "summary.json"])):
+    for url in (
+        exp.get_absolute_url(),
+        reverse("experiment-list"),
+        reverse("compare"),
+        reverse("uploads"),
+        reverse("experiment-progress", args=[exp.pk]),
+        reverse("experiment-download", args=[exp.pk, "summary.json"]),
+    ):
         resp = client.get(url)
         assert resp.status_code == 302 and "/accounts/login/" in resp["Location"], url
 
@@ -86,8 +91,9 @@ def test_unknown_objects_and_downloads_are_404(owner_client, owner):
 def test_the_list_filters_and_paginates(owner_client, owner, other, team):
     for i in range(27):
         services.create_experiment(owner, small_scenario(schedulers=["greedy"] if i % 2 else ["fcfs"]))
-    services.create_experiment(other, small_scenario(workload={"preset": "lotes-phi", "params": {}}), team=team,
-                               visibility="team")
+    services.create_experiment(
+        other, small_scenario(workload={"preset": "lotes-phi", "params": {}}), team=team, visibility="team"
+    )
     services.create_experiment(other, small_scenario())  # bob's private one: not listed for alice
     url = reverse("experiment-list")
     first = owner_client.get(url)
@@ -164,4 +170,6 @@ def test_progress_json_reports_each_run(owner_client, owner):
     data = owner_client.get(reverse("experiment-progress", args=[exp.pk])).json()
     assert data["status"] == "pending"
     assert [(r["scheduler"], r["status"], r["fraction"]) for r in data["runs"]] == [
-        ("greedy", "pending", 0.0), ("fcfs", "pending", 0.0)]
+        ("greedy", "pending", 0.0),
+        ("fcfs", "pending", 0.0),
+    ]

@@ -22,9 +22,14 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 def _form_data(**over: object) -> dict[str, object]:
     data = {
-        "name": "integration", "cluster": "preset:google-balanced",
-        "cluster__google-balanced__machines_per_config": "2", "workload": "preset:google-like",
-        "load": "0.9", "hours": "1", "schedulers": ["greedy", "fcfs"], "seeds": "0",
+        "name": "integration",
+        "cluster": "preset:google-balanced",
+        "cluster__google-balanced__machines_per_config": "2",
+        "workload": "preset:google-like",
+        "load": "0.9",
+        "hours": "1",
+        "schedulers": ["greedy", "fcfs"],
+        "seeds": "0",
     }
     data.update(over)
     return data
@@ -87,14 +92,22 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
     by = {r["scheduler"]: r for r in sj["runs"]}
     assert by["greedy"]["summary"]["p99_response_s"] == stored["p99_response_s"]
     assert sj["scenario"]["seeds"] == [0]
-    sc = list(csv.DictReader(io.StringIO(owner_client.get(
-        reverse("run-download", args=[exp.pk, run.pk, "summary.csv"])).content.decode())))
+    sc = list(
+        csv.DictReader(
+            io.StringIO(
+                owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "summary.csv"])).content.decode()
+            )
+        )
+    )
     assert float(sc[0]["p90_response_s"]) == stored["p90_response_s"]
     assert sc[0]["utilization.cpu"] == repr(stored["utilization"]["cpu"])
     series = owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "series.json"])).json()["runs"][0]["series"]
     assert series["cdf"]["response_s"] == run.result.series["cdf"]["response_s"]
-    scsv = list(csv.DictReader(io.StringIO(owner_client.get(
-        reverse("run-download", args=[exp.pk, run.pk, "series.csv"])).content.decode())))
+    scsv = list(
+        csv.DictReader(
+            io.StringIO(owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "series.csv"])).content.decode())
+        )
+    )
     queue = [float(r["y"]) for r in scsv if r["series"] == "queue" and r["y_name"] == "queued"]
     assert queue == run.result.series["queue"]["queued"]
 
@@ -124,9 +137,14 @@ def test_a_failing_run_shows_its_message_and_leaves_the_others(owner, owner_clie
     # A scenario naming a trace file that is not there: the run fails inside the worker.
     exp = services.create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]))
     wait_for(exp)
-    bad = services.create_experiment(owner, small_scenario(
-        cluster={"preset": "google-balanced", "params": {"machines_per_config": 2}},
-        workload={"file": "missing.csv"}, schedulers=["greedy"]))
+    bad = services.create_experiment(
+        owner,
+        small_scenario(
+            cluster={"preset": "google-balanced", "params": {"machines_per_config": 2}},
+            workload={"file": "missing.csv"},
+            schedulers=["greedy"],
+        ),
+    )
     bad = wait_for(bad)
     run = bad.runs.get()
     assert run.status == Status.FAILED and "missing.csv" in run.error
@@ -137,9 +155,14 @@ def test_a_failing_run_shows_its_message_and_leaves_the_others(owner, owner_clie
 
 
 def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
-    exp = services.create_experiment(owner, small_scenario(
-        cluster={"preset": "google-balanced", "params": {"machines_per_config": 20}}, hours=24.0,
-        schedulers=["greedy"]))
+    exp = services.create_experiment(
+        owner,
+        small_scenario(
+            cluster={"preset": "google-balanced", "params": {"machines_per_config": 20}},
+            hours=24.0,
+            schedulers=["greedy"],
+        ),
+    )
     run = exp.runs.get()
     import time
 
@@ -157,8 +180,7 @@ def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
     assert not RunResult.objects.filter(run=run).exists()
 
 
-def test_the_readme_api_example_drives_an_experiment_to_its_results(live_server, owner, tmp_path, monkeypatch,
-                                                                    capsys):
+def test_the_readme_api_example_drives_an_experiment_to_its_results(live_server, owner, tmp_path, monkeypatch, capsys):
     """The README's Python example, run as written against a live server and the real worker."""
     import re
     from pathlib import Path

@@ -61,8 +61,9 @@ def _experiment(owner: User, scenario: dict[str, Any]) -> Experiment:
     """An experiment and its pending runs, stored without enqueuing tasks (the tests choose who runs what)."""
     sc = archive.validate_scenario(scenario)
     names = archive.labels_of(sc)
-    exp = Experiment.objects.create(owner=owner, scenario=sc, cluster_label=names["cluster"],
-                                    workload_label=names["workload"])
+    exp = Experiment.objects.create(
+        owner=owner, scenario=sc, cluster_label=names["cluster"], workload_label=names["workload"]
+    )
     for seed in sc["seeds"]:
         for s in sc["schedulers"]:
             Run.objects.create(experiment=exp, scheduler=s, seed=seed)
@@ -72,10 +73,20 @@ def _experiment(owner: User, scenario: dict[str, Any]) -> Experiment:
 def _trace_import(owner: User, filename: str, content_gz: bytes, fmt: str, **options: Any) -> TraceUpload:
     """A pending trace import with its raw file, stored without enqueuing its task."""
     opts = imports.check_import_options({"format": fmt, **options})
-    up = TraceUpload.objects.create(owner=owner, name=filename, filename=filename, content_gz=b"", size_bytes=0,
-                                    sha256="", format=fmt, options=opts, bytes_total=len(content_gz))
-    TraceImportFile.objects.create(upload=up, role=ImportRole.TRACE, filename=filename,
-                                   size_bytes=len(content_gz), content_gz=content_gz)
+    up = TraceUpload.objects.create(
+        owner=owner,
+        name=filename,
+        filename=filename,
+        content_gz=b"",
+        size_bytes=0,
+        sha256="",
+        format=fmt,
+        options=opts,
+        bytes_total=len(content_gz),
+    )
+    TraceImportFile.objects.create(
+        upload=up, role=ImportRole.TRACE, filename=filename, size_bytes=len(content_gz), content_gz=content_gz
+    )
     return up
 
 
@@ -94,15 +105,18 @@ def _api(owner: User) -> Client:
 
 def test_the_message_names_when_the_worker_was_last_heard_of():
     assert lost_message(T0 - timedelta(minutes=2, seconds=5), T0, RERUN_RUN) == (
-        f"{LOST} (lost at 13:57 UTC); re-run it: fork the experiment")
+        f"{LOST} (lost at 13:57 UTC); re-run it: fork the experiment"
+    )
     # Read on another day, the date is part of it.
     assert lost_message(datetime(2031, 3, 3, 23, 59, 30, tzinfo=UTC), T0, RERUN_IMPORT) == (
-        f"{LOST} (lost at 2031-03-03 23:59 UTC); re-run it: upload the files again")
+        f"{LOST} (lost at 2031-03-03 23:59 UTC); re-run it: upload the files again"
+    )
 
 
 @pytest.mark.django_db
-def test_only_running_runs_with_a_heartbeat_older_than_the_timeout_fail(owner, settings,
-                                                                        django_capture_on_commit_callbacks):
+def test_only_running_runs_with_a_heartbeat_older_than_the_timeout_fail(
+    owner, settings, django_capture_on_commit_callbacks
+):
     settings.SIMCORE_WORKER_TIMEOUT_S = 60
     exp = _experiment(owner, small_scenario(schedulers=["greedy", "fcfs"], seeds=[0, 1]))
     stale, boundary, pending, finished = exp.runs.order_by("seed", "scheduler")
@@ -118,8 +132,11 @@ def test_only_running_runs_with_a_heartbeat_older_than_the_timeout_fail(owner, s
     assert stale.error == f"{LOST} (lost at 13:58 UTC); re-run it: fork the experiment"
     # Exactly at the timeout is not yet lost; pending and finished runs are never touched.
     assert dict(exp.runs.values_list("pk", "status")) == {
-        stale.pk: Status.FAILED, boundary.pk: Status.RUNNING, pending.pk: Status.PENDING,
-        finished.pk: Status.FINISHED}
+        stale.pk: Status.FAILED,
+        boundary.pk: Status.RUNNING,
+        pending.pk: Status.PENDING,
+        finished.pk: Status.FINISHED,
+    }
     exp.refresh_from_db()
     assert exp.status == Status.RUNNING
 
@@ -151,8 +168,9 @@ def test_a_late_worker_cannot_bring_a_lost_run_back(owner, settings, django_capt
     assert run.status == Status.RUNNING  # the worker's own copy
     assert Run.objects.filter(pk=run.pk, status=Status.RUNNING).update(heartbeat_at=timezone.now()) == 0
     with pytest.raises(Cancelled):
-        services._Reporter(run)(Progress(now=50.0, horizon=100.0, arrived=20, started=15, completed=10, jobs=40,
-                                         wall_s=1.0))
+        services._Reporter(run)(
+            Progress(now=50.0, horizon=100.0, arrived=20, started=15, completed=10, jobs=40, wall_s=1.0)
+        )
     assert not services.store_outcome(run, outcome)
     assert services._fail(run, "some error") == Status.FAILED
     run = Run.objects.get(pk=run.pk)
@@ -172,8 +190,9 @@ def test_a_lost_import_fails_drops_its_files_and_a_late_worker_stores_nothing(ow
     # A worker claimed it and converted the trace ...
     _set(up, status=ImportStatus.RUNNING, heartbeat_at=T0 - timedelta(seconds=30))
     files = [services.InputFile(f.role, f.filename, bytes(f.content_gz)) for f in up.inputs.all()]
-    conv = imports.convert("csv", files, up.options, name=up.name,
-                           progress=imports._Reporter(up.pk, list(up.inputs.all())))
+    conv = imports.convert(
+        "csv", files, up.options, name=up.name, progress=imports._Reporter(up.pk, list(up.inputs.all()))
+    )
     assert conv.info["jobs"] == 2
     # ... but was not heard of for longer than the timeout: lost, raw files dropped, the fresh one untouched.
     _set(up, heartbeat_at=T0 - timedelta(seconds=61))
@@ -230,19 +249,46 @@ class Worker:
     def __init__(self, name: str, queue: str, tmp: Path) -> None:
         self.ready = tmp / f"{name}.ready"
         self.log = ARTIFACTS / f"celery-worker-lost-{name}.log"
-        env = {**os.environ, "DATABASE_URL": _test_database_url(), READY_FILE_ENV: str(self.ready),
-               "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings", "SIMCORE_WORKER_TIMEOUT_S": str(TIMEOUT_S)}
+        env = {
+            **os.environ,
+            "DATABASE_URL": _test_database_url(),
+            READY_FILE_ENV: str(self.ready),
+            "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
+            "SIMCORE_WORKER_TIMEOUT_S": str(TIMEOUT_S),
+        }
         if not os.environ.get("REDIS_URL"):
             env["SIMCORE_BROKER_DIR"] = str(
-                Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)
+                Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent
+            )
         ARTIFACTS.mkdir(exist_ok=True)
         with open(self.log, "w") as out:
             # Prefork with two processes, as deployed: a run and an import at once.
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "--concurrency", "2", "-Q", queue,
-                 "-n", f"{name}-{uuid.uuid4().hex[:6]}@%h", "--without-gossip", "--without-mingle",
-                 "--without-heartbeat", "--loglevel", "INFO"],
-                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "dashboard",
+                    "worker",
+                    "--concurrency",
+                    "2",
+                    "-Q",
+                    queue,
+                    "-n",
+                    f"{name}-{uuid.uuid4().hex[:6]}@%h",
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--without-heartbeat",
+                    "--loglevel",
+                    "INFO",
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
     def wait_ready(self) -> None:
         """Until it consumes tasks and has applied the lost-work rule at start-up (its log says so)."""
@@ -287,15 +333,21 @@ def _not_heard_of_for(rows: list[Run | TraceUpload], seconds: float) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(owner, owner_client, settings,
-                                                                                tmp_path):
+def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
+    owner, owner_client, settings, tmp_path
+):
     settings.SIMCORE_WORKER_TIMEOUT_S = TIMEOUT_S
     queue = f"simcore-test-lost-{uuid.uuid4().hex[:8]}"
     # ~1.5 million jobs: about 20 s of simulation; the import reads 2 million SWF rows and fits 20 classes (15 s).
     # Both are killed a few seconds after they start.
-    exp = _experiment(owner, small_scenario(cluster={"preset": "google-balanced",
-                                                     "params": {"machines_per_config": 20}},
-                                            hours=24.0, schedulers=["greedy"]))
+    exp = _experiment(
+        owner,
+        small_scenario(
+            cluster={"preset": "google-balanced", "params": {"machines_per_config": 20}},
+            hours=24.0,
+            schedulers=["greedy"],
+        ),
+    )
     run = exp.runs.get()
     up = _trace_import(owner, "big.swf.gz", _big_swf(2_000_000), "swf", classes=20)
     api = _api(owner)
@@ -306,15 +358,21 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
         # Given worker a running the run and the import
         tasks.run_simulation.apply_async((run.pk,), queue=queue)
         tasks.import_trace.apply_async((up.pk,), queue=queue)
-        _wait_until("claimed", lambda: Run.objects.get(pk=run.pk).status == Status.RUNNING
-                    and TraceUpload.objects.get(pk=up.pk).status == ImportStatus.RUNNING)
+        _wait_until(
+            "claimed",
+            lambda: (
+                Run.objects.get(pk=run.pk).status == Status.RUNNING
+                and TraceUpload.objects.get(pk=up.pk).status == ImportStatus.RUNNING
+            ),
+        )
         run.refresh_from_db()
         up.refresh_from_db()
         assert run.worker.startswith("a-") and up.worker.startswith("a-")
         # and an import a worker left running an hour ago, before it died
         dead = _trace_import(owner, "old.csv.gz", gzip.compress(CSV), "csv")
-        _set(dead, status=ImportStatus.RUNNING, worker="gone@elsewhere",
-             heartbeat_at=timezone.now() - timedelta(hours=1))
+        _set(
+            dead, status=ImportStatus.RUNNING, worker="gone@elsewhere", heartbeat_at=timezone.now() - timedelta(hours=1)
+        )
 
         # When worker b starts, it fails the dead worker's import and leaves live worker a's work alone.
         workers.append(Worker("b", f"{queue}-b", tmp_path))
@@ -327,8 +385,10 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
 
         # Live work stays running through reads of pages and the API, longer than the timeout after its claim:
         # the heartbeat keeps coming.
-        _wait_until("past the timeout", lambda: timezone.now() > max(run.started_at, up.started_at)
-                    + timedelta(seconds=TIMEOUT_S + 0.5))
+        _wait_until(
+            "past the timeout",
+            lambda: timezone.now() > max(run.started_at, up.started_at) + timedelta(seconds=TIMEOUT_S + 0.5),
+        )
         assert api.get(f"/api/experiments/{exp.pk}/progress/").json()["runs"][0]["status"] == "running"
         assert api.get(f"/api/uploads/trace/{up.pk}/").json()["status"] == "running"
         run_beat = Run.objects.get(pk=run.pk).heartbeat_at
@@ -361,8 +421,9 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
         body = api.get(f"/api/uploads/trace/{up.pk}/").json()
         up.refresh_from_db()
         assert body["status"] == "failed" and body["trace_import"]["error"] == up.error
-        assert up.error == (f"{LOST} (lost at {timezone.localtime(up.heartbeat_at):%H:%M} UTC); "
-                            "re-run it: upload the files again")
+        assert up.error == (
+            f"{LOST} (lost at {timezone.localtime(up.heartbeat_at):%H:%M} UTC); re-run it: upload the files again"
+        )
         assert not TraceImportFile.objects.filter(upload=up).exists() and services.usable_traces(owner).count() == 0
     finally:
         for w in workers:

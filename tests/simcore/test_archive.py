@@ -16,7 +16,11 @@ from simcore.errors import InputError, ParameterError, UnknownNameError
 SCENARIO = {
     "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
     "workload": {"preset": "google-like", "params": {}},
-    "load": 0.9, "hours": 0.5, "drain": False, "schedulers": ["greedy", "fcfs"], "seeds": [1],
+    "load": 0.9,
+    "hours": 0.5,
+    "drain": False,
+    "schedulers": ["greedy", "fcfs"],
+    "seeds": [1],
 }
 
 
@@ -26,22 +30,28 @@ def test_validate_fills_defaults_and_keeps_the_choices():
     assert s["cluster"]["params"] == {"machines_per_config": 2} and s["drain"] is False
 
 
-@pytest.mark.parametrize(("change", "error", "match"), [
-    ({"cluster": {"preset": "nope"}}, UnknownNameError, "valid clusters: .*google-2011"),
-    ({"cluster": {"preset": "google-balanced", "file": "x.json"}}, ParameterError, "either 'preset' or 'file'"),
-    ({"cluster": {"preset": "google-balanced", "params": {"machines_per_config": 0}}}, ParameterError,
-     "'machines_per_config' must be at least 1"),
-    ({"workload": {"file": "../etc/passwd"}}, ParameterError, "plain file name"),
-    ({"load": "x"}, ParameterError, "load must be a number"),
-    ({"load": 0}, ParameterError, "load must be a positive"),
-    ({"hours": float("inf")}, ParameterError, "hours must be finite"),
-    ({"schedulers": []}, ParameterError, "non-empty list of schedulers"),
-    ({"schedulers": ["greedy", "nope"]}, UnknownNameError, "valid schedulers"),
-    ({"schedulers": ["greedy", "greedy"]}, ParameterError, "twice"),
-    ({"seeds": [-1]}, ParameterError, "non-negative integers"),
-    ({"seeds": [True]}, ParameterError, "non-negative integers"),
-    ({"scheduler_params": {"fcfs": {"speed": 2}}}, ParameterError, "no parameter 'speed'"),
-])
+@pytest.mark.parametrize(
+    ("change", "error", "match"),
+    [
+        ({"cluster": {"preset": "nope"}}, UnknownNameError, "valid clusters: .*google-2011"),
+        ({"cluster": {"preset": "google-balanced", "file": "x.json"}}, ParameterError, "either 'preset' or 'file'"),
+        (
+            {"cluster": {"preset": "google-balanced", "params": {"machines_per_config": 0}}},
+            ParameterError,
+            "'machines_per_config' must be at least 1",
+        ),
+        ({"workload": {"file": "../etc/passwd"}}, ParameterError, "plain file name"),
+        ({"load": "x"}, ParameterError, "load must be a number"),
+        ({"load": 0}, ParameterError, "load must be a positive"),
+        ({"hours": float("inf")}, ParameterError, "hours must be finite"),
+        ({"schedulers": []}, ParameterError, "non-empty list of schedulers"),
+        ({"schedulers": ["greedy", "nope"]}, UnknownNameError, "valid schedulers"),
+        ({"schedulers": ["greedy", "greedy"]}, ParameterError, "twice"),
+        ({"seeds": [-1]}, ParameterError, "non-negative integers"),
+        ({"seeds": [True]}, ParameterError, "non-negative integers"),
+        ({"scheduler_params": {"fcfs": {"speed": 2}}}, ParameterError, "no parameter 'speed'"),
+    ],
+)
 def test_bad_scenarios_name_what_is_wrong(change, error, match):
     with pytest.raises(error, match=match):
         archive.validate_scenario({**SCENARIO, **change})
@@ -64,8 +74,17 @@ def test_an_archive_reads_back_and_reruns_to_the_same_numbers(tmp_path, capsys):
     runs = []
     for s in sc["schedulers"]:
         o = archive.run_scenario(sc, s, 1)
-        runs.append(archive.ArchivedRun(s, 1, summary=o.summary, series=o.series, per_class=o.per_class,
-                                        offline=o.offline, jobs=archive.pack_jobs(o.jobs_columns())))
+        runs.append(
+            archive.ArchivedRun(
+                s,
+                1,
+                summary=o.summary,
+                series=o.series,
+                per_class=o.per_class,
+                offline=o.offline,
+                jobs=archive.pack_jobs(o.jobs_columns()),
+            )
+        )
     path = tmp_path / "e.zip"
     archive.write_archive(path, sc, {}, runs, name="t")
     back = archive.read_archive(path)
@@ -88,11 +107,22 @@ def test_rerun_reports_a_mismatch_with_exit_status_1(tmp_path, capsys):
 
 
 def test_rerun_reads_uploaded_files_from_the_archive(tmp_path, capsys):
-    cluster = {"name": "c", "resources": ["cpu", "mem"], "configurations": [
-        {"name": "a", "count": 3, "capacity": {"cpu": 1.0, "mem": 1.0}}]}
+    cluster = {
+        "name": "c",
+        "resources": ["cpu", "mem"],
+        "configurations": [{"name": "a", "count": 3, "capacity": {"cpu": 1.0, "mem": 1.0}}],
+    }
     trace = "submit_s,duration_s,cpu,mem\n0,10,0.5,0.5\n1,10,0.5,0.5\n2,10,0.5,0.5\n"
-    sc = archive.validate_scenario({**SCENARIO, "cluster": {"file": "c.json"}, "workload": {"file": "t.csv"},
-                                    "hours": None, "schedulers": ["greedy"], "seeds": [0]})
+    sc = archive.validate_scenario(
+        {
+            **SCENARIO,
+            "cluster": {"file": "c.json"},
+            "workload": {"file": "t.csv"},
+            "hours": None,
+            "schedulers": ["greedy"],
+            "seeds": [0],
+        }
+    )
     path = tmp_path / "e.zip"
     archive.write_archive(path, sc, {"c.json": json.dumps(cluster).encode(), "t.csv": trace.encode()}, [])
     assert main(["rerun", str(path)]) == 0
@@ -101,12 +131,15 @@ def test_rerun_reads_uploaded_files_from_the_archive(tmp_path, capsys):
     assert line["mean_response_s"] == 0.0  # three half-size jobs fit on three machines at once
 
 
-@pytest.mark.parametrize(("content", "match"), [
-    (b"not a zip", "not a simcore experiment archive"),
-    (None, "no scenario.json"),
-    ({"format": "other"}, "is not a simcore-experiment file"),
-    ({"format": "simcore-experiment", "format_version": 99}, "version 99 is not supported"),
-])
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (b"not a zip", "not a simcore experiment archive"),
+        (None, "no scenario.json"),
+        ({"format": "other"}, "is not a simcore-experiment file"),
+        ({"format": "simcore-experiment", "format_version": 99}, "version 99 is not supported"),
+    ],
+)
 def test_bad_archives_are_refused_with_a_reason(tmp_path, content, match):
     path = tmp_path / "bad.zip"
     if isinstance(content, bytes):

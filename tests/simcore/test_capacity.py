@@ -64,8 +64,7 @@ def test_it_uses_comparative_advantage_when_rates_depend_on_the_machine() -> Non
     # share s of A; class 1 gets the rest of A: 2 (1 - s) = 1 + s = lambda/2
     # gives s = 1/3 and lambda* = 8/3.
     cluster = Cluster("ab", ("cpu",), ("A", "B"), np.array([1, 1]), np.array([[1.0], [1.0]]))
-    classes = ClassTable(("1", "2"), np.array([[1.0], [1.0]]), np.array([[2.0, 1.0], [1.0, 1.0]]),
-                         np.array([0.5, 0.5]))
+    classes = ClassTable(("1", "2"), np.array([[1.0], [1.0]]), np.array([[2.0, 1.0], [1.0, 1.0]]), np.array([0.5, 0.5]))
     alloc = allocation_lp(cluster, classes)
     assert alloc.lambda_star == pytest.approx(8.0 / 3.0, rel=1e-9)
     assert alloc.throughput == pytest.approx(np.array([[4.0 / 3.0, 1.0 / 3.0], [0.0, 1.0]]), abs=1e-9)
@@ -93,8 +92,9 @@ def test_it_rejects_classes_with_no_request() -> None:
     rate=st.lists(st.floats(0.01, 5.0), min_size=4, max_size=4),
     alpha=st.lists(st.floats(0.05, 1.0), min_size=4, max_size=4),
 )
-def test_one_configuration_matches_the_closed_form(count: int, cap: list[float], req: list[list[float]],
-                                                   rate: list[float], alpha: list[float]) -> None:
+def test_one_configuration_matches_the_closed_form(
+    count: int, cap: list[float], req: list[list[float]], rate: list[float], alpha: list[float]
+) -> None:
     # With one configuration every class shares it; the binding resource l gives
     # lambda* = 1 / max_l sum_k alpha_k r_kl / (c_l n mu_k).
     K = len(req)
@@ -103,9 +103,7 @@ def test_one_configuration_matches_the_closed_form(count: int, cap: list[float],
     a = np.array(alpha[:K]) / sum(alpha[:K])
     cluster = one_config(count, cap, ("cpu", "mem"))
     classes = ClassTable(tuple(map(str, range(K))), r, mu[:, None], a)
-    expected = 1.0 / max(
-        float((a * r[:, l] / (cap[l] * count * mu)).sum()) for l in range(2)
-    )
+    expected = 1.0 / max(float((a * r[:, l] / (cap[l] * count * mu)).sum()) for l in range(2))
     assert allocation_lp(cluster, classes).lambda_star == pytest.approx(expected, rel=1e-6)
 
 

@@ -13,9 +13,15 @@ from simcore.classfile import class_table_from_dict, read_classes
 from simcore.errors import InputError
 from simcore.model import ClassTable, Workload
 
-TABLE = {"resources": ["cpu", "mem"], "table": {
-    "names": ["k1", "k2"], "requests": [[0.1, 0.2], [0.5, 0.4]], "rates": [[0.01], [0.002]],
-    "proportions": [0.75, 0.25]}}
+TABLE = {
+    "resources": ["cpu", "mem"],
+    "table": {
+        "names": ["k1", "k2"],
+        "requests": [[0.1, 0.2], [0.5, 0.4]],
+        "rates": [[0.01], [0.002]],
+        "proportions": [0.75, 0.25],
+    },
+}
 
 
 def test_it_reorders_requests_to_the_cluster_and_repeats_machine_independent_rates():
@@ -25,13 +31,16 @@ def test_it_reorders_requests_to_the_cluster_and_repeats_machine_independent_rat
     assert t.names == ("k1", "k2") and t.proportions.tolist() == [0.75, 0.25]
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"resources": ["cpu"]}, "table' shapes do not match"),
-    ({"table": {**TABLE["table"], "rates": [[0.01, 0.02], [0.002, 0.002]]}}, "rates differ between 2 machine"),
-    ({"table": {**TABLE["table"], "proportions": [0.5, -0.1]}}, "finite and non-negative"),
-    ({"table": {**TABLE["table"], "names": "k1"}}, "names' must be a list"),
-    ({"resources": ["cpu", "gpu"]}, "missing ['mem']"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"resources": ["cpu"]}, "table' shapes do not match"),
+        ({"table": {**TABLE["table"], "rates": [[0.01, 0.02], [0.002, 0.002]]}}, "rates differ between 2 machine"),
+        ({"table": {**TABLE["table"], "proportions": [0.5, -0.1]}}, "finite and non-negative"),
+        ({"table": {**TABLE["table"], "names": "k1"}}, "names' must be a list"),
+        ({"resources": ["cpu", "gpu"]}, "missing ['mem']"),
+    ],
+)
 def test_bad_tables_name_the_file_and_what_is_wrong(change, message):
     with pytest.raises(InputError, match=r"classes\.json.*" + message.replace("[", r"\[").replace("]", r"\]")):
         class_table_from_dict({**TABLE, **change}, ("cpu", "mem"), 3)
@@ -40,10 +49,15 @@ def test_bad_tables_name_the_file_and_what_is_wrong(change, message):
 def test_a_written_class_table_reads_back_and_runs_get_it(tmp_path: Path):
     # Given a trace classified by simcore import, written with its classes.json
     n = 120
-    wl = Workload(name="t", resources=("cpu", "mem"), submit=np.arange(n) * 60.0,
-                  request=np.array([[0.05, 0.05] if i % 2 else [0.4, 0.3] for i in range(n)]),
-                  work=np.array([100.0 + (i % 3) * 50 for i in range(n)]), job_class=np.full(n, -1),
-                  horizon_s=n * 60.0)
+    wl = Workload(
+        name="t",
+        resources=("cpu", "mem"),
+        submit=np.arange(n) * 60.0,
+        request=np.array([[0.05, 0.05] if i % 2 else [0.4, 0.3] for i in range(n)]),
+        work=np.array([100.0 + (i % 3) * 50 for i in range(n)]),
+        job_class=np.full(n, -1),
+        horizon_s=n * 60.0,
+    )
     res = importer.classify(importer.ImportResult(wl, None, importer.ImportReport("csv")), 2, window_hours=1.0)
     files = importer.write_outputs(res, tmp_path)
     assert set(files) == {"trace", "classes"}
@@ -51,9 +65,14 @@ def test_a_written_class_table_reads_back_and_runs_get_it(tmp_path: Path):
     assert isinstance(table, ClassTable) and table.n_classes == 2
     np.testing.assert_allclose(table.requests, res.workload.classes.requests)
     # When a scenario names the class file beside the trace, the run's workload has those classes
-    scenario = archive.validate_scenario({
-        "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
-        "workload": {"file": "trace.csv", "classes": "classes.json"}, "schedulers": ["lotes"], "seeds": [0]})
+    scenario = archive.validate_scenario(
+        {
+            "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
+            "workload": {"file": "trace.csv", "classes": "classes.json"},
+            "schedulers": ["lotes"],
+            "seeds": [0],
+        }
+    )
     paths = {"trace.csv": Path(files["trace"]), "classes.json": Path(files["classes"])}
     cluster = archive.build_cluster(scenario)
     built = archive.build_workload(scenario, cluster, 0, paths)
@@ -71,6 +90,11 @@ def test_a_written_class_table_reads_back_and_runs_get_it(tmp_path: Path):
 
 def test_a_classes_file_name_must_be_plain():
     with pytest.raises(Exception, match="plain file name"):
-        archive.validate_scenario({"cluster": {"preset": "google-2011"},
-                                   "workload": {"file": "t.csv", "classes": "../x.json"},
-                                   "schedulers": ["greedy"], "seeds": [0]})
+        archive.validate_scenario(
+            {
+                "cluster": {"preset": "google-2011"},
+                "workload": {"file": "t.csv", "classes": "../x.json"},
+                "schedulers": ["greedy"],
+                "seeds": [0],
+            }
+        )

@@ -27,9 +27,11 @@ TEST_SCHEDULER = "test-first-fit"
 SIMCORE = Path(sys.executable).with_name("simcore")
 
 #: The keys check-cli-contract requires of `simcore run`.
-CONTRACT_KEYS = ("scheduler cluster workload seed jobs completed mean_response_s p50_response_s p90_response_s "
-                 "p99_response_s max_response_s mean_completion_s max_queue_len utilization stable lambda_star "
-                 "wall_s jobs_per_s").split()
+CONTRACT_KEYS = (
+    "scheduler cluster workload seed jobs completed mean_response_s p50_response_s p90_response_s "
+    "p99_response_s max_response_s mean_completion_s max_queue_len utilization stable lambda_star "
+    "wall_s jobs_per_s"
+).split()
 
 
 class FirstFit(Scheduler):
@@ -76,8 +78,20 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     return code, out, err
 
 
-SMALL = ("--cluster", "google-balanced", "--machines-per-config", "3", "--workload", "google-like",
-         "--hours", "0.01", "--load", "0.8", "--seed", "1")
+SMALL = (
+    "--cluster",
+    "google-balanced",
+    "--machines-per-config",
+    "3",
+    "--workload",
+    "google-like",
+    "--hours",
+    "0.01",
+    "--load",
+    "0.8",
+    "--seed",
+    "1",
+)
 
 
 def test_run_prints_every_key_of_the_contract(capsys: pytest.CaptureFixture[str]) -> None:
@@ -103,16 +117,47 @@ def test_run_is_deterministic_under_a_seed(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_lambda_star_of_google_2011_with_google_like(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "run", "--cluster", "google-2011", "--workload", "google-like", "--hours",
-                             "0.0005", "--load", "0.5", "--scheduler", TEST_SCHEDULER, "--seed", "1")
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--cluster",
+        "google-2011",
+        "--workload",
+        "google-like",
+        "--hours",
+        "0.0005",
+        "--load",
+        "0.5",
+        "--scheduler",
+        TEST_SCHEDULER,
+        "--seed",
+        "1",
+    )
     assert code == 0, err
     assert json.loads(out)["lambda_star"] == pytest.approx(1314.11, rel=1e-5)
 
 
 def test_lotes_workloads_take_their_parameters(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "run", "--cluster", "google-balanced", "--machines-per-config", "2",
-                             "--workload", "lotes-omega", "--omega", "0.3", "--phi", "0.003", "--mu-form",
-                             "omega_over_u", "--hours", "0.01", "--scheduler", TEST_SCHEDULER)
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--cluster",
+        "google-balanced",
+        "--machines-per-config",
+        "2",
+        "--workload",
+        "lotes-omega",
+        "--omega",
+        "0.3",
+        "--phi",
+        "0.003",
+        "--mu-form",
+        "omega_over_u",
+        "--hours",
+        "0.01",
+        "--scheduler",
+        TEST_SCHEDULER,
+    )
     assert code == 0, err
     assert json.loads(out)["jobs"] > 0
 
@@ -121,8 +166,18 @@ def test_a_trace_file_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     c = CLUSTERS.get("google-balanced").build(machines_per_config=3)
     w = WORKLOADS.get("google-like").build(c, np.random.default_rng(3), load=0.5, hours=0.01)
     write_trace(w, tmp_path / "t.csv.gz")
-    code, out, err = run_cli(capsys, "run", "--cluster", "google-balanced", "--machines-per-config", "3",
-                             "--workload", str(tmp_path / "t.csv.gz"), "--scheduler", TEST_SCHEDULER)
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--cluster",
+        "google-balanced",
+        "--machines-per-config",
+        "3",
+        "--workload",
+        str(tmp_path / "t.csv.gz"),
+        "--scheduler",
+        TEST_SCHEDULER,
+    )
     assert code == 0, err
     assert json.loads(out)["jobs"] == w.n_jobs
 
@@ -131,21 +186,33 @@ def test_a_cluster_file_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     from simcore.clusterfile import write_cluster
 
     write_cluster(CLUSTERS.get("google-balanced").build(machines_per_config=2), tmp_path / "c.json")
-    code, out, err = run_cli(capsys, "run", "--cluster", str(tmp_path / "c.json"), "--workload", "google-like",
-                             "--hours", "0.005", "--scheduler", TEST_SCHEDULER)
+    code, out, err = run_cli(
+        capsys,
+        "run",
+        "--cluster",
+        str(tmp_path / "c.json"),
+        "--workload",
+        "google-like",
+        "--hours",
+        "0.005",
+        "--scheduler",
+        TEST_SCHEDULER,
+    )
     assert code == 0, err
 
 
 def test_unknown_cluster_lists_the_presets(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "run", "--cluster", "no-such-cluster", "--workload", "google-like",
-                           "--scheduler", TEST_SCHEDULER)
+    code, _, err = run_cli(
+        capsys, "run", "--cluster", "no-such-cluster", "--workload", "google-like", "--scheduler", TEST_SCHEDULER
+    )
     assert code == 2
     assert "unknown cluster 'no-such-cluster'" in err and "google-2011" in err and "google-balanced" in err
 
 
 def test_unknown_scheduler_lists_the_valid_names(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "run", "--cluster", "google-2011", "--workload", "google-like",
-                           "--scheduler", "no-such-scheduler")
+    code, _, err = run_cli(
+        capsys, "run", "--cluster", "google-2011", "--workload", "google-like", "--scheduler", "no-such-scheduler"
+    )
     assert code == 2
     assert "no-such-scheduler" in err
     for name in SCHEDULERS.names():
@@ -155,8 +222,9 @@ def test_unknown_scheduler_lists_the_valid_names(capsys: pytest.CaptureFixture[s
 def test_trace_without_mem_column(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     p = tmp_path / "t.csv"
     p.write_text("submit_s,duration_s,cpu\n0,1,0.1\n")
-    code, _, err = run_cli(capsys, "run", "--cluster", "google-2011", "--workload", str(p),
-                           "--scheduler", TEST_SCHEDULER)
+    code, _, err = run_cli(
+        capsys, "run", "--cluster", "google-2011", "--workload", str(p), "--scheduler", TEST_SCHEDULER
+    )
     assert code == 2
     assert str(p) in err and "line 1" in err and "'mem'" in err
 
@@ -164,8 +232,9 @@ def test_trace_without_mem_column(capsys: pytest.CaptureFixture[str], tmp_path: 
 def test_a_job_too_big_for_the_cluster(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     p = tmp_path / "t.csv"
     p.write_text("submit_s,duration_s,cpu,mem\n0,1,0.1,0.1\n1,1,1.5,0.1\n")
-    code, _, err = run_cli(capsys, "run", "--cluster", "google-2011", "--workload", str(p),
-                           "--scheduler", TEST_SCHEDULER)
+    code, _, err = run_cli(
+        capsys, "run", "--cluster", "google-2011", "--workload", str(p), "--scheduler", TEST_SCHEDULER
+    )
     assert code == 2
     assert "line 3" in err and "'cpu'" in err and "more than any machine" in err
 
@@ -184,15 +253,37 @@ def test_phi_does_not_apply_to_google_like(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_phi_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "run", "--cluster", "google-balanced", "--machines-per-config", "2",
-                           "--workload", "lotes-phi", "--phi", "0.06", "--scheduler", TEST_SCHEDULER)
+    code, _, err = run_cli(
+        capsys,
+        "run",
+        "--cluster",
+        "google-balanced",
+        "--machines-per-config",
+        "2",
+        "--workload",
+        "lotes-phi",
+        "--phi",
+        "0.06",
+        "--scheduler",
+        TEST_SCHEDULER,
+    )
     assert code == 2
     assert "'phi'" in err and "at most 0.025" in err
 
 
 def test_machines_per_config_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "run", "--cluster", "google-balanced", "--machines-per-config", "0",
-                           "--workload", "google-like", "--scheduler", TEST_SCHEDULER)
+    code, _, err = run_cli(
+        capsys,
+        "run",
+        "--cluster",
+        "google-balanced",
+        "--machines-per-config",
+        "0",
+        "--workload",
+        "google-like",
+        "--scheduler",
+        TEST_SCHEDULER,
+    )
     assert code == 2 and "machines_per_config" in err
 
 
@@ -248,8 +339,20 @@ class TestScript:
 def test_compare_all_skips_schedulers_built_for_another_setting(capsys: pytest.CaptureFixture[str]) -> None:
     # The profile-study schedulers need run-time profiles that google-like does not have:
     # 'all' skips them with the reason and runs the rest on identical jobs.
-    code, out, err = run_cli(capsys, "compare", "--schedulers", "all", "--cluster", "google-balanced",
-                             "--machines-per-config", "2", "--workload", "google-like", "--hours", "0.02")
+    code, out, err = run_cli(
+        capsys,
+        "compare",
+        "--schedulers",
+        "all",
+        "--cluster",
+        "google-balanced",
+        "--machines-per-config",
+        "2",
+        "--workload",
+        "google-like",
+        "--hours",
+        "0.02",
+    )
     assert code == 0, err
     ran = [json.loads(line) for line in out.splitlines()]
     names = {r["scheduler"] for r in ran}
@@ -259,7 +362,19 @@ def test_compare_all_skips_schedulers_built_for_another_setting(capsys: pytest.C
 
 
 def test_compare_with_an_explicit_list_fails_on_an_incompatible_scheduler(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run_cli(capsys, "compare", "--schedulers", "greedy,affinity", "--cluster", "google-balanced",
-                           "--machines-per-config", "2", "--workload", "google-like", "--hours", "0.02")
+    code, _, err = run_cli(
+        capsys,
+        "compare",
+        "--schedulers",
+        "greedy,affinity",
+        "--cluster",
+        "google-balanced",
+        "--machines-per-config",
+        "2",
+        "--workload",
+        "google-like",
+        "--hours",
+        "0.02",
+    )
     assert code == 2
     assert "affinity" in err and "Traceback" not in err

@@ -100,32 +100,43 @@ def mutate(path: str, value: Any = None, delete: bool = False) -> dict[str, Any]
     return doc
 
 
-@pytest.mark.parametrize("path,value,words", [
-    ("configurations[3].capacity.mem", -1, "non-negative number"),
-    ("configurations[3].capacity.mem", "big", "non-negative number"),
-    ("configurations[3].capacity.mem", True, "non-negative number"),
-    ("configurations[1].count", -3, "non-negative integer"),
-    ("configurations[1].count", 2.5, "non-negative integer"),
-    ("configurations[1].count", "40", "non-negative integer"),
-    ("configurations[2].name", "big", "used twice"),
-    ("configurations[2].name", "", "non-empty string"),
-    ("configurations[0].capacity", [1, 1], "must be an object"),
-    ("configurations[0].attributes", "x", "must be an object"),
-    ("configurations[1]", 5, "must be an object"),
-    ("resources[1]", "cpu", "listed twice"),
-    ("resources[1]", 3, "non-empty string"),
-    ("resources", [], "non-empty list"),
-    ("configurations", [], "non-empty list"),
-    ("name", 12, "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "path,value,words",
+    [
+        ("configurations[3].capacity.mem", -1, "non-negative number"),
+        ("configurations[3].capacity.mem", "big", "non-negative number"),
+        ("configurations[3].capacity.mem", True, "non-negative number"),
+        ("configurations[1].count", -3, "non-negative integer"),
+        ("configurations[1].count", 2.5, "non-negative integer"),
+        ("configurations[1].count", "40", "non-negative integer"),
+        ("configurations[2].name", "big", "used twice"),
+        ("configurations[2].name", "", "non-empty string"),
+        ("configurations[0].capacity", [1, 1], "must be an object"),
+        ("configurations[0].attributes", "x", "must be an object"),
+        ("configurations[1]", 5, "must be an object"),
+        ("resources[1]", "cpu", "listed twice"),
+        ("resources[1]", 3, "non-empty string"),
+        ("resources", [], "non-empty list"),
+        ("configurations", [], "non-empty list"),
+        ("name", 12, "non-empty string"),
+    ],
+)
 def test_bad_values_name_the_json_path(tmp_path: Path, path: str, value: Any, words: str) -> None:
     e = error(tmp_path, mutate(path, value))
     assert e.reason.startswith(path + ":")
     assert words in e.reason
 
 
-@pytest.mark.parametrize("path", ["configurations[3].capacity.mem", "configurations[0].count",
-                                  "configurations[1].name", "resources", "configurations"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "configurations[3].capacity.mem",
+        "configurations[0].count",
+        "configurations[1].name",
+        "resources",
+        "configurations",
+    ],
+)
 def test_missing_keys_name_the_json_path(tmp_path: Path, path: str) -> None:
     e = error(tmp_path, mutate(path, delete=True))
     assert e.reason.startswith(path + ":") and "missing" in e.reason

@@ -47,14 +47,22 @@ def scenarios(draw: st.DrawFn) -> tuple[Cluster, Workload]:
         submit = np.floor(submit)
     work = rng.exponential(3.0, n)
     job_class = rng.integers(0, K, n)
-    class_req = np.array([request[job_class == k].mean(axis=0) if (job_class == k).any() else caps.min(axis=0) / 2
-                          for k in range(K)])
+    class_req = np.array(
+        [request[job_class == k].mean(axis=0) if (job_class == k).any() else caps.min(axis=0) / 2 for k in range(K)]
+    )
     rates = rng.uniform(0.5, 2.0, (K, M))
     machine_dependent = draw(st.booleans())
     classes = ClassTable(tuple(f"k{k}" for k in range(K)), np.maximum(class_req, 1e-3), rates, np.full(K, 1.0 / K))
     wl = Workload(
-        "w", resources, submit, request, work, job_class, horizon_s=float(submit[-1]) + 1.0,
-        classes=classes, runtime=RateRuntime(work, job_class, rates) if machine_dependent else None,
+        "w",
+        resources,
+        submit,
+        request,
+        work,
+        job_class,
+        horizon_s=float(submit[-1]) + 1.0,
+        classes=classes,
+        runtime=RateRuntime(work, job_class, rates) if machine_dependent else None,
     )
     return cluster, wl
 
@@ -112,7 +120,8 @@ def check_invariants(cluster: Cluster, wl: Workload, res: SimResult, name: str, 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.booleans())
 def test_every_scheduler_respects_capacity_causality_and_conservation(
-        scn: tuple[Cluster, Workload], drain: bool) -> None:
+    scn: tuple[Cluster, Workload], drain: bool
+) -> None:
     cluster, wl = scn
     if not drain:
         # Cut the run at the median arrival: later jobs never arrive, some are left running or queued.
@@ -149,8 +158,15 @@ def test_the_same_seed_gives_identical_records(scn: tuple[Cluster, Workload], se
 
 def two_machines() -> tuple[Cluster, Workload]:
     cluster = Cluster("two", ("cpu", "mem"), ("a",), np.array([2]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", ("cpu", "mem"), submit=[0.0, 1.0, 2.0], request=[[0.6, 0.5], [0.6, 0.5], [0.3, 0.3]],
-                  work=[10.0, 10.0, 10.0], job_class=[0, 0, 0], horizon_s=100.0)
+    wl = Workload(
+        "w",
+        ("cpu", "mem"),
+        submit=[0.0, 1.0, 2.0],
+        request=[[0.6, 0.5], [0.6, 0.5], [0.3, 0.3]],
+        work=[10.0, 10.0, 10.0],
+        job_class=[0, 0, 0],
+        horizon_s=100.0,
+    )
     return cluster, wl
 
 
@@ -196,13 +212,16 @@ class RestartsFinished(Scheduler):
         self.sim.start(job, machine)
 
 
-@pytest.mark.parametrize(("sched", "message"), [
-    (StartsTwice, "started twice"),
-    (StartsBeforeArrival, "before it arrived"),
-    (Overfills, "does not fit"),
-    (NoSuchMachine, "does not exist"),
-    (RestartsFinished, "started twice"),
-])
+@pytest.mark.parametrize(
+    ("sched", "message"),
+    [
+        (StartsTwice, "started twice"),
+        (StartsBeforeArrival, "before it arrived"),
+        (Overfills, "does not fit"),
+        (NoSuchMachine, "does not exist"),
+        (RestartsFinished, "started twice"),
+    ],
+)
 def test_the_engine_rejects_rule_breaking_schedulers(sched: type[Scheduler], message: str) -> None:
     cluster, wl = two_machines()
     with pytest.raises(SchedulingError, match=message):
@@ -212,8 +231,9 @@ def test_the_engine_rejects_rule_breaking_schedulers(sched: type[Scheduler], mes
 def test_a_job_arriving_when_another_finishes_sees_the_freed_capacity() -> None:
     # Job 0 runs [0, 5) taking 0.8 of the single machine; job 1 (0.5) arrives at exactly 5.
     cluster = Cluster("one", ("cpu",), ("a",), np.array([1]), np.array([[1.0]]))
-    wl = Workload("w", ("cpu",), submit=[0.0, 5.0], request=[[0.8], [0.5]], work=[5.0, 1.0],
-                  job_class=[0, 0], horizon_s=10.0)
+    wl = Workload(
+        "w", ("cpu",), submit=[0.0, 5.0], request=[[0.8], [0.5]], work=[5.0, 1.0], job_class=[0, 0], horizon_s=10.0
+    )
     res = simulate(cluster, wl, create("greedy"), 0)
     assert res.start.tolist() == [0.0, 5.0]
     assert res.finish.tolist() == [5.0, 6.0]
@@ -221,8 +241,7 @@ def test_a_job_arriving_when_another_finishes_sees_the_freed_capacity() -> None:
 
 def test_fits_uses_the_engines_tolerance() -> None:
     cluster = Cluster("one", ("cpu", "mem"), ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", ("cpu", "mem"), submit=[0.0], request=[[1.0, 0.5]], work=[1.0],
-                  job_class=[0], horizon_s=1.0)
+    wl = Workload("w", ("cpu", "mem"), submit=[0.0], request=[[1.0, 0.5]], work=[1.0], job_class=[0], horizon_s=1.0)
     sim = Simulation(cluster, wl, create("greedy"), np.random.default_rng(0))
     sim.free[0, 0] = 1.0 - EPS / 2  # rounding error below the tolerance still fits
     assert sim.fits(0, 0)
@@ -233,8 +252,7 @@ def test_fits_uses_the_engines_tolerance() -> None:
 def test_utilisation_samples_track_the_capacity_in_use() -> None:
     # One machine, one job using (0.5, 0.25) from t=0 to t=50 of a 100 s horizon.
     cluster = Cluster("one", ("cpu", "mem"), ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", ("cpu", "mem"), submit=[0.0], request=[[0.5, 0.25]], work=[50.0], job_class=[0],
-                  horizon_s=100.0)
+    wl = Workload("w", ("cpu", "mem"), submit=[0.0], request=[[0.5, 0.25]], work=[50.0], job_class=[0], horizon_s=100.0)
     res = simulate(cluster, wl, create("greedy"), 0, samples=11)
     # Samples at 0, 10, ..., 100 describe the state just before each event at that time.
     assert res.sample_util[1:5].tolist() == [[0.5, 0.25]] * 4

@@ -114,8 +114,9 @@ class TestTruncatedGaussian:
         width=st.floats(0, 4),
         seed=st.integers(0, 2**32 - 1),
     )
-    def test_draws_always_lie_within_the_bounds(self, mean: float, cv: float, low: float, width: float,
-                                                seed: int) -> None:
+    def test_draws_always_lie_within_the_bounds(
+        self, mean: float, cv: float, low: float, width: float, seed: int
+    ) -> None:
         x = g.truncated_gaussian(mean, cv, low, low + width, 200, rng(seed))
         assert np.isfinite(x).all()
         assert x.min() >= low and x.max() <= low + width

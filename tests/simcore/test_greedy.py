@@ -14,8 +14,9 @@ from simcore.schedulers.greedy import DRAW_BATCH
 RES = ("cpu", "mem")
 
 
-def run(cluster: Cluster, submit: list[float], request: list[list[float]], work: list[float],
-        seed: int = 0) -> SimResult:
+def run(
+    cluster: Cluster, submit: list[float], request: list[list[float]], work: list[float], seed: int = 0
+) -> SimResult:
     n = len(submit)
     wl = Workload("w", RES, submit, request, work, [0] * n, horizon_s=100.0)
     return simulate(cluster, wl, create("greedy"), seed, drain=True)
@@ -108,8 +109,9 @@ def test_the_shortest_queue_gets_the_job() -> None:
     # job2: tie (0, 0) -> random; job3: the other machine (queues 1 vs 0); job4: tie (1, 1) -> random.
     cluster = Cluster("c", RES, ("a",), np.array([2]), np.array([[1.0, 1.0]]))
     for seed in range(10):
-        res = run(cluster, [0, 0, 1, 2, 3], [[1, 1], [1, 1], [0.6, 0.6], [0.6, 0.6], [0.6, 0.6]],
-                  [10, 20, 1, 1, 1], seed)
+        res = run(
+            cluster, [0, 0, 1, 2, 3], [[1, 1], [1, 1], [0.6, 0.6], [0.6, 0.6], [0.6, 0.6]], [10, 20, 1, 1, 1], seed
+        )
         m = res.machine.tolist()
         assert m[:2] == [0, 1]
         assert {m[2], m[3]} == {0, 1}
@@ -164,8 +166,7 @@ def test_greedy_properties(run_: tuple[Workload, SimResult, Cluster]) -> None:
     cap = cluster.machine_capacity
     for z in range(wl.n_jobs):
         t = submit[z]
-        running = (start <= t) & (finish > t) & (np.arange(wl.n_jobs) < z) | (
-            (start == t) & (np.arange(wl.n_jobs) < z))
+        running = (start <= t) & (finish > t) & (np.arange(wl.n_jobs) < z) | ((start == t) & (np.arange(wl.n_jobs) < z))
         used = np.zeros_like(cap)
         np.add.at(used, machine[running], wl.request[running])
         fits = ((cap - used) + 1e-9 >= wl.request[z]).all(axis=1)
@@ -184,14 +185,16 @@ def test_chunked_first_fit_agrees_with_the_single_pass() -> None:
     rng = np.random.default_rng(3)
     cluster = Cluster("c", RES, ("a", "b"), np.array([20, 17]), np.array([[1.0, 0.5], [0.5, 1.0]]))
     n = 200
-    wl = Workload("w", RES, np.zeros(n), rng.uniform(0.0, 0.5, (n, 2)), np.ones(n), np.zeros(n, dtype=np.int64),
-                  horizon_s=1.0)
+    wl = Workload(
+        "w", RES, np.zeros(n), rng.uniform(0.0, 0.5, (n, 2)), np.ones(n), np.zeros(n, dtype=np.int64), horizon_s=1.0
+    )
     sim = Simulation(cluster, wl, create("greedy"), rng)
     sim.free[:] = rng.uniform(0.0, 0.5, sim.free.shape)
     whole, chunked = FreeColumns(sim), FreeColumns(sim, chunk=8)
     answers = [whole.first_fit(z) for z in range(n)]
     assert answers == [chunked.first_fit(z) for z in range(n)]
-    expected = [int(np.argmax(f)) if (f := (sim.free + 1e-9 >= wl.request[z]).all(axis=1)).any() else -1
-                for z in range(n)]
+    expected = [
+        int(np.argmax(f)) if (f := (sim.free + 1e-9 >= wl.request[z]).all(axis=1)).any() else -1 for z in range(n)
+    ]
     assert answers == expected
     assert -1 in answers and len(set(answers)) > 5

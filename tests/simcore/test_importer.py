@@ -38,8 +38,19 @@ def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]
 
 
 def test_import_writes_a_trace_and_cluster_that_run_accepts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rc, s, _ = _cli(capsys, "import", "--format", "google2011", str(TASKS), "--job-events", str(JOBS),
-                    "--machine-events", str(MACHINES), "--out", str(tmp_path))
+    rc, s, _ = _cli(
+        capsys,
+        "import",
+        "--format",
+        "google2011",
+        str(TASKS),
+        "--job-events",
+        str(JOBS),
+        "--machine-events",
+        str(MACHINES),
+        "--out",
+        str(tmp_path),
+    )
     assert rc == 0
     # The worked example of test_traces_google2011: five task instances, two dropped.
     assert s["jobs"] == 5 and s["time_span_s"] == [0.0, 65.0] and s["horizon_s"] == 80.0
@@ -52,13 +63,22 @@ def test_import_writes_a_trace_and_cluster_that_run_accepts(tmp_path: Path, caps
     np.testing.assert_allclose(wl.work, [50, 80, 25, 20, 10])
     assert read_cluster(tmp_path / "cluster.json").counts.tolist() == [3, 1]
     # Every job fits at once on the 4 machines: greedy starts each on arrival; all end by t = 80.
-    rc, r, _ = _cli(capsys, "run", "--cluster", str(tmp_path / "cluster.json"),
-                    "--workload", str(tmp_path / "trace.csv"), "--scheduler", "greedy")
+    rc, r, _ = _cli(
+        capsys,
+        "run",
+        "--cluster",
+        str(tmp_path / "cluster.json"),
+        "--workload",
+        str(tmp_path / "trace.csv"),
+        "--scheduler",
+        "greedy",
+    )
     assert rc == 0 and r["jobs"] == 5 and r["completed"] == 5 and r["mean_response_s"] == 0.0
 
 
-def test_a_dataset_directory_finds_its_task_job_and_machine_events(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_dataset_directory_finds_its_task_job_and_machine_events(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = tmp_path / "clusterdata"
     for sub, src in (("task_events", TASKS), ("job_events", JOBS), ("machine_events", MACHINES)):
         (root / sub).mkdir(parents=True)
@@ -69,13 +89,29 @@ def test_a_dataset_directory_finds_its_task_job_and_machine_events(tmp_path: Pat
     assert s["job_events"]["jobs_submitted"] == 4
 
 
-def test_csv_reimport_cuts_the_window_and_classifies_deterministically(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_csv_reimport_cuts_the_window_and_classifies_deterministically(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert _cli(capsys, "import", "--format", "google2011", str(TASKS), "--out", str(tmp_path / "a"))[0] == 0
     outs = []
     for d in ("b", "c"):
-        rc, s, _ = _cli(capsys, "import", "--format", "csv", str(tmp_path / "a" / "trace.csv"), "--start", "5",
-                        "--end", "70", "--classes", "2", "--seed", "3", "--out", str(tmp_path / d))
+        rc, s, _ = _cli(
+            capsys,
+            "import",
+            "--format",
+            "csv",
+            str(tmp_path / "a" / "trace.csv"),
+            "--start",
+            "5",
+            "--end",
+            "70",
+            "--classes",
+            "2",
+            "--seed",
+            "3",
+            "--out",
+            str(tmp_path / d),
+        )
         assert rc == 0
         outs.append(s)
     # Jobs submitted in [5, 70): at 10, 41 and 65, shifted by 5.
@@ -97,15 +133,17 @@ def test_swf_import_from_the_command_line(tmp_path: Path, capsys: pytest.Capture
     assert read_trace(tmp_path / "trace.csv.gz").n_jobs == 3
 
 
-def test_bad_input_exits_2_with_file_and_line_or_is_skipped_on_request(tmp_path: Path,
-                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_with_file_and_line_or_is_skipped_on_request(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = tmp_path / "task_events.csv.gz"
     bad.write_bytes(gzip.compress(TASKS.read_bytes())[:-30])
     rc, _, err = _cli(capsys, "import", "--format", "google2011", str(bad), "--out", str(tmp_path / "o"))
     assert rc == 2 and "Traceback" not in err
     assert str(bad) in err and "line" in err and "truncated" in err
-    rc, s, _ = _cli(capsys, "import", "--format", "google2011", str(bad), "--on-error", "skip",
-                    "--out", str(tmp_path / "o"))
+    rc, s, _ = _cli(
+        capsys, "import", "--format", "google2011", str(bad), "--on-error", "skip", "--out", str(tmp_path / "o")
+    )
     assert rc == 0 and s["rows_skipped"] == {"truncated gzip file": 1}
     rc, _, err = _cli(capsys, "import", "--format", "google2011", str(TASKS), "--start", "50", "--end", "10")
     assert rc == 2 and "--end" in err
@@ -128,10 +166,16 @@ def test_classes_are_a_function_of_the_seed() -> None:
 def _thin(wl: Workload, cluster: Cluster, step: int, hours: float) -> tuple[Workload, Cluster]:
     """Every ``step``-th job on a cluster with ``1/step`` of the machines: the same load, ``step`` times faster."""
     sel = np.arange(0, wl.n_jobs, step)
-    sub = dataclasses.replace(wl, submit=wl.submit[sel], request=wl.request[sel], work=wl.work[sel],
-                              job_class=wl.job_class[sel])
-    small = Cluster(f"{cluster.name}/{step}", cluster.resources, cluster.config_names,
-                    np.maximum(cluster.counts // step, 1), cluster.capacity)
+    sub = dataclasses.replace(
+        wl, submit=wl.submit[sel], request=wl.request[sel], work=wl.work[sel], job_class=wl.job_class[sel]
+    )
+    small = Cluster(
+        f"{cluster.name}/{step}",
+        cluster.resources,
+        cluster.config_names,
+        np.maximum(cluster.counts // step, 1),
+        cluster.capacity,
+    )
     return cut_to_hours(sub, hours), small
 
 
@@ -147,14 +191,25 @@ def _assert_sane(outcome: Any, wl: Workload) -> None:
 
 
 @pytest.mark.slow
-def test_google_part_0_imports_classifies_and_runs_every_scheduler(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_google_part_0_imports_classifies_and_runs_every_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     part = GOOGLE / "task_events" / "part-00000-of-00500.csv.gz"
     if not part.exists():
         pytest.skip(f"the shared Google extract is not at {part}")
-    rc, s, _ = _cli(capsys, "import", "--format", "google2011", str(part), "--job-events",
-                    str(GOOGLE / "job_events" / "part-00000-of-00500.csv.gz"), "--classes", "4",
-                    "--out", str(tmp_path))
+    rc, s, _ = _cli(
+        capsys,
+        "import",
+        "--format",
+        "google2011",
+        str(part),
+        "--job-events",
+        str(GOOGLE / "job_events" / "part-00000-of-00500.csv.gz"),
+        "--classes",
+        "4",
+        "--out",
+        str(tmp_path),
+    )
     assert rc == 0
     assert s["jobs"] == 189_994 and s["time_span_s"] == [0.0, pytest.approx(4979.679674)]
     assert s["rows_read"] == {"task_events": 450_146, "job_events": 10_704} and s["rows_skipped"] == {}
@@ -174,12 +229,24 @@ def test_google_part_0_imports_classifies_and_runs_every_scheduler(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_the_nasa_swf_log_imports_classifies_and_runs_every_scheduler(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_nasa_swf_log_imports_classifies_and_runs_every_scheduler(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if not NASA.exists():
         pytest.skip(f"the shared SWF extract is not at {NASA}")
-    rc, s, _ = _cli(capsys, "import", "--format", "swf", str(NASA), "--classes", "4", "--class-window-hours", "168",
-                    "--out", str(tmp_path))
+    rc, s, _ = _cli(
+        capsys,
+        "import",
+        "--format",
+        "swf",
+        str(NASA),
+        "--classes",
+        "4",
+        "--class-window-hours",
+        "168",
+        "--out",
+        str(tmp_path),
+    )
     assert rc == 0 and s["jobs"] == 18_239 and s["dropped"] == {}
     wl = read_trace(tmp_path / "trace.csv")
     cluster = read_cluster(tmp_path / "cluster.json")
@@ -196,11 +263,25 @@ def test_the_nasa_swf_log_imports_classifies_and_runs_every_scheduler(tmp_path: 
 
 
 def test_a_run_on_an_imported_trace_uses_the_class_table_written_beside_it(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from simcore.api import resolve_workload
 
-    rc, _, _ = _cli(capsys, "import", "--format", "google2011", str(TASKS), "--machine-events", str(MACHINES),
-                    "--classes", "2", "--seed", "3", "--out", str(tmp_path))
+    rc, _, _ = _cli(
+        capsys,
+        "import",
+        "--format",
+        "google2011",
+        str(TASKS),
+        "--machine-events",
+        str(MACHINES),
+        "--classes",
+        "2",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
+    )
     assert rc == 0
     cluster = read_cluster(tmp_path / "cluster.json")
     table = json.loads((tmp_path / "classes.json").read_text())["table"]

@@ -98,8 +98,7 @@ def test_offline_stages_are_fast_on_google_balanced() -> None:
 def test_a_class_whose_mean_fits_no_machine_of_its_k_j_is_widened_to_where_it_fits() -> None:
     # Config "wide" has lots of memory but little cpu per machine; the fluid LP likes
     # to give the class its cpu there, yet one job (cpu 0.6) fits only on "tall".
-    cluster = Cluster("c", ("cpu", "mem"), ("wide", "tall"), np.array([100, 1]),
-                      np.array([[0.5, 1.0], [1.0, 0.7]]))
+    cluster = Cluster("c", ("cpu", "mem"), ("wide", "tall"), np.array([100, 1]), np.array([[0.5, 1.0], [1.0, 0.7]]))
     classes = ClassTable(("big",), np.array([[0.6, 0.6]]), np.ones((1, 2)), np.ones(1))
     plan = plan_offline(cluster, classes)
     assert 0 in plan.classes_of[1]

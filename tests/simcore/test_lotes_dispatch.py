@@ -17,19 +17,43 @@ from simcore.schedulers.lotes.stage1 import solve_stage1
 Job = tuple[float, int, float, float]  # submit (s), class, request (one resource), duration (s)
 
 
-def _run(caps: list[float], counts: list[int], sizes: list[float], bins: list[list[list[int]]],
-         x: list[list[int]], jobs: list[Job], seed: int = 0) -> tuple[object, LoTES]:
+def _run(
+    caps: list[float],
+    counts: list[int],
+    sizes: list[float],
+    bins: list[list[list[int]]],
+    x: list[list[int]],
+    jobs: list[Job],
+    seed: int = 0,
+) -> tuple[object, LoTES]:
     """Simulate ``jobs`` under LoTES with the given (hand-made) bins and machine counts."""
-    cluster = Cluster("t", ("cpu",), tuple(f"cfg{j}" for j in range(len(caps))), np.array(counts),
-                      np.array(caps, dtype=float)[:, None])
+    cluster = Cluster(
+        "t",
+        ("cpu",),
+        tuple(f"cfg{j}" for j in range(len(caps))),
+        np.array(counts),
+        np.array(caps, dtype=float)[:, None],
+    )
     K = len(sizes)
-    classes = ClassTable(tuple(f"c{k}" for k in range(K)), np.array(sizes, dtype=float)[:, None],
-                         np.ones((K, len(caps))), np.full(K, 1.0 / K))
+    classes = ClassTable(
+        tuple(f"c{k}" for k in range(K)),
+        np.array(sizes, dtype=float)[:, None],
+        np.ones((K, len(caps))),
+        np.full(K, 1.0 / K),
+    )
     b = [np.array(bj, dtype=np.int64).reshape(-1, K) for bj in bins]
     asg = assignment_from_counts(cluster, classes, b, [np.array(xj) for xj in x])
     plan = OfflinePlan(classes, solve_stage1(cluster, classes), tuple(tuple(range(K)) for _ in caps), asg)
-    wl = Workload("t", ("cpu",), np.array([j[0] for j in jobs]), np.array([[j[2]] for j in jobs]),
-                  np.array([j[3] for j in jobs]), np.array([j[1] for j in jobs]), horizon_s=1e6, classes=classes)
+    wl = Workload(
+        "t",
+        ("cpu",),
+        np.array([j[0] for j in jobs]),
+        np.array([[j[2]] for j in jobs]),
+        np.array([j[3] for j in jobs]),
+        np.array([j[1] for j in jobs]),
+        horizon_s=1e6,
+        classes=classes,
+    )
     sched = LoTES(plan=plan)
     res = Simulation(cluster, wl, sched, np.random.default_rng(seed), drain=True).run()
     return res, sched
@@ -37,8 +61,14 @@ def _run(caps: list[float], counts: list[int], sizes: list[float], bins: list[li
 
 def test_arrival_takes_the_fitting_machine_with_the_highest_v() -> None:
     # cfg0: machine 0 emulates {2 x c1}, machine 1 emulates {3 x c0}; cfg1 serves c1 only.
-    res, _ = _run([6, 6], [2, 1], [2, 3], [[[0, 2], [3, 0]], [[0, 2]]], [[1, 1], [1]],
-                  [(1, 0, 2, 1000), (2, 0, 2, 1000), (3, 0, 2, 1000), (4, 0, 2, 1000)])
+    res, _ = _run(
+        [6, 6],
+        [2, 1],
+        [2, 3],
+        [[[0, 2], [3, 0]], [[0, 2]]],
+        [[1, 1], [1]],
+        [(1, 0, 2, 1000), (2, 0, 2, 1000), (3, 0, 2, 1000), (4, 0, 2, 1000)],
+    )
     # v on machine 1 is 3, 2, 1 for the first three jobs; then it is full and machine 0 (v = 0) fits.
     assert res.machine.tolist() == [1, 1, 1, 0]
 
@@ -74,14 +104,14 @@ def test_roulette_wheel_follows_rho() -> None:
 def test_completion_serves_classes_by_v_and_idles_rather_than_take_a_class_with_delta_zero() -> None:
     # cfg0 (machine 0, capacity 6) emulates {2 x c0, 1 x c1}; cfg1 (machine 1, capacity 2) {1 x c2}.
     jobs = [
-        (0, 2, 2, 100),   # 0 -> machine 1
-        (1, 0, 2, 10),    # 1 -> machine 0, ends at 11
-        (2, 0, 2, 30),    # 2 -> machine 0, ends at 32
-        (3, 1, 2, 20),    # 3 -> machine 0, ends at 23; machine 0 is full
-        (4, 2, 2, 50),    # 4 queues (c2)
+        (0, 2, 2, 100),  # 0 -> machine 1
+        (1, 0, 2, 10),  # 1 -> machine 0, ends at 11
+        (2, 0, 2, 30),  # 2 -> machine 0, ends at 32
+        (3, 1, 2, 20),  # 3 -> machine 0, ends at 23; machine 0 is full
+        (4, 2, 2, 50),  # 4 queues (c2)
         (5, 1, 2, 1000),  # 5 queues (c1)
         (6, 0, 2, 1000),  # 6 queues (c0)
-        (40, 2, 2, 5),    # 7: arrival fallback to any machine with room
+        (40, 2, 2, 5),  # 7: arrival fallback to any machine with room
     ]
     res, _ = _run([6, 2], [1, 1], [2, 2, 2], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs)
     # t=11, c0 finished: v(c0) = 2-1 = 1 > v(c1) = 1-1 = 0, so job 6 goes before the older job 5.
@@ -108,8 +138,9 @@ def test_a_class_demoted_by_its_dispatches_hands_over_to_the_next_class() -> Non
 
 def test_lotes_is_registered_and_exposes_its_offline_solution() -> None:
     assert SCHEDULERS.get("lotes") is LoTES
-    out = api.run(api.RunSpec(cluster="google-2011", workload="google-like", scheduler="lotes", load=0.5,
-                              hours=20 / 3600))
+    out = api.run(
+        api.RunSpec(cluster="google-2011", workload="google-like", scheduler="lotes", load=0.5, hours=20 / 3600)
+    )
     off = out.offline
     assert off is not None
     assert off["lambda_stage1"] == pytest.approx(1314.11, abs=0.01)

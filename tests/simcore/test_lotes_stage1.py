@@ -112,8 +112,11 @@ def test_the_default_plan_reports_the_vertex() -> None:
 
 def test_the_bin_guard_still_stops_an_interior_plan_and_says_why() -> None:
     cluster = google_2011()
-    with pytest.raises(ParameterError, match=r"configuration 3 \('G4'\).*max_bins=500.*k_sets='interior' gives "
-                                             r"K\^j sizes 4, 4, 4, 4, 4, 1, 1, 4, 4, 1"):
+    with pytest.raises(
+        ParameterError,
+        match=r"configuration 3 \('G4'\).*max_bins=500.*k_sets='interior' gives "
+        r"K\^j sizes 4, 4, 4, 4, 4, 1, 1, 4, 4, 1",
+    ):
         plan_offline(cluster, google_like_classes(cluster), k_sets="interior", max_bins=500)
     # The vertex plan fits under the same limit (its largest configuration has 129 bins).
     plan_offline(cluster, google_like_classes(cluster), max_bins=500)
@@ -126,8 +129,16 @@ def test_an_unknown_k_sets_choice_is_refused() -> None:
 
 
 def test_the_scheduler_takes_k_sets_and_reports_it() -> None:
-    out = api.run(api.RunSpec(cluster="google-2011", workload="google-like", scheduler="lotes", load=0.5,
-                              hours=5 / 3600, scheduler_params={"k_sets": "interior"}))
+    out = api.run(
+        api.RunSpec(
+            cluster="google-2011",
+            workload="google-like",
+            scheduler="lotes",
+            load=0.5,
+            hours=5 / 3600,
+            scheduler_params={"k_sets": "interior"},
+        )
+    )
     assert out.offline is not None
     assert out.offline["k_sets"] == "interior"
     assert out.offline["K_sizes"] == [4, 4, 4, 4, 4, 1, 1, 4, 4, 1]

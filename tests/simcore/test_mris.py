@@ -94,10 +94,12 @@ def test_abundant_resources_count_as_not_scarce() -> None:
     assert scarcity(d[:1], np.ones(1), np.array([2.0, 0.5])).tolist() == [-1.0, 0.0]
 
 
-@pytest.mark.parametrize(("bound", "items"), [(13, [1, 2, 4, 6]), (1, [1]), (2, [1, 1]), (7, [1, 2, 4]),
-                                              (8, [1, 2, 4, 1]), (0, [])])
+@pytest.mark.parametrize(
+    ("bound", "items"), [(13, [1, 2, 4, 6]), (1, [1]), (2, [1, 1]), (7, [1, 2, 4]), (8, [1, 2, 4, 1]), (0, [])]
+)
 def test_the_logarithmic_transformation_splits_bounds_into_powers_of_two_and_a_remainder(
-        bound: int, items: list[int]) -> None:
+    bound: int, items: list[int]
+) -> None:
     assert binary_split(bound) == items
 
 
@@ -205,12 +207,18 @@ def pools(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n_res = draw(st.integers(1, 4))
     # Integers on a grid of 1/4 keep sums exact; fractional values test the tolerance path.
     unit = draw(st.sampled_from([1.0, 0.25, 0.1]))
-    d = np.array(draw(st.lists(st.lists(st.integers(0, 12), min_size=n_res, max_size=n_res),
-                               min_size=n_apps, max_size=n_apps)), dtype=float) * unit
+    d = (
+        np.array(
+            draw(
+                st.lists(st.lists(st.integers(0, 12), min_size=n_res, max_size=n_res), min_size=n_apps, max_size=n_apps)
+            ),
+            dtype=float,
+        )
+        * unit
+    )
     mu = np.array(draw(st.lists(st.integers(0, 20), min_size=n_apps, max_size=n_apps)), dtype=np.int64)
     cap = np.array(draw(st.lists(st.integers(0, 60), min_size=n_res, max_size=n_res)), dtype=float) * unit
     return d, mu, cap
-
 
 
 @settings(max_examples=300, deadline=None)
@@ -228,8 +236,11 @@ def test_the_selection_respects_bounds_and_capacity_and_is_maximal(case: tuple[n
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.integers(0, 9), min_size=1, max_size=3), st.integers(0, 40),
-       st.lists(st.integers(0, 50), min_size=3, max_size=3))
+@given(
+    st.lists(st.integers(0, 9), min_size=1, max_size=3),
+    st.integers(0, 40),
+    st.lists(st.integers(0, 50), min_size=3, max_size=3),
+)
 def test_one_application_gets_exactly_as_many_jobs_as_fit(w: list[int], mu: int, c: list[int]) -> None:
     d = np.array([w + [0] * (3 - len(w))], dtype=float)
     cap = np.array(c, dtype=float)
@@ -247,7 +258,7 @@ def test_fifo_never_exceeds_capacity_and_stops_at_the_first_misfit(case: tuple[n
     short = np.flatnonzero(x < mu)
     if len(short):
         j = short[0]
-        assert (x[j + 1:] == 0).all()
+        assert (x[j + 1 :] == 0).all()
         assert (d[j] > left + TOL).any()
 
 
@@ -257,20 +268,36 @@ RES = ("cpu", "mem", "disk")
 
 
 def _cluster(*machines: tuple[str, tuple[float, float, float]]) -> Cluster:
-    return Cluster(name="test", resources=RES, config_names=tuple(n for n, _ in machines),
-                   counts=np.ones(len(machines), dtype=np.int64), capacity=np.array([c for _, c in machines]))
+    return Cluster(
+        name="test",
+        resources=RES,
+        config_names=tuple(n for n, _ in machines),
+        counts=np.ones(len(machines), dtype=np.int64),
+        capacity=np.array([c for _, c in machines]),
+    )
 
 
 def _workload(jobs: list[tuple[float, tuple[float, float, float], float]]) -> Workload:
     """Jobs as (submit s, request, duration s)."""
-    return Workload(name="test", resources=RES, submit=np.array([s for s, _, _ in jobs]),
-                    request=np.array([r for _, r, _ in jobs]), work=np.array([p for _, _, p in jobs]),
-                    job_class=np.full(len(jobs), -1), horizon_s=1000.0)
+    return Workload(
+        name="test",
+        resources=RES,
+        submit=np.array([s for s, _, _ in jobs]),
+        request=np.array([r for _, r, _ in jobs]),
+        work=np.array([p for _, _, p in jobs]),
+        job_class=np.full(len(jobs), -1),
+        horizon_s=1000.0,
+    )
 
 
 # A blocker fills the pool until t=10 while the four applications of the example queue up.
-EXAMPLE_JOBS = [(0.0, (12, 12, 12), 10.0), (1.0, (6, 2, 2), 5.0), (2.0, (5, 4, 8), 4.0),
-                (3.0, (4, 6, 2), 7.0), (4.0, (2, 2, 6), 3.0)]
+EXAMPLE_JOBS = [
+    (0.0, (12, 12, 12), 10.0),
+    (1.0, (6, 2, 2), 5.0),
+    (2.0, (5, 4, 8), 4.0),
+    (3.0, (4, 6, 2), 7.0),
+    (4.0, (2, 2, 6), 3.0),
+]
 
 
 def test_a_freed_machine_starts_the_mris_selection_of_the_queue() -> None:
@@ -282,8 +309,7 @@ def test_a_freed_machine_starts_the_mris_selection_of_the_queue() -> None:
 
 
 def test_a_window_of_one_degenerates_to_first_come_first_served() -> None:
-    res = simulate(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), create("mris", mris_window=1),
-                   drain=True)
+    res = simulate(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), create("mris", mris_window=1), drain=True)
     # t=10: only (6,2,2) is a candidate; it starts, then (5,4,8) joins and fits; (4,6,2) does not.
     # t=14: (5,4,8) ends, free (6,10,10): (4,6,2) starts, then (2,2,6) joins and fits.
     assert res.start.tolist() == [0.0, 10.0, 10.0, 14.0, 14.0]
@@ -299,8 +325,13 @@ def test_an_arriving_job_takes_the_first_machine_in_configuration_order_that_fit
 
 def test_jobs_beyond_the_window_wait_and_then_go_to_the_first_machine_where_they_fit() -> None:
     cluster = _cluster(("big", (12, 12, 12)), ("small", (4, 4, 4)))
-    jobs = [(0.0, (12, 12, 12), 10.0), (1.0, (6, 6, 6), 5.0), (2.0, (6, 6, 6), 5.0),
-            (3.0, (1, 1, 1), 5.0), (4.0, (2, 2, 2), 5.0)]
+    jobs = [
+        (0.0, (12, 12, 12), 10.0),
+        (1.0, (6, 6, 6), 5.0),
+        (2.0, (6, 6, 6), 5.0),
+        (3.0, (1, 1, 1), 5.0),
+        (4.0, (2, 2, 2), 5.0),
+    ]
     # Window 2: the two (6,6,6) jobs fit nowhere until t=10; the small jobs wait behind them even
     # though machine 1 has room, then both join at t=10 and are selected together on machine 1.
     res = simulate(cluster, _workload(jobs), create("mris", mris_window=2))
@@ -314,8 +345,13 @@ def test_jobs_beyond_the_window_wait_and_then_go_to_the_first_machine_where_they
 
 def test_identical_requests_form_one_application_and_start_oldest_first() -> None:
     # Three identical (4,4,4) jobs queue behind a blocker; two fit when it ends: the two oldest.
-    jobs = [(0.0, (12, 12, 12), 10.0), (1.0, (4, 4, 4), 5.0), (2.0, (4, 4, 4), 5.0), (3.0, (4, 4, 4), 5.0),
-            (4.0, (4, 4, 4), 5.0)]
+    jobs = [
+        (0.0, (12, 12, 12), 10.0),
+        (1.0, (4, 4, 4), 5.0),
+        (2.0, (4, 4, 4), 5.0),
+        (3.0, (4, 4, 4), 5.0),
+        (4.0, (4, 4, 4), 5.0),
+    ]
     cluster = _cluster(("pool", (12, 12, 12)))
     res = simulate(cluster, _workload(jobs + [(5.0, (9, 9, 9), 1.0)]), create("mris"), drain=True)
     # (4,4,4) x 4 and (9,9,9): alpha = (16+9-12)/25 each, e favours the small jobs: three of them
@@ -345,11 +381,22 @@ class _CheckedMRIS(MRIS):
 def test_a_random_overloaded_run_keeps_every_rule_and_finishes_every_job_when_drained(seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = 120
-    cluster = Cluster(name="rand", resources=("cpu", "mem"), config_names=("a", "b", "c"),
-                      counts=np.array([2, 1, 2]), capacity=np.array([[1.0, 1.0], [0.5, 1.0], [1.0, 0.25]]))
-    wl = Workload(name="rand", resources=("cpu", "mem"), submit=np.sort(rng.uniform(0, 20, n)),
-                  request=np.round(rng.uniform(0.01, 0.25, (n, 2)), 2), work=rng.exponential(5.0, n),
-                  job_class=np.full(n, -1), horizon_s=20.0)
+    cluster = Cluster(
+        name="rand",
+        resources=("cpu", "mem"),
+        config_names=("a", "b", "c"),
+        counts=np.array([2, 1, 2]),
+        capacity=np.array([[1.0, 1.0], [0.5, 1.0], [1.0, 0.25]]),
+    )
+    wl = Workload(
+        name="rand",
+        resources=("cpu", "mem"),
+        submit=np.sort(rng.uniform(0, 20, n)),
+        request=np.round(rng.uniform(0.01, 0.25, (n, 2)), 2),
+        work=rng.exponential(5.0, n),
+        job_class=np.full(n, -1),
+        horizon_s=20.0,
+    )
     # Window 0 (all waiting jobs) or a small one, so the backlog path runs too.
     sched = _CheckedMRIS(mris_window=int(rng.choice([0, 1, 3, 8])))
     # The engine raises on any capacity or causality breach; _CheckedMRIS on a non-maximal selection.
@@ -360,13 +407,24 @@ def test_a_random_overloaded_run_keeps_every_rule_and_finishes_every_job_when_dr
 
 def test_mris_is_registered_and_runs_through_the_api() -> None:
     assert SCHEDULERS.get("mris") is MRIS
-    out = run_objects(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), "mris", drain=True,
-                      scheduler_params={"mris_window": 64})
+    out = run_objects(
+        _cluster(("pool", (12, 12, 12))),
+        _workload(EXAMPLE_JOBS),
+        "mris",
+        drain=True,
+        scheduler_params={"mris_window": 64},
+    )
     assert out.result.start.tolist() == [0.0, 10.0, 15.0, 10.0, 10.0]
     # 0: every waiting job is a candidate, as in the paper.
-    out = run_objects(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), "mris", drain=True,
-                      scheduler_params={"mris_window": 0})
+    out = run_objects(
+        _cluster(("pool", (12, 12, 12))),
+        _workload(EXAMPLE_JOBS),
+        "mris",
+        drain=True,
+        scheduler_params={"mris_window": 0},
+    )
     assert out.result.start.tolist() == [0.0, 10.0, 15.0, 10.0, 10.0]
     with pytest.raises(ParameterError, match="'mris_window' must be at least 0"):
-        run_objects(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), "mris",
-                    scheduler_params={"mris_window": -1})
+        run_objects(
+            _cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), "mris", scheduler_params={"mris_window": -1}
+        )

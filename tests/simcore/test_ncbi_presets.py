@@ -30,8 +30,13 @@ def test_the_heterogeneous_cluster_has_equal_numbers_of_each_type_at_the_recorde
     assert c.config_names == ("type1", "type2", "type3", "type4", "type5", "type6")
     assert c.counts.tolist() == [n] * 6 and c.resources == ("slot",)
     assert np.all(c.capacity == 1.0)
-    assert c.attributes[5] == {"cpu_mhz": 525, "memory_mb": 8192, "disk": "SCSI", "disk_mb_s": 60,
-                               "cpu_slowdown": pytest.approx(2.43)}
+    assert c.attributes[5] == {
+        "cpu_mhz": 525,
+        "memory_mb": 8192,
+        "disk": "SCSI",
+        "disk_mb_s": 60,
+        "cpu_slowdown": pytest.approx(2.43),
+    }
     assert resolve_cluster("ncbi-heterogeneous", {"machines_per_type": 2}).n_machines == 12
     reduced = resolve_cluster("ncbi-heterogeneous", {"sized_for": "reduced"})
     assert reduced.n_machines < c.n_machines
@@ -79,8 +84,9 @@ def test_a_cluster_with_unknown_machine_types_is_refused() -> None:
 
 
 def test_per_job_type_metrics_split_completion_into_wait_and_run() -> None:
-    out = run(RunSpec(cluster="ncbi-heterogeneous", workload="ncbi-blast", scheduler="greedy2", seed=2, hours=2.0,
-                      drain=True))
+    out = run(
+        RunSpec(cluster="ncbi-heterogeneous", workload="ncbi-blast", scheduler="greedy2", seed=2, hours=2.0, drain=True)
+    )
     s = out.summary
     assert s["mean_completion_s"] == pytest.approx(s["mean_response_s"] + s["mean_run_s"], rel=1e-9)
     names = [r["class"] for r in out.per_class]
@@ -101,20 +107,49 @@ def test_seeded_runs_are_deterministic() -> None:
 
 
 def test_the_cli_runs_a_preset_and_prints_the_contract_keys(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = cli.main(["run", "--cluster", "ncbi-heterogeneous", "--workload", "ncbi-blast", "--hours", "1",
-                   "--scheduler", "affinity", "--seed", "1"])
+    rc = cli.main(
+        [
+            "run",
+            "--cluster",
+            "ncbi-heterogeneous",
+            "--workload",
+            "ncbi-blast",
+            "--hours",
+            "1",
+            "--scheduler",
+            "affinity",
+            "--seed",
+            "1",
+        ]
+    )
     d = json.loads(capsys.readouterr().out)
     assert rc == 0 and d["completed"] > 0 and d["cluster"] == "ncbi-heterogeneous"
     assert 0 <= d["p50_response_s"] <= d["p90_response_s"] <= d["p99_response_s"] <= d["max_response_s"]
     assert d["mean_run_s"] > 0 and d["lambda_star"] > 0
 
 
-def test_the_cli_reports_a_bad_profile_file_without_a_traceback(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_reports_a_bad_profile_file_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     p = tmp_path / "p.csv"
     p.write_text("job_type,machine_type,cpu_s,io_s\nblastn,type1,x,1\n")
-    rc = cli.main(["run", "--cluster", "ncbi-heterogeneous", "--machines-per-type", "1", "--workload",
-                   "ncbi-blast", "--hours", "0.1", "--scheduler", "fcfs", "--profile", str(p)])
+    rc = cli.main(
+        [
+            "run",
+            "--cluster",
+            "ncbi-heterogeneous",
+            "--machines-per-type",
+            "1",
+            "--workload",
+            "ncbi-blast",
+            "--hours",
+            "0.1",
+            "--scheduler",
+            "fcfs",
+            "--profile",
+            str(p),
+        ]
+    )
     err = capsys.readouterr().err
     assert rc == 2 and "line 2, column 'cpu_s'" in err and "Traceback" not in err
 

@@ -21,11 +21,9 @@ def cluster(name: str, **params: Any) -> Cluster:
     return p.build(**coerce_params(name, p.params, params))
 
 
-def workload(name: str, c: Cluster, seed: int = 0, load: float = 0.9, hours: float = 0.01,
-             **params: Any) -> Workload:
+def workload(name: str, c: Cluster, seed: int = 0, load: float = 0.9, hours: float = 0.01, **params: Any) -> Workload:
     p = WORKLOADS.get(name)
-    return p.build(c, np.random.default_rng(seed), load=load, hours=hours,
-                   **coerce_params(name, p.params, params))
+    return p.build(c, np.random.default_rng(seed), load=load, hours=hours, **coerce_params(name, p.params, params))
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +89,8 @@ def test_google_like_statistics_match_table_2(g2011: Cluster) -> None:
             continue  # 1% of ~57,000 jobs is too few for tight means; checked in aggregate below
         assert w.work[mine].mean() == pytest.approx(t[k, 0] * 3600, rel=0.03)
         assert w.request[mine].mean(axis=0) == pytest.approx(
-            truncated_gaussian_mean(t[k, 1:3], 0.5, 0.0, 1.0), rel=0.02)
+            truncated_gaussian_mean(t[k, 1:3], 0.5, 0.0, 1.0), rel=0.02
+        )
     assert w.request.min() >= 0 and w.request.max() <= 1.0
 
 

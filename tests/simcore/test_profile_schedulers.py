@@ -15,25 +15,39 @@ from simcore.schedulers import create
 from simcore.schedulers.base import Scheduler
 
 
-def world(times: dict[tuple[str, str], tuple[float, float]], counts: dict[str, int],
-          jobs: list[tuple[float, str]], databases: dict[str, str] | None = None) -> tuple[object, Workload]:
+def world(
+    times: dict[tuple[str, str], tuple[float, float]],
+    counts: dict[str, int],
+    jobs: list[tuple[float, str]],
+    databases: dict[str, str] | None = None,
+) -> tuple[object, Workload]:
     """A cluster and workload from ``times[(job type, machine type)] = (cold, warm)`` seconds."""
     jtypes = list(dict.fromkeys(j for j, _ in times))
     mtypes = list(dict.fromkeys(m for _, m in times))
     dbs = databases or {}
-    table = profile_from_dict({
-        "machine_types": [{"name": m} for m in mtypes],
-        "job_types": [{"name": j, "proportion": 1.0, **({"database": dbs[j]} if j in dbs else {})}
-                      for j in jtypes],
-        "runtimes": [{"job_type": j, "machine_type": m, "cpu_s": c, "io_s": 0.0, "warm_s": w}
-                     for (j, m), (c, w) in times.items()],
-    })
+    table = profile_from_dict(
+        {
+            "machine_types": [{"name": m} for m in mtypes],
+            "job_types": [{"name": j, "proportion": 1.0, **({"database": dbs[j]} if j in dbs else {})} for j in jtypes],
+            "runtimes": [
+                {"job_type": j, "machine_type": m, "cpu_s": c, "io_s": 0.0, "warm_s": w}
+                for (j, m), (c, w) in times.items()
+            ],
+        }
+    )
     cluster = profile_cluster(table, counts, "tiny")
     kinds = np.array([jtypes.index(k) for _, k in jobs], dtype=np.int64)
     n = len(jobs)
-    wl = Workload(name="tiny", resources=("slot",), submit=np.array([t for t, _ in jobs]), request=np.ones((n, 1)),
-                  work=np.ones(n), job_class=kinds, horizon_s=1000.0,
-                  runtime=ProfileRuntime(table_for_cluster(table, cluster), kinds))
+    wl = Workload(
+        name="tiny",
+        resources=("slot",),
+        submit=np.array([t for t, _ in jobs]),
+        request=np.ones((n, 1)),
+        work=np.ones(n),
+        job_class=kinds,
+        horizon_s=1000.0,
+        runtime=ProfileRuntime(table_for_cluster(table, cluster), kinds),
+    )
     return cluster, wl
 
 
@@ -52,8 +66,9 @@ def test_fcfs_gives_the_head_of_the_queue_the_machine_free_longest() -> None:
 
 
 def test_fcfs_makes_later_jobs_wait_behind_the_head() -> None:
-    cluster, wl = world({("x", "A"): (10.0, 10.0), ("x", "B"): (20.0, 20.0)}, {"A": 1, "B": 1},
-                        [(0.0, "x"), (0.0, "x"), (1.0, "x")])
+    cluster, wl = world(
+        {("x", "A"): (10.0, 10.0), ("x", "B"): (20.0, 20.0)}, {"A": 1, "B": 1}, [(0.0, "x"), (0.0, "x"), (1.0, "x")]
+    )
     res = run(cluster, wl, "fcfs")
     assert res.start.tolist() == [0.0, 0.0, 10.0]
     assert res.finish.tolist() == [10.0, 20.0, 20.0]
@@ -112,8 +127,14 @@ def test_affinity_serves_the_oldest_job_of_a_database_first() -> None:
     assert run(cluster, wl, "affinity", hit="job-type").start.tolist() == [0.0, 10.0, 5.0]
 
 
-GREEDY_TIMES = {("x", "A"): (10.0, 10.0), ("x", "B"): (30.0, 30.0), ("y", "A"): (10.0, 10.0),
-                ("y", "B"): (12.0, 12.0), ("w", "A"): (20.0, 20.0), ("w", "B"): (20.0, 20.0)}
+GREEDY_TIMES = {
+    ("x", "A"): (10.0, 10.0),
+    ("x", "B"): (30.0, 30.0),
+    ("y", "A"): (10.0, 10.0),
+    ("y", "B"): (12.0, 12.0),
+    ("w", "A"): (20.0, 20.0),
+    ("w", "B"): (20.0, 20.0),
+}
 GREEDY_JOBS = [(0.0, "w"), (1.0, "w"), (2.0, "y"), (3.0, "x")]
 
 
@@ -131,8 +152,11 @@ def test_greedy1_gives_a_contested_machine_to_the_job_with_most_benefit_over_its
 
 
 def test_greedy1_on_one_machine_type_is_fcfs() -> None:
-    cluster, wl = world({("x", "A"): (5.0, 5.0), ("y", "A"): (7.0, 3.0)}, {"A": 2},
-                        [(0.0, "x"), (0.5, "y"), (1.0, "y"), (2.0, "x"), (9.0, "y")])
+    cluster, wl = world(
+        {("x", "A"): (5.0, 5.0), ("y", "A"): (7.0, 3.0)},
+        {"A": 2},
+        [(0.0, "x"), (0.5, "y"), (1.0, "y"), (2.0, "x"), (9.0, "y")],
+    )
     g = run(cluster, wl, "greedy1")
     f = run(cluster, wl, "fcfs")
     assert g.start.tolist() == f.start.tolist()

@@ -147,8 +147,12 @@ def test_databases_come_from_the_table_or_the_paper() -> None:
     assert t.databases == ("a", "b") and t.database_groups() == [0, 1]
     # Given per row, consistently.
     rows = "job_type,machine_type,cpu_s,io_s,database\na,x,1,1,D\nb,x,2,1,D\nc,x,3,1,\n"
-    t = parse_profile(rows.replace("cpu_s,io_s,database", "cpu_s,io_s,proportion,database")
-                      .replace(",1,D", ",1,1,D").replace(",1,\n", ",1,1,\n"), name="db.csv")
+    t = parse_profile(
+        rows.replace("cpu_s,io_s,database", "cpu_s,io_s,proportion,database")
+        .replace(",1,D", ",1,1,D")
+        .replace(",1,\n", ",1,1,\n"),
+        name="db.csv",
+    )
     assert t.databases == ("D", "D", "c") and t.database_groups() == [0, 0, 1]
 
 
@@ -157,26 +161,33 @@ def test_a_user_json_table_round_trips_the_shipped_one() -> None:
     assert np.array_equal(t.cold_s, T.cold_s) and t.fingerprint() == T.fingerprint()
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("job_type,machine_type,cpu_s\na,x,1\n", "missing column(s) io_s"),
-    ("job_type,machine_type,cpu_s,io_s,speed\n", "unknown column(s) speed"),
-    ("job_type,machine_type,cpu_s,io_s\nblastn,x,abc,1\n", "line 2, column 'cpu_s': cpu_s must be a number"),
-    ("job_type,machine_type,cpu_s,io_s\nblastn,x,-1,1\n", "line 2, column 'cpu_s'"),
-    ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1\nblastn,x,1,1\n", "line 3: (blastn, x) appears twice"),
-    ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1\nblastp,y,1,1\n", "missing run time(s) for (blastn, y)"),
-    ("job_type,machine_type,cpu_s,io_s\nfoo,x,1,1\n", "no proportion for job type 'foo'"),
-    ("job_type,machine_type,cpu_s,io_s,proportion\na,x,1,1,0.5\na,y,1,1,0.4\n", "line 3, column 'proportion'"),
-    ("job_type,machine_type,cpu_s,io_s\nblastn,x,0,0\n", "cpu_s + io_s must be positive"),
-    ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1,2\n", "line 2: expected 4 fields"),
-    ("job_type,machine_type,cpu_s,io_s,database\nblastn,x,1,1,nt\nblastn,y,1,1,nr\n",
-     "line 3, column 'database': job type 'blastn' searches database 'nr' here but 'nt'"),
-    ('{"job_types": [{"name": "blastn", "database": 3}], '
-     '"runtimes": [{"job_type": "blastn", "machine_type": "x", "cpu_s": 1, "io_s": 1}]}',
-     "job_types[0].database must be a non-empty string"),
-    ('{"runtimes": [}', "invalid JSON"),
-    ('{"runtimes": []}', "'runtimes' must be a non-empty list"),
-    ('{"runtimes": [{"job_type": "blastn", "machine_type": "x", "cpu_s": 1}]}', "runtimes[0] has no 'io_s'"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("job_type,machine_type,cpu_s\na,x,1\n", "missing column(s) io_s"),
+        ("job_type,machine_type,cpu_s,io_s,speed\n", "unknown column(s) speed"),
+        ("job_type,machine_type,cpu_s,io_s\nblastn,x,abc,1\n", "line 2, column 'cpu_s': cpu_s must be a number"),
+        ("job_type,machine_type,cpu_s,io_s\nblastn,x,-1,1\n", "line 2, column 'cpu_s'"),
+        ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1\nblastn,x,1,1\n", "line 3: (blastn, x) appears twice"),
+        ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1\nblastp,y,1,1\n", "missing run time(s) for (blastn, y)"),
+        ("job_type,machine_type,cpu_s,io_s\nfoo,x,1,1\n", "no proportion for job type 'foo'"),
+        ("job_type,machine_type,cpu_s,io_s,proportion\na,x,1,1,0.5\na,y,1,1,0.4\n", "line 3, column 'proportion'"),
+        ("job_type,machine_type,cpu_s,io_s\nblastn,x,0,0\n", "cpu_s + io_s must be positive"),
+        ("job_type,machine_type,cpu_s,io_s\nblastn,x,1,1,2\n", "line 2: expected 4 fields"),
+        (
+            "job_type,machine_type,cpu_s,io_s,database\nblastn,x,1,1,nt\nblastn,y,1,1,nr\n",
+            "line 3, column 'database': job type 'blastn' searches database 'nr' here but 'nt'",
+        ),
+        (
+            '{"job_types": [{"name": "blastn", "database": 3}], '
+            '"runtimes": [{"job_type": "blastn", "machine_type": "x", "cpu_s": 1, "io_s": 1}]}',
+            "job_types[0].database must be a non-empty string",
+        ),
+        ('{"runtimes": [}', "invalid JSON"),
+        ('{"runtimes": []}', "'runtimes' must be a non-empty list"),
+        ('{"runtimes": [{"job_type": "blastn", "machine_type": "x", "cpu_s": 1}]}', "runtimes[0] has no 'io_s'"),
+    ],
+)
 def test_bad_tables_fail_with_a_message_naming_the_place(tmp_path: Path, text: str, message: str) -> None:
     p = tmp_path / "bad.csv"
     p.write_text(text)

@@ -28,8 +28,18 @@ SIMCORE = Path(sys.executable).with_name("simcore")
 #: Wall-clock measurements: the only summary values allowed to differ between two runs of one spec.
 TIMING_KEYS = ("wall_s", "jobs_per_s")
 
-SCENARIO = ("--cluster", "google-balanced", "--machines-per-config", "1", "--workload", "lotes-phi",
-            "--hours", "0.5", "--load", "0.95")
+SCENARIO = (
+    "--cluster",
+    "google-balanced",
+    "--machines-per-config",
+    "1",
+    "--workload",
+    "lotes-phi",
+    "--hours",
+    "0.5",
+    "--load",
+    "0.95",
+)
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -63,14 +73,17 @@ def test_seeds_text_is_the_sorted_inverse() -> None:
     assert parse_seeds(seeds_text([3, 0, 1, 7])) == [0, 1, 3, 7]
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ("3-1", "range '3-1' goes backwards"),
-    ("1,x", "'x' is not a non-negative integer"),
-    ("-1", "'-1' is not a non-negative integer"),
-    ("", "give at least one seed"),
-    ("0-2,2", "seed 2 is listed twice"),
-    ("0-99999", "more than 10000 seeds"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("3-1", "range '3-1' goes backwards"),
+        ("1,x", "'x' is not a non-negative integer"),
+        ("-1", "'-1' is not a non-negative integer"),
+        ("", "give at least one seed"),
+        ("0-2,2", "seed 2 is listed twice"),
+        ("0-99999", "more than 10000 seeds"),
+    ],
+)
 def test_bad_seeds_are_refused_with_the_reason(text: str, says: str) -> None:
     with pytest.raises(ParameterError, match=says):
         parse_seeds(text)
@@ -80,18 +93,32 @@ def test_bad_seeds_are_refused_with_the_reason(text: str, says: str) -> None:
 
 
 def test_the_grid_is_points_then_schedulers_then_seeds_with_the_first_axis_slowest() -> None:
-    sw = Sweep(cluster="google-balanced", workload="lotes-phi", schedulers=["lotes", "greedy"], seeds=[3, 1],
-               axes=[Axis("phi", (0.0, 0.003, 0.006)), Axis("load", (0.5, 0.9))], hours=0.5,
-               params={"machines_per_config": 2})
+    sw = Sweep(
+        cluster="google-balanced",
+        workload="lotes-phi",
+        schedulers=["lotes", "greedy"],
+        seeds=[3, 1],
+        axes=[Axis("phi", (0.0, 0.003, 0.006)), Axis("load", (0.5, 0.9))],
+        hours=0.5,
+        params={"machines_per_config": 2},
+    )
     tasks = sw.tasks()
     expected = list(itertools.product((0.0, 0.003, 0.006), (0.5, 0.9), ("lotes", "greedy"), (3, 1)))
     assert len(tasks) == 3 * 2 * 2 * 2 == 24
     assert [(t.point["phi"], t.point["load"], t.scheduler, t.seed) for t in tasks] == expected
     assert [t.index for t in tasks] == list(range(24))
     t = tasks[13]  # phi 0.003, load 0.9, lotes, seed 1
-    assert t.spec == api.RunSpec(cluster="google-balanced", workload="lotes-phi", scheduler="lotes", seed=1,
-                                 load=0.9, hours=0.5, cluster_params={"machines_per_config": 2},
-                                 workload_params={"phi": 0.003}, scheduler_params={})
+    assert t.spec == api.RunSpec(
+        cluster="google-balanced",
+        workload="lotes-phi",
+        scheduler="lotes",
+        seed=1,
+        load=0.9,
+        hours=0.5,
+        cluster_params={"machines_per_config": 2},
+        workload_params={"phi": 0.003},
+        scheduler_params={},
+    )
 
 
 def test_without_axes_the_grid_is_one_empty_point() -> None:
@@ -100,22 +127,53 @@ def test_without_axes_the_grid_is_one_empty_point() -> None:
 
 
 def test_cli_lines_come_in_grid_order(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "sweep", *SCENARIO, "--schedulers", "lotes,greedy", "--seeds", "0-1",
-                             "--vary", "phi=0,0.006", "--vary", "load=0.5,0.9")
+    code, out, err = run_cli(
+        capsys,
+        "sweep",
+        *SCENARIO,
+        "--schedulers",
+        "lotes,greedy",
+        "--seeds",
+        "0-1",
+        "--vary",
+        "phi=0,0.006",
+        "--vary",
+        "load=0.5,0.9",
+    )
     assert code == 0, err
     got = [(d["point"]["phi"], d["point"]["load"], d["scheduler"], d["seed"]) for d in lines(out)]
     assert got == list(itertools.product((0.0, 0.006), (0.5, 0.9), ("lotes", "greedy"), (0, 1)))
 
 
 def test_each_point_runs_exactly_as_a_separate_run(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "sweep", *SCENARIO, "--schedulers", "greedy", "--seeds", "2",
-                             "--vary", "phi=0,0.006", "--vary", "load=0.5,0.9")
+    code, out, err = run_cli(
+        capsys,
+        "sweep",
+        *SCENARIO,
+        "--schedulers",
+        "greedy",
+        "--seeds",
+        "2",
+        "--vary",
+        "phi=0,0.006",
+        "--vary",
+        "load=0.5,0.9",
+    )
     assert code == 0, err
     by_point = {(d["point"]["phi"], d["point"]["load"]): d for d in lines(out)}
     for phi, load in ((0.0, 0.9), (0.006, 0.5)):
-        alone = api.run(api.RunSpec(cluster="google-balanced", workload="lotes-phi", scheduler="greedy", seed=2,
-                                    load=load, hours=0.5, cluster_params={"machines_per_config": 1},
-                                    workload_params={"phi": phi})).summary
+        alone = api.run(
+            api.RunSpec(
+                cluster="google-balanced",
+                workload="lotes-phi",
+                scheduler="greedy",
+                seed=2,
+                load=load,
+                hours=0.5,
+                cluster_params={"machines_per_config": 1},
+                workload_params={"phi": phi},
+            )
+        ).summary
         swept = by_point[(phi, load)]
         assert swept["point"] == {"phi": phi, "load": load}
         assert untimed({k: v for k, v in swept.items() if k != "point"}) == untimed(alone)
@@ -141,12 +199,14 @@ def test_two_workers_print_exactly_what_one_prints(capsys: pytest.CaptureFixture
 
 
 def test_aggregate_by_hand() -> None:
-    runs = [{"scheduler": "a", "point": {"phi": 0.1}, "m": 1.0, "stable": True},
-            {"scheduler": "a", "point": {"phi": 0.1}, "m": 2.0, "stable": False},
-            {"scheduler": "a", "point": {"phi": 0.1}, "m": 6.0, "stable": True},
-            {"scheduler": "a", "point": {"phi": 0.1}, "m": None, "stable": False},
-            {"scheduler": "b", "point": {"phi": 0.1}, "m": None, "stable": True},
-            {"scheduler": "a", "point": {"phi": 0.2}, "m": 4.0, "stable": True}]
+    runs = [
+        {"scheduler": "a", "point": {"phi": 0.1}, "m": 1.0, "stable": True},
+        {"scheduler": "a", "point": {"phi": 0.1}, "m": 2.0, "stable": False},
+        {"scheduler": "a", "point": {"phi": 0.1}, "m": 6.0, "stable": True},
+        {"scheduler": "a", "point": {"phi": 0.1}, "m": None, "stable": False},
+        {"scheduler": "b", "point": {"phi": 0.1}, "m": None, "stable": True},
+        {"scheduler": "a", "point": {"phi": 0.2}, "m": 4.0, "stable": True},
+    ]
     rows = aggregate(runs, "m")
     assert [(r.point, r.scheduler, r.runs, r.mean, r.min, r.max, r.unstable) for r in rows] == [
         ({"phi": 0.1}, "a", 4, 3.0, 1.0, 6.0, 2),
@@ -168,8 +228,20 @@ def parse_table(out: str) -> dict[tuple[str, str], list[str]]:
 @pytest.mark.parametrize("metric", [None, "utilization.cpu"])
 def test_the_table_is_mean_min_max_of_the_json_lines(capsys: pytest.CaptureFixture[str], metric: str | None) -> None:
     # Two hours at load 0.95 on ten machines: some seeds queue, so the response times are not all 0.
-    argv = ("sweep", *SCENARIO[:-4], "--hours", "2", "--load", "0.95", "--schedulers", "lotes,greedy",
-            "--seeds", "0-4", "--vary", "phi=0,0.006")
+    argv = (
+        "sweep",
+        *SCENARIO[:-4],
+        "--hours",
+        "2",
+        "--load",
+        "0.95",
+        "--schedulers",
+        "lotes,greedy",
+        "--seeds",
+        "0-4",
+        "--vary",
+        "phi=0,0.006",
+    )
     code, out, err = run_cli(capsys, *argv)
     assert code == 0, err
     runs = lines(out)
@@ -181,23 +253,39 @@ def test_the_table_is_mean_min_max_of_the_json_lines(capsys: pytest.CaptureFixtu
     assert len(got) == 4
     nonzero = 0
     for (phi, sched), (n, mean, lo, hi, unstable) in got.items():
-        xs = [r[key] if "." not in key else r["utilization"]["cpu"] for r in runs
-              if r["scheduler"] == sched and r["point"]["phi"] == float(phi)]
+        xs = [
+            r[key] if "." not in key else r["utilization"]["cpu"]
+            for r in runs
+            if r["scheduler"] == sched and r["point"]["phi"] == float(phi)
+        ]
         assert int(n) == len(xs) == 5
         assert float(mean) == pytest.approx(sum(xs) / len(xs), rel=1e-5, abs=1e-9)
         assert float(lo) == pytest.approx(min(xs), rel=1e-5, abs=1e-9)
         assert float(hi) == pytest.approx(max(xs), rel=1e-5, abs=1e-9)
-        assert int(unstable) == sum(1 for r in runs if r["scheduler"] == sched
-                                    and r["point"]["phi"] == float(phi) and not r["stable"])
+        assert int(unstable) == sum(
+            1 for r in runs if r["scheduler"] == sched and r["point"]["phi"] == float(phi) and not r["stable"]
+        )
         nonzero += max(xs) > 0
     assert nonzero >= 2  # the comparison is not only of zeros
 
 
-def test_csv_has_one_row_per_run_with_the_point_and_every_summary_key(capsys: pytest.CaptureFixture[str],
-                                                                      tmp_path: Path) -> None:
+def test_csv_has_one_row_per_run_with_the_point_and_every_summary_key(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     out_csv = tmp_path / "sweep.csv"
-    code, out, err = run_cli(capsys, "sweep", *SCENARIO, "--schedulers", "greedy,fcfs", "--seeds", "0,1",
-                             "--vary", "phi=0,0.006", "--out", str(out_csv))
+    code, out, err = run_cli(
+        capsys,
+        "sweep",
+        *SCENARIO,
+        "--schedulers",
+        "greedy,fcfs",
+        "--seeds",
+        "0,1",
+        "--vary",
+        "phi=0,0.006",
+        "--out",
+        str(out_csv),
+    )
     assert code == 0, err
     runs = lines(out)
     with out_csv.open() as f:
@@ -220,13 +308,22 @@ def test_csv_has_one_row_per_run_with_the_point_and_every_summary_key(capsys: py
 # -- incompatible schedulers -----------------------------------------------------------------------------------
 
 
-GOOGLE_LIKE = ("--cluster", "google-balanced", "--machines-per-config", "1", "--workload", "google-like",
-               "--hours", "0.02")
+GOOGLE_LIKE = (
+    "--cluster",
+    "google-balanced",
+    "--machines-per-config",
+    "1",
+    "--workload",
+    "google-like",
+    "--hours",
+    "0.02",
+)
 
 
 def test_all_skips_schedulers_built_for_another_setting_once_each(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "sweep", *GOOGLE_LIKE, "--schedulers", "all", "--seeds", "0-1",
-                             "--vary", "load=0.5,0.9")
+    code, out, err = run_cli(
+        capsys, "sweep", *GOOGLE_LIKE, "--schedulers", "all", "--seeds", "0-1", "--vary", "load=0.5,0.9"
+    )
     assert code == 0, err
     names = {d["scheduler"] for d in lines(out)}
     assert {"greedy", "lotes", "fcfs"} <= names and "affinity" not in names
@@ -243,28 +340,32 @@ def test_an_explicit_incompatible_scheduler_is_an_error(capsys: pytest.CaptureFi
 # -- errors before anything runs -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("args", "says"), [
-    (("--vary", "omega=0.1"), "--vary omega does not apply to cluster 'google-balanced', workload 'lotes-phi'"),
-    (("--vary", "nope=1"), "parameters that do: load, hours, class-seed, machines-per-config, phi"),
-    (("--vary", "phi=0,abc"), "--vary phi: expected a number, got 'abc'"),
-    (("--vary", "phi=0,0.06"), "--vary phi: workload 'lotes-phi' parameter 'phi' must be at most 0.025, got 0.06"),
-    (("--vary", "machines-per-config=1,2.5"), "--vary machines-per-config: expected int, got '2.5'"),
-    (("--vary", "load=0.5,-1"), "--vary load: expected a positive number, got '-1'"),
-    (("--vary", "phi="), "--vary phi: no values"),
-    (("--vary", "phi=0,,1"), "--vary phi: empty value"),
-    (("--vary", "phi"), "expected NAME=VALUE"),
-    (("--vary", "phi=0,0.0"), "value '0.0' is listed twice"),
-    (("--vary", "phi=0", "--vary", "phi=0.001"), "--vary phi is given twice"),
-    (("--phi", "0.003", "--vary", "phi=0,0.006"), "--phi is both fixed and varied"),
-    (("--phi", "0.06", "--vary", "load=0.5,0.9"), "workload 'lotes-phi' parameter 'phi' must be at most 0.025"),
-    (("--vary", "seed=0,1"), "give seeds with --seeds"),
-    (("--seeds", "4-2"), "--seeds: range '4-2' goes backwards"),
-    (("--seeds", "0,a"), "--seeds: 'a' is not a non-negative integer"),
-    (("--metric", "p99_response_s"), "--metric applies only with --table"),
-    (("--out", "/no/such/dir/s.csv"), "directory '/no/such/dir' does not exist"),
-])
-def test_bad_input_exits_2_naming_the_problem(capsys: pytest.CaptureFixture[str], args: tuple[str, ...],
-                                              says: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (("--vary", "omega=0.1"), "--vary omega does not apply to cluster 'google-balanced', workload 'lotes-phi'"),
+        (("--vary", "nope=1"), "parameters that do: load, hours, class-seed, machines-per-config, phi"),
+        (("--vary", "phi=0,abc"), "--vary phi: expected a number, got 'abc'"),
+        (("--vary", "phi=0,0.06"), "--vary phi: workload 'lotes-phi' parameter 'phi' must be at most 0.025, got 0.06"),
+        (("--vary", "machines-per-config=1,2.5"), "--vary machines-per-config: expected int, got '2.5'"),
+        (("--vary", "load=0.5,-1"), "--vary load: expected a positive number, got '-1'"),
+        (("--vary", "phi="), "--vary phi: no values"),
+        (("--vary", "phi=0,,1"), "--vary phi: empty value"),
+        (("--vary", "phi"), "expected NAME=VALUE"),
+        (("--vary", "phi=0,0.0"), "value '0.0' is listed twice"),
+        (("--vary", "phi=0", "--vary", "phi=0.001"), "--vary phi is given twice"),
+        (("--phi", "0.003", "--vary", "phi=0,0.006"), "--phi is both fixed and varied"),
+        (("--phi", "0.06", "--vary", "load=0.5,0.9"), "workload 'lotes-phi' parameter 'phi' must be at most 0.025"),
+        (("--vary", "seed=0,1"), "give seeds with --seeds"),
+        (("--seeds", "4-2"), "--seeds: range '4-2' goes backwards"),
+        (("--seeds", "0,a"), "--seeds: 'a' is not a non-negative integer"),
+        (("--metric", "p99_response_s"), "--metric applies only with --table"),
+        (("--out", "/no/such/dir/s.csv"), "directory '/no/such/dir' does not exist"),
+    ],
+)
+def test_bad_input_exits_2_naming_the_problem(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], says: str
+) -> None:
     code, out, err = run_cli(capsys, "sweep", *SCENARIO, "--schedulers", "greedy", *args)
     assert code == 2
     assert says in err and out == ""
@@ -272,16 +373,18 @@ def test_bad_input_exits_2_naming_the_problem(capsys: pytest.CaptureFixture[str]
 
 
 def test_a_metric_that_is_not_a_number_lists_those_that_are(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run_cli(capsys, "sweep", *GOOGLE_LIKE, "--schedulers", "greedy", "--table",
-                             "--metric", "stable")
+    code, out, err = run_cli(capsys, "sweep", *GOOGLE_LIKE, "--schedulers", "greedy", "--table", "--metric", "stable")
     assert code == 2 and out == ""
     assert "--metric 'stable' is not a numeric summary key" in err and "mean_response_s" in err
 
 
 @pytest.mark.skipif(not SIMCORE.exists(), reason="the simcore script is not installed next to python")
 def test_the_script_reports_a_bad_vary_value_in_one_line() -> None:
-    r = subprocess.run([str(SIMCORE), "sweep", *SCENARIO, "--schedulers", "greedy", "--vary", "phi=0,x"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [str(SIMCORE), "sweep", *SCENARIO, "--schedulers", "greedy", "--vary", "phi=0,x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == "simcore: error: --vary phi: expected a number, got 'x'\n"
-

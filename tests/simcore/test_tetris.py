@@ -48,8 +48,7 @@ def test_the_work_score_prefers_the_faster_machine() -> None:
     rates = np.array([[1.0, 4.0]])
     work = np.array([1.0])
     cls = np.array([0])
-    wl = Workload("w", RES, [0.0], [[0.2, 0.2]], work, cls, horizon_s=10.0,
-                  runtime=RateRuntime(work, cls, rates))
+    wl = Workload("w", RES, [0.0], [[0.2, 0.2]], work, cls, horizon_s=10.0, runtime=RateRuntime(work, cls, rates))
     res = run(cluster, wl)
     assert res.machine.tolist() == [1]
     assert res.finish.tolist() == [0.25]
@@ -66,8 +65,15 @@ def test_completion_starts_the_best_scoring_queued_job_not_the_oldest() -> None:
     #   neither job1 (cpu 0.5) nor job2 (mem 0.6) fits; stop.
     # t=11 job3 ends, C = (1, 1): job2 (0.557) beats job1 -> starts; free (0.7, 0.4): job1 fits -> starts.
     cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", RES, [0.0, 1.0, 2.0, 3.0], [[0.9, 0.9], [0.5, 0.2], [0.3, 0.6], [0.6, 0.6]],
-                  [10.0, 8.0, 2.0, 1.0], [0, 0, 0, 0], horizon_s=20.0)
+    wl = Workload(
+        "w",
+        RES,
+        [0.0, 1.0, 2.0, 3.0],
+        [[0.9, 0.9], [0.5, 0.2], [0.3, 0.6], [0.6, 0.6]],
+        [10.0, 8.0, 2.0, 1.0],
+        [0, 0, 0, 0],
+        horizon_s=20.0,
+    )
     res = run(cluster, wl)
     assert res.start.tolist() == [0.0, 11.0, 11.0, 10.0]
 
@@ -98,8 +104,16 @@ def test_a_runtime_that_depends_on_the_last_class_is_scored_per_machine() -> Non
     # and 1 on m1 (last class 1); p_bar = 10 (cold runs of the sampled jobs) -> gamma 1.0 vs 0.1 -> m1.
     cluster = Cluster("c", RES, ("a",), np.array([2]), np.array([[1.0, 1.0]]))
     cls = np.array([0, 1, 1])
-    wl = Workload("w", RES, [0.0, 1.0, 20.0], [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]], [1.0, 1.0, 1.0], cls,
-                  horizon_s=30.0, runtime=WarmCache(cls))
+    wl = Workload(
+        "w",
+        RES,
+        [0.0, 1.0, 20.0],
+        [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]],
+        [1.0, 1.0, 1.0],
+        cls,
+        horizon_s=30.0,
+        runtime=WarmCache(cls),
+    )
     res = run(cluster, wl)
     assert res.machine.tolist() == [0, 1, 1]
     assert res.finish.tolist() == [10.0, 11.0, 21.0]
@@ -112,8 +126,7 @@ def test_the_queue_survives_growth_and_compaction() -> None:
     rng = np.random.default_rng(1)
     work = rng.uniform(1.0, 2.0, n)
     cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", RES, np.zeros(n), np.full((n, 2), 0.6), work, np.zeros(n, dtype=np.int64),
-                  horizon_s=1.0)
+    wl = Workload("w", RES, np.zeros(n), np.full((n, 2), 0.6), work, np.zeros(n, dtype=np.int64), horizon_s=1.0)
     res = run(cluster, wl)
     order = np.argsort(res.start, kind="stable")
     # Job 0 arrives first and starts at once; the rest run shortest first.
@@ -133,8 +146,9 @@ def test_a_zero_rate_configuration_is_never_chosen() -> None:
     rates = np.array([[0.0, 1.0]])
     work = np.array([2.0, 2.0])
     cls = np.array([0, 0])
-    wl = Workload("w", RES, [0.0, 1.0], [[0.4, 0.4], [0.4, 0.4]], work, cls, horizon_s=10.0,
-                  runtime=RateRuntime(work, cls, rates))
+    wl = Workload(
+        "w", RES, [0.0, 1.0], [[0.4, 0.4], [0.4, 0.4]], work, cls, horizon_s=10.0, runtime=RateRuntime(work, cls, rates)
+    )
     for weight in (1.0, 0.0):
         res = run(cluster, wl, work_weight=weight)
         # job1 fits only on m0 while job0 runs; it waits for m1 instead.
@@ -164,13 +178,19 @@ class CountingTetris(Tetris):
 #: "fitting" scores only the machines where it fits, once one arrival found its top machine full.
 ARRIVALS: dict[str, dict[str, int]] = {
     "scan": {"_misses_to_switch": 10**18},
-    "fitting": {"_busy_queue": 0, "_busy_min_machines": 0, "_misses_to_switch": 1, "_fitting_run": 10**18,
-                "_dense_fit": 0},
+    "fitting": {
+        "_busy_queue": 0,
+        "_busy_min_machines": 0,
+        "_misses_to_switch": 1,
+        "_fitting_run": 10**18,
+        "_dense_fit": 0,
+    },
 }
 
 
-def run_path(cluster: Cluster, wl: Workload, indexed: bool, arrival: str = "scan", per_cell: int = 1,
-             **options: float) -> tuple[SimResult, CountingTetris]:
+def run_path(
+    cluster: Cluster, wl: Workload, indexed: bool, arrival: str = "scan", per_cell: int = 1, **options: float
+) -> tuple[SimResult, CountingTetris]:
     """A drained run that always (``indexed``) or never uses the score index, with one arrival variant."""
     sched = CountingTetris(**options)
     sched._index_threshold = 0 if indexed else 10**18
@@ -180,8 +200,9 @@ def run_path(cluster: Cluster, wl: Workload, indexed: bool, arrival: str = "scan
     return simulate(cluster, wl, sched, 0, drain=True), sched
 
 
-def assert_same_decisions(cluster: Cluster, wl: Workload, arrival: str, per_cell: int = 1,
-                          **options: float) -> SimResult:
+def assert_same_decisions(
+    cluster: Cluster, wl: Workload, arrival: str, per_cell: int = 1, **options: float
+) -> SimResult:
     """The plain scans (on arrival and completion) and the fast paths start every job at the same time and place."""
     old, s_old = run_path(cluster, wl, False, "scan", **options)
     new, s_new = run_path(cluster, wl, True, arrival, per_cell, **options)
@@ -204,9 +225,15 @@ def test_the_index_breaks_a_score_tie_across_buckets_to_the_earliest_arrival() -
     # best score. Then F2 is the only job that fits beside A (free (0.4, 0.5)) and starts too;
     # B (at 11, when A ends) and F1 (at 12, when B ends) follow. The wrong tie gives B 10, A 11.
     cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", RES, [0.0, 1.0, 2.0, 3.0, 4.0],
-                  [[1.0, 1.0], [0.6, 0.5], [0.5, 0.6], [0.7, 0.7], [0.3, 0.3]],
-                  [10.0, 1.0, 1.0, 1000.0, 1000.0], [0, 0, 0, 0, 0], horizon_s=5.0)
+    wl = Workload(
+        "w",
+        RES,
+        [0.0, 1.0, 2.0, 3.0, 4.0],
+        [[1.0, 1.0], [0.6, 0.5], [0.5, 0.6], [0.7, 0.7], [0.3, 0.3]],
+        [10.0, 1.0, 1.0, 1000.0, 1000.0],
+        [0, 0, 0, 0, 0],
+        horizon_s=5.0,
+    )
     for indexed in (False, True):
         res, _ = run_path(cluster, wl, indexed)
         assert res.start.tolist() == [0.0, 10.0, 11.0, 12.0, 10.0]
@@ -219,8 +246,7 @@ def test_a_runtime_that_depends_on_the_last_class_keeps_the_full_scan() -> None:
     n = 40
     cls = np.arange(n) % 2
     cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    wl = Workload("w", RES, np.zeros(n), np.full((n, 2), 0.6), np.ones(n), cls, horizon_s=1.0,
-                  runtime=WarmCache(cls))
+    wl = Workload("w", RES, np.zeros(n), np.full((n, 2), 0.6), np.ones(n), cls, horizon_s=1.0, runtime=WarmCache(cls))
     res, sched = run_path(cluster, wl, True)
     assert sched.indexed == 0
     # Job 0 (class 0) runs cold; then the warm class-0 jobs go first (shortest work score), in
@@ -237,13 +263,16 @@ def _preset(workload: str, machines_per_config: int, load: float, hours: float) 
     return cluster, resolve_workload(workload, cluster, 0, load, hours)
 
 
-@pytest.mark.parametrize(("workload", "mpc", "load", "hours", "arrival", "per_cell"), [
-    ("google-like", 3, 2.0, 0.3, "fitting", 8),  # machine-independent p; the default bucket size
-    ("google-like", 3, 2.0, 0.3, "scan", 1),
-    ("lotes-phi", 2, 2.0, 6.0, "fitting", 1),  # p per configuration (equal rates)
-    ("lotes-omega", 2, 3.0, 20.0, "fitting", 2),  # configuration-dependent p
-    ("lotes-omega", 2, 3.0, 20.0, "scan", 8),
-])
+@pytest.mark.parametrize(
+    ("workload", "mpc", "load", "hours", "arrival", "per_cell"),
+    [
+        ("google-like", 3, 2.0, 0.3, "fitting", 8),  # machine-independent p; the default bucket size
+        ("google-like", 3, 2.0, 0.3, "scan", 1),
+        ("lotes-phi", 2, 2.0, 6.0, "fitting", 1),  # p per configuration (equal rates)
+        ("lotes-omega", 2, 3.0, 20.0, "fitting", 2),  # configuration-dependent p
+        ("lotes-omega", 2, 3.0, 20.0, "scan", 8),
+    ],
+)
 def test_the_fast_paths_make_the_decisions_of_the_full_scans_on_long_queues(
     workload: str, mpc: int, load: float, hours: float, arrival: str, per_cell: int
 ) -> None:
@@ -280,22 +309,39 @@ def test_the_fast_paths_match_the_full_scans_on_small_random_instances(data: st.
     n_res = data.draw(st.integers(1, 3), label="resources")
     n_cfg = data.draw(st.integers(1, 3), label="configurations")
     res_names = ("cpu", "mem", "disk")[:n_res]
-    cap = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.5, 1.0]), min_size=n_res, max_size=n_res),
-                                      min_size=n_cfg, max_size=n_cfg)))
+    cap = np.array(
+        data.draw(
+            st.lists(
+                st.lists(st.sampled_from([0.5, 1.0]), min_size=n_res, max_size=n_res), min_size=n_cfg, max_size=n_cfg
+            )
+        )
+    )
     cap[0] = 1.0  # every request below fits on configuration 0
     counts = np.array(data.draw(st.lists(st.integers(1, 2), min_size=n_cfg, max_size=n_cfg)))
     cluster = Cluster("c", res_names, tuple(f"k{j}" for j in range(n_cfg)), counts, cap)
     n = data.draw(st.integers(1, 60), label="jobs")
     # Coarse values: equal requests, equal work and equal scores are common, so ties are exercised.
-    req = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5, 0.7]),
-                                               min_size=n_res, max_size=n_res), min_size=n, max_size=n)))
+    req = np.array(
+        data.draw(
+            st.lists(
+                st.lists(st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5, 0.7]), min_size=n_res, max_size=n_res),
+                min_size=n,
+                max_size=n,
+            )
+        )
+    )
     work = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 5.0]), min_size=n, max_size=n)))
     submit = np.sort(np.array(data.draw(st.lists(st.integers(0, 8), min_size=n, max_size=n)), dtype=float))
     cls = np.array(data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)))
     runtime = None
     if data.draw(st.booleans(), label="machine-dependent"):
-        rates = np.array(data.draw(st.lists(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n_cfg,
-                                                     max_size=n_cfg), min_size=2, max_size=2)))
+        rates = np.array(
+            data.draw(
+                st.lists(
+                    st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n_cfg, max_size=n_cfg), min_size=2, max_size=2
+                )
+            )
+        )
         rates[:, 0] = np.maximum(rates[:, 0], 1.0)
         runtime = RateRuntime(work, cls, rates)
     wl = Workload("w", res_names, submit, req, work, cls, horizon_s=10.0, runtime=runtime)

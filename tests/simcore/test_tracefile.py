@@ -82,16 +82,22 @@ def test_streams_of_every_kind_are_read(google_like: Workload) -> None:
             out[: len(chunk)] = chunk
             return len(chunk)
 
-    for src in (io.BytesIO(data), Pipe(data), io.BytesIO(gzip.compress(data)), Pipe(gzip.compress(data)),
-                io.StringIO(data.decode())):
+    for src in (
+        io.BytesIO(data),
+        Pipe(data),
+        io.BytesIO(gzip.compress(data)),
+        Pipe(gzip.compress(data)),
+        io.StringIO(data.decode()),
+    ):
         same_jobs(google_like, read_trace(src, resources=("cpu", "mem")))  # type: ignore[arg-type]
     text = io.StringIO()
     write_trace(google_like, text)
     assert text.getvalue().encode() == data
 
 
-def test_a_multi_block_file_reads_the_same(tmp_path: Path, google_like: Workload,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_multi_block_file_reads_the_same(
+    tmp_path: Path, google_like: Workload, monkeypatch: pytest.MonkeyPatch
+) -> None:
     write_trace(google_like, tmp_path / "w.csv.gz")
     monkeypatch.setattr(tracefile, "BLOCK_BYTES", 4096)
     back = read_trace(tmp_path / "w.csv.gz", resources=("cpu", "mem"))
@@ -119,24 +125,32 @@ def test_unsorted_rows_are_stably_sorted(tmp_path: Path) -> None:
 
 
 def test_comments_and_blank_lines_are_skipped_and_metadata_read(tmp_path: Path) -> None:
-    p = write(tmp_path, "# simcore trace v1\n# name: mine\n\n# horizon_s = 100\n" + HEADER
-              + "0,1,0.1,0.2\n\n# a note\n2,1,0.1,0.2\n   \n")
+    p = write(
+        tmp_path,
+        "# simcore trace v1\n# name: mine\n\n# horizon_s = 100\n"
+        + HEADER
+        + "0,1,0.1,0.2\n\n# a note\n2,1,0.1,0.2\n   \n",
+    )
     w = read_trace(p, resources=("cpu", "mem"))
     assert w.n_jobs == 2 and w.name == "mine" and w.horizon_s == 100.0
     assert read_trace(p, resources=("cpu", "mem"), name="other").name == "other"
 
 
 def test_class_names_get_ids_in_order_of_first_appearance(tmp_path: Path) -> None:
-    p = write(tmp_path, "submit_s,duration_s,cpu,mem,class\n0,1,0.1,0.2,web\n1,1,0.1,0.2,batch\n"
-              "2,1,0.1,0.2,web\n3,1,0.1,0.2,\n")
+    p = write(
+        tmp_path,
+        "submit_s,duration_s,cpu,mem,class\n0,1,0.1,0.2,web\n1,1,0.1,0.2,batch\n2,1,0.1,0.2,web\n3,1,0.1,0.2,\n",
+    )
     w = read_trace(p, resources=("cpu", "mem"))
     assert w.job_class.tolist() == [0, 1, 0, -1]
     assert w.params["class_names"] == ["web", "batch"]
 
 
 def test_a_classes_comment_fixes_ids_and_allows_mixing(tmp_path: Path) -> None:
-    p = write(tmp_path, '# classes: a,"b,c",d\nsubmit_s,duration_s,cpu,mem,class\n'
-              '0,1,0.1,0.2,d\n1,1,0.1,0.2,"b,c"\n2,1,0.1,0.2,0\n')
+    p = write(
+        tmp_path,
+        '# classes: a,"b,c",d\nsubmit_s,duration_s,cpu,mem,class\n0,1,0.1,0.2,d\n1,1,0.1,0.2,"b,c"\n2,1,0.1,0.2,0\n',
+    )
     w = read_trace(p, resources=("cpu", "mem"))
     assert w.job_class.tolist() == [2, 1, 0]
     assert w.params["class_names"] == ["a", "b,c", "d"]
@@ -163,29 +177,35 @@ def test_missing_mem_column(tmp_path: Path) -> None:
     assert "missing column" in str(e) and "t.csv" in str(e)
 
 
-@pytest.mark.parametrize("header,column,words", [
-    ("duration_s,cpu,mem\n", "submit_s", "missing column"),
-    ("submit_s,cpu,mem\n", "duration_s", "missing column"),
-    ("submit_s,duration_s,cpu,mem,disk\n", "disk", "not a resource"),
-    ("submit_s,duration_s,cpu,cpu,mem\n", "cpu", "twice"),
-])
+@pytest.mark.parametrize(
+    "header,column,words",
+    [
+        ("duration_s,cpu,mem\n", "submit_s", "missing column"),
+        ("submit_s,cpu,mem\n", "duration_s", "missing column"),
+        ("submit_s,duration_s,cpu,mem,disk\n", "disk", "not a resource"),
+        ("submit_s,duration_s,cpu,cpu,mem\n", "cpu", "twice"),
+    ],
+)
 def test_header_errors_name_the_column(tmp_path: Path, header: str, column: str, words: str) -> None:
     e = error(write(tmp_path, "# comment\n" + header + "0,1,0.1,0.2\n"))
     assert (e.line, e.column) == (2, column)
     assert words in e.reason
 
 
-@pytest.mark.parametrize("row,column,words", [
-    ("1,2,-0.3,0.4", "cpu", "negative"),
-    ("-1,2,0.3,0.4", "submit_s", "negative"),
-    ("1,-2,0.3,0.4", "duration_s", "negative"),
-    ("1,2,abc,0.4", "cpu", "not a number: 'abc'"),
-    ("1,2,0.3,", "mem", "empty value"),
-    ("1,nan,0.3,0.4", "duration_s", "not a finite number"),
-    ("1,2,0.3,inf", "mem", "not a finite number"),
-    ("1,2,0.3,1e400", "mem", "not a finite number"),
-    ("1_0,2,0.3,0.4", "submit_s", "not a number"),
-])
+@pytest.mark.parametrize(
+    "row,column,words",
+    [
+        ("1,2,-0.3,0.4", "cpu", "negative"),
+        ("-1,2,0.3,0.4", "submit_s", "negative"),
+        ("1,-2,0.3,0.4", "duration_s", "negative"),
+        ("1,2,abc,0.4", "cpu", "not a number: 'abc'"),
+        ("1,2,0.3,", "mem", "empty value"),
+        ("1,nan,0.3,0.4", "duration_s", "not a finite number"),
+        ("1,2,0.3,inf", "mem", "not a finite number"),
+        ("1,2,0.3,1e400", "mem", "not a finite number"),
+        ("1_0,2,0.3,0.4", "submit_s", "not a number"),
+    ],
+)
 def test_bad_values_name_line_and_column(tmp_path: Path, row: str, column: str, words: str) -> None:
     e = error(write(tmp_path, HEADER + "0,1,0.1,0.2\n" + row + "\n5,1,0.1,0.2\n"))
     assert (e.line, e.column) == (3, column)
@@ -203,8 +223,9 @@ def test_the_first_bad_line_is_reported_when_there_are_several(tmp_path: Path) -
     assert (e.line, e.column) == (3, "mem")
 
 
-def test_line_numbers_stay_right_across_blocks_and_skipped_lines(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_line_numbers_stay_right_across_blocks_and_skipped_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rows = [f"{i},1,0.1,0.2" for i in range(3000)]
     rows[2500] = "2500,1,0.1,-0.5"
     p = write(tmp_path, "# c\n\n" + HEADER + "\n".join(rows[:100]) + "\n\n" + "\n".join(rows[100:]) + "\n")
@@ -239,8 +260,10 @@ def test_horizon_before_the_last_job(tmp_path: Path) -> None:
     assert e.line == 1
 
 
-@pytest.mark.parametrize("text,words", [("", "no header"), ("# only a comment\n", "no header"),
-                                        (HEADER, "no jobs"), (HEADER + "\n\n", "no jobs")])
+@pytest.mark.parametrize(
+    "text,words",
+    [("", "no header"), ("# only a comment\n", "no header"), (HEADER, "no jobs"), (HEADER + "\n\n", "no jobs")],
+)
 def test_empty_traces(tmp_path: Path, text: str, words: str) -> None:
     assert words in error(write(tmp_path, text)).reason
 

@@ -39,8 +39,15 @@ JOB0 = SHARED / "job_events" / "part-00000-of-00500.csv.gz"
 OFFSET_US = 600_000_000
 
 
-def _row(t_s: float | int, job: int, idx: int, ev: int, cpu: float | str = 0.1, mem: float | str = 0.1,
-         raw_us: int | None = None) -> str:
+def _row(
+    t_s: float | int,
+    job: int,
+    idx: int,
+    ev: int,
+    cpu: float | str = 0.1,
+    mem: float | str = 0.1,
+    raw_us: int | None = None,
+) -> str:
     t = raw_us if raw_us is not None else (0 if t_s == 0 else OFFSET_US + int(round(t_s * 1e6)))
     return f"{t},,{job},{idx},7,{ev},user,0,0,{cpu},{mem},0.0,0\n"
 
@@ -95,8 +102,10 @@ def test_a_window_cuts_the_trace_like_the_trace_cuts_time() -> None:
     np.testing.assert_allclose(wl.work, [5, 20, 30, 5])
     assert wl.horizon_s == pytest.approx(30.0)
     assert res.report.dropped[R_BEFORE_START] == 1
-    assert res.report.extra["rows_ignored"] == {"rows at or after --end (not read further)": 1,
-                                                "rows at time 2^63-1 (after the trace window)": 1}
+    assert res.report.extra["rows_ignored"] == {
+        "rows at or after --end (not read further)": 1,
+        "rows at time 2^63-1 (after the trace window)": 1,
+    }
 
 
 def test_time_stamps_map_zero_to_zero_and_remove_the_600_s_offset() -> None:
@@ -105,9 +114,17 @@ def test_time_stamps_map_zero_to_zero_and_remove_the_600_s_offset() -> None:
 
 
 def test_tasks_without_requests_and_too_big_ones_are_dropped_and_counted() -> None:
-    text = (_row(1, 1, 0, 0, "", "") + _row(2, 1, 0, 1, "", "") + _row(3, 1, 0, 4, "", "")
-            + _row(4, 2, 0, 0, 0.9, 0.9) + _row(5, 2, 0, 1, 0.9, 0.9) + _row(6, 2, 0, 4, 0.9, 0.9)
-            + _row(7, 3, 0, 0, 0.2, 0.2) + _row(8, 3, 0, 1) + _row(9, 3, 0, 4))
+    text = (
+        _row(1, 1, 0, 0, "", "")
+        + _row(2, 1, 0, 1, "", "")
+        + _row(3, 1, 0, 4, "", "")
+        + _row(4, 2, 0, 0, 0.9, 0.9)
+        + _row(5, 2, 0, 1, 0.9, 0.9)
+        + _row(6, 2, 0, 4, 0.9, 0.9)
+        + _row(7, 3, 0, 0, 0.2, 0.2)
+        + _row(8, 3, 0, 1)
+        + _row(9, 3, 0, 4)
+    )
     small = Cluster("small", ("cpu", "mem"), ("a",), np.array([2]), np.array([[0.5, 0.5]]))
     res = _read(text, cluster=small)
     assert res.workload.n_jobs == 1  # type: ignore[attr-defined]
@@ -141,18 +158,22 @@ def test_machine_events_give_the_initial_machines_grouped_by_capacity() -> None:
 GOOD = _row(1, 1, 0, 0) + _row(2, 1, 0, 1) + _row(3, 1, 0, 4)
 
 
-@pytest.mark.parametrize(("bad_line", "reason", "column", "message"), [
-    ("600000000,,1,0,7,0,user,0,0,0.1\n", "wrong column count", None, "expected 13"),
-    ("abc,,2,0,7,0,user,0,0,0.1,0.1,0,0\n", "non-numeric field", "time", "'abc'"),
-    ("600000000,,2,0,7,0,user,0,0,lots,0.1,0,0\n", "non-numeric field", "CPU request", "'lots'"),
-    (",,2,0,7,0,user,0,0,0.1,0.1,0,0\n", "missing value", "time", "empty"),
-    ("600000000,,2,0,7,11,user,0,0,0.1,0.1,0,0\n", "unknown event type", "event type", "11"),
-    ("600000000,,2,0,7,0,user,0,0,-0.1,0.1,0,0\n", "bad resource request", "CPU request", "-0.1"),
-    ("600000000,,2,0,7,0,user,0,0,0.1,inf,0,0\n", "bad resource request", "memory request", "inf"),
-    ("1,,2,0,7,0,user,0,0,0.1,0.1,0,0\n", "time stamp goes backwards", "time", "earlier than"),
-])
+@pytest.mark.parametrize(
+    ("bad_line", "reason", "column", "message"),
+    [
+        ("600000000,,1,0,7,0,user,0,0,0.1\n", "wrong column count", None, "expected 13"),
+        ("abc,,2,0,7,0,user,0,0,0.1,0.1,0,0\n", "non-numeric field", "time", "'abc'"),
+        ("600000000,,2,0,7,0,user,0,0,lots,0.1,0,0\n", "non-numeric field", "CPU request", "'lots'"),
+        (",,2,0,7,0,user,0,0,0.1,0.1,0,0\n", "missing value", "time", "empty"),
+        ("600000000,,2,0,7,11,user,0,0,0.1,0.1,0,0\n", "unknown event type", "event type", "11"),
+        ("600000000,,2,0,7,0,user,0,0,-0.1,0.1,0,0\n", "bad resource request", "CPU request", "-0.1"),
+        ("600000000,,2,0,7,0,user,0,0,0.1,inf,0,0\n", "bad resource request", "memory request", "inf"),
+        ("1,,2,0,7,0,user,0,0,0.1,0.1,0,0\n", "time stamp goes backwards", "time", "earlier than"),
+    ],
+)
 def test_each_malformed_row_is_an_error_at_its_line_or_a_counted_skip(
-        bad_line: str, reason: str, column: str | None, message: str) -> None:
+    bad_line: str, reason: str, column: str | None, message: str
+) -> None:
     text = GOOD + bad_line + _row(4, 3, 0, 0) + _row(5, 3, 0, 1) + _row(6, 3, 0, 4)
     with pytest.raises(InputError) as e:
         _read(text)
@@ -179,7 +200,7 @@ def test_a_truncated_gzip_is_an_error_or_loses_only_its_incomplete_last_line() -
 
 def test_corrupt_gzip_data_is_an_error_naming_the_file() -> None:
     gz = bytearray(gzip.compress(GOOD.encode() * 50))
-    gz[len(gz) // 2: len(gz) // 2 + 8] = b"\xff" * 8
+    gz[len(gz) // 2 : len(gz) // 2 + 8] = b"\xff" * 8
     with pytest.raises(InputError, match="corrupt gzip|truncated"):
         read_google2011([bytes(gz)])
 
@@ -265,8 +286,9 @@ def _lifecycles(draw: st.DrawFn) -> tuple[list[tuple[int, int, int, int]], list[
 
 @settings(max_examples=60, deadline=None)
 @given(_lifecycles())
-def test_any_interleaving_of_lifecycles_gives_back_each_run(case: tuple[list[tuple[int, int, int, int]],
-                                                                       list[tuple[float, float, float]]]) -> None:
+def test_any_interleaving_of_lifecycles_gives_back_each_run(
+    case: tuple[list[tuple[int, int, int, int]], list[tuple[float, float, float]]],
+) -> None:
     events, expected = case
     events.sort(key=lambda e: e[0])  # the trace's order: by time (stable within a task)
     text = "".join(f"{t},,{j},{i},1,{e},u,0,0,{(j + 1) / 100},0.01,0,0\n" for t, j, i, e in events)
@@ -299,7 +321,6 @@ def test_the_real_part_0_gives_every_scheduled_task_instance_as_a_job() -> None:
     assert np.all(np.diff(wl.submit) >= 0) and np.all(wl.work >= 0) and np.all(wl.work <= wl.horizon_s)
     assert wl.request.max() <= 1.0 and wl.request.min() >= 0.0
     assert rep.extra["job_events"]["tasks_whose_job_has_no_SUBMIT_in_job_events"] == 0
-
 
 
 def _peak_bytes(path: Path) -> int:

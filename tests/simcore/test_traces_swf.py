@@ -16,8 +16,9 @@ SMALL = Path(__file__).resolve().parents[1] / "data" / "swf" / "small.swf"
 NASA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pwa-swf" / "NASA-iPSC-1993-3.1-cln.swf.gz"
 
 
-def _line(job: int, submit: float, run: float, alloc: float = 4, req: float = -1, used_mem: float = -1,
-          req_mem: float = -1) -> str:
+def _line(
+    job: int, submit: float, run: float, alloc: float = 4, req: float = -1, used_mem: float = -1, req_mem: float = -1
+) -> str:
     return f"{job} {submit} 0 {run} {alloc} -1 {used_mem} {req} 60 {req_mem} 1 1 1 1 1 -1 -1 -1\n"
 
 
@@ -59,15 +60,19 @@ def test_a_window_keeps_jobs_submitted_inside_it_shifted_to_zero() -> None:
     assert res.report.dropped["submitted before the window's start"] == 1
 
 
-@pytest.mark.parametrize(("bad", "reason", "column", "message"), [
-    ("7 40 0 10 4 -1 -1 4 60 -1 1 1 1 1 1 -1 -1\n", "wrong column count", None, "found 17"),
-    ("7 40 0 ten 4 -1 -1 4 60 -1 1 1 1 1 1 -1 -1 -1\n", "non-numeric field", "run time", "'ten'"),
-    (_line(7, 40, -5), "negative run time", "run time", "-5"),
-    (_line(7, -3, 5), "negative submit time", "submit time", "-3"),
-    (_line(7, 1, 5), "submit time goes backwards", "submit time", "earlier than 20"),
-])
+@pytest.mark.parametrize(
+    ("bad", "reason", "column", "message"),
+    [
+        ("7 40 0 10 4 -1 -1 4 60 -1 1 1 1 1 1 -1 -1\n", "wrong column count", None, "found 17"),
+        ("7 40 0 ten 4 -1 -1 4 60 -1 1 1 1 1 1 -1 -1 -1\n", "non-numeric field", "run time", "'ten'"),
+        (_line(7, 40, -5), "negative run time", "run time", "-5"),
+        (_line(7, -3, 5), "negative submit time", "submit time", "-3"),
+        (_line(7, 1, 5), "submit time goes backwards", "submit time", "earlier than 20"),
+    ],
+)
 def test_each_malformed_line_is_an_error_at_its_line_or_a_counted_skip(
-        bad: str, reason: str, column: str | None, message: str) -> None:
+    bad: str, reason: str, column: str | None, message: str
+) -> None:
     text = "; MaxProcs: 8\n" + _line(1, 0, 10) + _line(2, 20, 10) + bad + _line(3, 50, 10)
     with pytest.raises(InputError) as e:
         read_swf(text.encode())

@@ -40,9 +40,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _scenario(machines_per_config: int, hours: float, schedulers: list[str]) -> dict[str, Any]:
-    return {"cluster": {"preset": "google-balanced", "params": {"machines_per_config": machines_per_config}},
-            "workload": {"preset": "google-like", "params": {}}, "load": 0.9, "hours": hours,
-            "schedulers": schedulers, "seeds": [0]}
+    return {
+        "cluster": {"preset": "google-balanced", "params": {"machines_per_config": machines_per_config}},
+        "workload": {"preset": "google-like", "params": {}},
+        "load": 0.9,
+        "hours": hours,
+        "schedulers": schedulers,
+        "seeds": [0],
+    }
 
 
 class Command(BaseCommand):
@@ -87,9 +92,26 @@ class Command(BaseCommand):
         with tempfile.TemporaryDirectory() as tmp:
             ready = Path(tmp) / "ready"
             env = {**os.environ, READY_FILE_ENV: str(ready)}
-            proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", queue,
-                                     "--concurrency", str(opts["worker_concurrency"]), "--without-gossip",
-                                     "--without-mingle", "--loglevel", "WARNING"], cwd=ROOT, env=env)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "dashboard",
+                    "worker",
+                    "-Q",
+                    queue,
+                    "--concurrency",
+                    str(opts["worker_concurrency"]),
+                    "--without-gossip",
+                    "--without-mingle",
+                    "--loglevel",
+                    "WARNING",
+                ],
+                cwd=ROOT,
+                env=env,
+            )
             try:
                 while not ready.exists():
                     if proc.poll() is not None:
@@ -112,10 +134,12 @@ class Command(BaseCommand):
         runs = list(exp.runs.select_related("result"))
         jobs = runs[0].result.summary["jobs"] if runs and hasattr(runs[0], "result") else 0
         sim = ", ".join(f"{r.scheduler} {r.result.summary['wall_s']:.1f} s" for r in runs if hasattr(r, "result"))
-        self.stdout.write(f"[1] {jobs:,} jobs x {len(schedulers)} schedulers ({exp.status}), "
-                          f"worker concurrency {opts['worker_concurrency']}: submit {t_submit * 1000:.0f} ms, "
-                          f"all runs finished {t_done:.1f} s, page with results {t_shown:.1f} s "
-                          f"(status {resp.status_code}); simulation wall time: {sim}")
+        self.stdout.write(
+            f"[1] {jobs:,} jobs x {len(schedulers)} schedulers ({exp.status}), "
+            f"worker concurrency {opts['worker_concurrency']}: submit {t_submit * 1000:.0f} ms, "
+            f"all runs finished {t_done:.1f} s, page with results {t_shown:.1f} s "
+            f"(status {resp.status_code}); simulation wall time: {sim}"
+        )
         return exp.pk
 
     # -- 2 and 3 ----------------------------------------------------------------------
@@ -126,8 +150,13 @@ class Command(BaseCommand):
         t0 = time.perf_counter()
         outcome = archive.run_scenario(scenario, "greedy", 0)
         t_sim = time.perf_counter() - t0
-        exp = Experiment.objects.create(owner=user, name="bench million", scenario=scenario,
-                                        cluster_label="google-balanced", workload_label="google-like")
+        exp = Experiment.objects.create(
+            owner=user,
+            name="bench million",
+            scenario=scenario,
+            cluster_label="google-balanced",
+            workload_label="google-like",
+        )
         run = Run.objects.create(experiment=exp, scheduler="greedy", seed=0)
         run.transition(Status.RUNNING)
         t0 = time.perf_counter()
@@ -135,9 +164,11 @@ class Command(BaseCommand):
         t_store = time.perf_counter() - t0
         exp.refresh_status()
         n = outcome.summary["jobs"]
-        self.stdout.write(f"[2] run of {n:,} jobs (simulated in {t_sim:.1f} s): stored in {t_store:.2f} s "
-                          f"(results + {len(archive.pack_jobs(outcome.jobs_columns())) / 1e6:.0f} MB per-job blob, "
-                          f"one transaction)")
+        self.stdout.write(
+            f"[2] run of {n:,} jobs (simulated in {t_sim:.1f} s): stored in {t_store:.2f} s "
+            f"(results + {len(archive.pack_jobs(outcome.jobs_columns())) / 1e6:.0f} MB per-job blob, "
+            f"one transaction)"
+        )
         del outcome
         for kind in ("jobs.csv", "jobs.parquet"):
             t0 = time.perf_counter()
@@ -152,6 +183,8 @@ class Command(BaseCommand):
             assert resp.status_code == 200
             times.append(time.perf_counter() - t0)
         median = statistics.median(times) * 1000
-        self.stdout.write(f"[3] experiment page with the {n:,}-job run stored: median {median:.0f}"
-                          f" ms, max {max(times) * 1000:.0f} ms over 10 requests ({len(resp.content) / 1e3:.0f} kB)")
+        self.stdout.write(
+            f"[3] experiment page with the {n:,}-job run stored: median {median:.0f}"
+            f" ms, max {max(times) * 1000:.0f} ms over 10 requests ({len(resp.content) / 1e3:.0f} kB)"
+        )
         return exp.pk

@@ -137,15 +137,17 @@ def assignment_lp(
     a_eq = coo_matrix((np.ones(nv - 1), (np.concatenate(eq_rows), np.concatenate(eq_cols))), shape=(M, nv)).tocsr()
     obj = np.zeros(nv)
     obj[0] = -1.0
-    res = linprog(obj, A_ub=a_ub, b_ub=np.zeros(K), A_eq=a_eq, b_eq=n.astype(np.float64),
-                  bounds=(0, None), method="highs")
+    res = linprog(
+        obj, A_ub=a_ub, b_ub=np.zeros(K), A_eq=a_eq, b_eq=n.astype(np.float64), bounds=(0, None), method="highs"
+    )
     if res.status != 0:
         raise ParameterError(f"the machine assignment LP failed: {res.message}")
     x_all = res.x[1:]
-    x_lp = tuple(x_all[offsets[j] - 1: offsets[j] - 1 + sizes[j]].copy() for j in range(M))
+    x_lp = tuple(x_all[offsets[j] - 1 : offsets[j] - 1 + sizes[j]].copy() for j in range(M))
     x = [round_assignment(x_lp[j], int(n[j])) for j in range(M)]
-    return assignment_from_counts(cluster, classes, bins, x, x_lp=list(x_lp), lambda_lp=float(res.x[0]),
-                                  rho_weighting=rho_weighting)
+    return assignment_from_counts(
+        cluster, classes, bins, x, x_lp=list(x_lp), lambda_lp=float(res.x[0]), rho_weighting=rho_weighting
+    )
 
 
 def assignment_from_counts(
@@ -170,19 +172,27 @@ def assignment_from_counts(
         if len(xi[j]) != len(bins[j]) or int(xi[j].sum()) != int(cluster.counts[j]):
             raise ParameterError(
                 f"configuration {j}: {int(xi[j].sum())} machines assigned to {len(xi[j])} counts for "
-                f"{len(bins[j])} bins, expected {int(cluster.counts[j])} machines")
+                f"{len(bins[j])} bins, expected {int(cluster.counts[j])} machines"
+            )
     slots = np.array([xi[j] @ bins[j] for j in range(M)], dtype=np.float64).reshape(M, K)
     xl = tuple(np.asarray(v, dtype=np.float64) for v in (x_lp if x_lp is not None else xi))
     slots_lp = np.array([xl[j] @ bins[j] for j in range(M)]).reshape(M, K)
     lam = _lambda_of(slots, mu, classes.proportions)
     return Assignment(
-        bins=tuple(bins), x_lp=xl, x=xi, lambda_lp=lam if lambda_lp is None else lambda_lp,
-        lambda_rounded=lam, slots_lp=slots_lp, slots=slots, rho=_rho(slots, mu, rho_weighting),
+        bins=tuple(bins),
+        x_lp=xl,
+        x=xi,
+        lambda_lp=lam if lambda_lp is None else lambda_lp,
+        lambda_rounded=lam,
+        slots_lp=slots_lp,
+        slots=slots,
+        rho=_rho(slots, mu, rho_weighting),
     )
 
 
-def _cover_all_classes(cluster: Cluster, classes: ClassTable, ks: tuple[tuple[int, ...], ...]
-                       ) -> tuple[tuple[int, ...], ...]:
+def _cover_all_classes(
+    cluster: Cluster, classes: ClassTable, ks: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
     """K^j, widened so that every class with alpha_k > 0 can appear in some bin.
 
     The allocation LP is a fluid model: it may give a class only to
@@ -201,7 +211,8 @@ def _cover_all_classes(cluster: Cluster, classes: ClassTable, ks: tuple[tuple[in
         if len(where) == 0:
             raise ParameterError(
                 f"the expected request of job class {classes.names[k]!r} ({req[k].tolist()}) fits on no machine "
-                f"of cluster {cluster.name!r}")
+                f"of cluster {cluster.name!r}"
+            )
         for j in where:
             sets[j].add(int(k))
     return tuple(tuple(sorted(s)) for s in sets)
@@ -232,13 +243,19 @@ def plan_offline(
         if k_sets == "vertex":
             raise
         sizes = ", ".join(str(len(k)) for k in ks)
-        raise ParameterError(f"{e} (k_sets={k_sets!r} gives K^j sizes {sizes}; k_sets='vertex' gives fewer "
-                             "classes per configuration)") from None
+        raise ParameterError(
+            f"{e} (k_sets={k_sets!r} gives K^j sizes {sizes}; k_sets='vertex' gives fewer classes per configuration)"
+        ) from None
     t2 = time.perf_counter()
     asg = assignment_lp(cluster, classes, bins, rho_weighting=rho_weighting)
     t3 = time.perf_counter()
-    return OfflinePlan(classes=classes, stage1=s1, classes_of=ks, assignment=asg,
-                       timings_s={"stage1": t1 - t0, "bins": t2 - t1, "assignment": t3 - t2})
+    return OfflinePlan(
+        classes=classes,
+        stage1=s1,
+        classes_of=ks,
+        assignment=asg,
+        timings_s={"stage1": t1 - t0, "bins": t2 - t1, "assignment": t3 - t2},
+    )
 
 
 def plan_to_dict(plan: OfflinePlan, cluster: Cluster, max_listed_bins: int = 200) -> dict[str, Any]:
@@ -254,17 +271,25 @@ def plan_to_dict(plan: OfflinePlan, cluster: Cluster, max_listed_bins: int = 200
         b, xl, x = a.bins[j], a.x_lp[j], a.x[j]
         used = np.flatnonzero((x > 0) | (xl > INT_TOL))
         used = used[np.lexsort((-xl[used], -x[used]))][:max_listed_bins]
-        configs.append({
-            "name": cluster.config_names[j],
-            "machines": int(cluster.counts[j]),
-            "capacity": cluster.capacity[j].tolist(),
-            "K": [cls.names[k] for k in plan.stage1.classes_of[j]],
-            "K_used": [cls.names[k] for k in plan.classes_of[j]],
-            "n_bins": int(len(b)),
-            "bins": [{"counts": {cls.names[k]: int(b[i, k]) for k in np.flatnonzero(b[i])},
-                      "machines": int(x[i]), "machines_lp": float(xl[i])} for i in used],
-            "rho": a.rho[j].tolist(),
-        })
+        configs.append(
+            {
+                "name": cluster.config_names[j],
+                "machines": int(cluster.counts[j]),
+                "capacity": cluster.capacity[j].tolist(),
+                "K": [cls.names[k] for k in plan.stage1.classes_of[j]],
+                "K_used": [cls.names[k] for k in plan.classes_of[j]],
+                "n_bins": int(len(b)),
+                "bins": [
+                    {
+                        "counts": {cls.names[k]: int(b[i, k]) for k in np.flatnonzero(b[i])},
+                        "machines": int(x[i]),
+                        "machines_lp": float(xl[i]),
+                    }
+                    for i in used
+                ],
+                "rho": a.rho[j].tolist(),
+            }
+        )
     return {
         "scheduler": "lotes",
         "classes": list(cls.names),

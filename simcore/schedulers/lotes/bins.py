@@ -124,8 +124,12 @@ def config_bins(
     K = classes.n_classes
     for j in range(cluster.n_configs):
         ks = list(classes_of[j])
-        b = nondominated_bins(cluster.capacity[j], classes.requests[ks], max_bins=max_bins,
-                              label=f"configuration {j} ({cluster.config_names[j]!r})")
+        b = nondominated_bins(
+            cluster.capacity[j],
+            classes.requests[ks],
+            max_bins=max_bins,
+            label=f"configuration {j} ({cluster.config_names[j]!r})",
+        )
         full = np.zeros((len(b), K), dtype=np.int64)
         full[:, ks] = b
         out.append(full)

@@ -113,20 +113,39 @@ class LoTESDispatcher(Scheduler):
         "bin-emulating dispatch with class queues online"
     )
     params: ClassVar[tuple[Param, ...]] = (
-        Param("kmeans_classes", int, 4, "LoTES: number of k-means job classes for traces without classes",
-              min=1, max=1000),
-        Param("kmeans_window_hours", float, 24.0,
-              "LoTES: hours of jobs from the start of the trace used to fit the k-means classes", min=0.0),
-        Param("max_bins", int, DEFAULT_MAX_BINS,
-              "LoTES: limit on candidate bins per machine configuration (Algorithm 1)", min=1),
-        Param("rho_weighting", str, "paper",
-              "LoTES: configuration shares rho from Delta ('paper') or Delta*mu ('throughput')",
-              choices=("paper", "throughput")),
-        Param("k_sets", str, "vertex",
-              "LoTES: the sets K^j from the allocation LP's optimal vertex ('vertex', as the solver returns it) "
-              "or from an optimum of largest support ('interior': every class-configuration pair that some "
-              "optimal solution uses; more bins)",
-              choices=K_SETS),
+        Param(
+            "kmeans_classes", int, 4, "LoTES: number of k-means job classes for traces without classes", min=1, max=1000
+        ),
+        Param(
+            "kmeans_window_hours",
+            float,
+            24.0,
+            "LoTES: hours of jobs from the start of the trace used to fit the k-means classes",
+            min=0.0,
+        ),
+        Param(
+            "max_bins",
+            int,
+            DEFAULT_MAX_BINS,
+            "LoTES: limit on candidate bins per machine configuration (Algorithm 1)",
+            min=1,
+        ),
+        Param(
+            "rho_weighting",
+            str,
+            "paper",
+            "LoTES: configuration shares rho from Delta ('paper') or Delta*mu ('throughput')",
+            choices=("paper", "throughput"),
+        ),
+        Param(
+            "k_sets",
+            str,
+            "vertex",
+            "LoTES: the sets K^j from the allocation LP's optimal vertex ('vertex', as the solver returns it) "
+            "or from an optimum of largest support ('interior': every class-configuration pair that some "
+            "optimal solution uses; more bins)",
+            choices=K_SETS,
+        ),
     )
 
     def __init__(self, **options: Any) -> None:
@@ -148,21 +167,30 @@ class LoTESDispatcher(Scheduler):
             if wl.n_jobs and wl.job_class.max() >= wl.classes.n_classes:
                 raise ParameterError(
                     f"workload {wl.name!r} has job classes up to {int(wl.job_class.max())} but only "
-                    f"{wl.classes.n_classes} class definitions")
+                    f"{wl.classes.n_classes} class definitions"
+                )
             return wl.classes, wl.job_class, {"source": "workload"}
         t0 = time.perf_counter()
         labels, table = kmeans_classes(wl, self.kmeans_k, self.kmeans_window_s, rng)
-        return table, labels, {"source": "kmeans", "k": self.kmeans_k,
-                               "window_hours": self.kmeans_window_s / 3600.0,
-                               "seconds": time.perf_counter() - t0}
+        return (
+            table,
+            labels,
+            {
+                "source": "kmeans",
+                "k": self.kmeans_k,
+                "window_hours": self.kmeans_window_s / 3600.0,
+                "seconds": time.perf_counter() - t0,
+            },
+        )
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
         cluster = sim.cluster
         classes, labels, origin = self._classes(sim, rng)
         if self.plan is None:
-            plan = plan_offline(cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting,
-                                k_sets=self.k_sets)
+            plan = plan_offline(
+                cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting, k_sets=self.k_sets
+            )
             self.plan = plan
         else:
             plan = self.plan
@@ -178,7 +206,7 @@ class LoTESDispatcher(Scheduler):
         starts = np.concatenate([[0], np.cumsum(cluster.counts)])
         for j in range(M):
             per_machine = np.repeat(a.bins[j], a.x[j], axis=0)  # (n_j, K)
-            target[:, starts[j]:starts[j + 1]] = per_machine.T
+            target[:, starts[j] : starts[j + 1]] = per_machine.T
         self.target = target
         # W = OFFSET + v, v = N_ijk - kappa_jk (kappa starts at 0). The offset
         # keeps W positive, so "W times fits" is zero exactly where the job
@@ -227,8 +255,9 @@ class LoTESDispatcher(Scheduler):
         self._ok = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
         self._tmp = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
         self._score = [np.empty(hi - lo) for lo, hi in ranges]
-        self._ctx = list(zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo,
-                             strict=True))
+        self._ctx = list(
+            zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo, strict=True)
+        )
         self.queues = [ClassQueue(self._R) for _ in range(K)]
         self.orphans = ClassQueue(self._R)
         self.n_queued = 0

@@ -53,7 +53,7 @@ class ClassQueue:
         lo = max(start, self.head)
         if lo >= self.tail:
             return -1
-        ok: NDArray[np.bool_] = np.all(self.req[lo:self.tail] <= free + EPS, axis=1)
+        ok: NDArray[np.bool_] = np.all(self.req[lo : self.tail] <= free + EPS, axis=1)
         i = int(ok.argmax())
         return lo + i if ok[i] else -1
 
@@ -75,15 +75,15 @@ class ClassQueue:
 
     def jobs(self) -> list[int]:
         """Queued job ids in arrival order."""
-        ids = self.ids[self.head:self.tail]
+        ids = self.ids[self.head : self.tail]
         return ids[ids >= 0].tolist()  # type: ignore[no-any-return]
 
     def _make_room(self) -> None:
-        live = self.ids[self.head:self.tail] >= 0
+        live = self.ids[self.head : self.tail] >= 0
         n = int(live.sum())
         if n <= len(self.ids) // 2:
-            ids = self.ids[self.head:self.tail][live]
-            req = self.req[self.head:self.tail][live]
+            ids = self.ids[self.head : self.tail][live]
+            req = self.req[self.head : self.tail][live]
             self.ids[:] = -1
             self.req[:] = np.inf
             self.ids[:n] = ids

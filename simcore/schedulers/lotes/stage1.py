@@ -156,5 +156,4 @@ def solve_stage1(cluster: Cluster, classes: ClassTable, k_sets: str = "vertex") 
     if k_sets == "vertex":
         return Stage1(allocation=vertex, classes_of=vks, k_sets=k_sets, vertex_classes_of=vks)
     alloc, support, n_lps = max_support_allocation(lp, x)
-    return Stage1(allocation=alloc, classes_of=_sets(support), k_sets=k_sets, vertex_classes_of=vks,
-                  face_lps=n_lps)
+    return Stage1(allocation=alloc, classes_of=_sets(support), k_sets=k_sets, vertex_classes_of=vks, face_lps=n_lps)
