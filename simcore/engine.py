@@ -27,28 +27,14 @@ from numpy.typing import NDArray
 from simcore.errors import SchedulingError
 from simcore.model import Cluster, FloatArray, IntArray, Workload, check_compatible
 from simcore.schedulers.base import Scheduler
+from simcore.view import EPS, EngineView, flat_view, read_only
 
-#: Tolerance for capacity checks: requests and capacities are floats that are
-#: added and subtracted many times, so exact comparison would reject fits that
-#: are exact on paper.
-EPS = 1e-9
+__all__ = ["EPS", "EngineView", "Progress", "ProgressCallback", "SimResult", "Simulation", "flat_view", "simulate"]
 
 #: Number of samples of the queue length and utilisation series.
 DEFAULT_SAMPLES = 2000
 
 QUEUED, RUNNING, DONE = 0, 1, 2
-
-
-def flat_view(a: NDArray[Any]) -> Any:
-    """A flat :class:`memoryview` sharing ``a``'s memory (C-contiguous ``a``).
-
-    Indexing it reads and writes Python scalars at a few tens of nanoseconds,
-    against about a microsecond for a numpy call on one element. Typed
-    ``Any``: typeshed's memoryview only knows bytes.
-    """
-    if not a.flags.c_contiguous:
-        raise ValueError("a flat view needs a C-contiguous array")
-    return memoryview(a.reshape(-1))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -106,20 +92,24 @@ class SimResult:
 class Simulation:
     """One run of one scheduler on one cluster and workload.
 
-    Schedulers read ``now``, ``free`` (free capacity per machine, shape
-    ``(machines, resources)``), ``request`` (per job), ``config_of`` (machine
-    -> configuration), ``running`` (jobs running per machine) and
-    ``last_class`` (class of the job each machine ran last), and act only
-    through :meth:`start`.
+    Schedulers read the engine's state through ``view`` (an
+    :class:`~simcore.view.EngineView`: free capacity by resource and machine,
+    requests, configurations and their machine ranges, fit masks), plus
+    ``now``, ``arrived``, ``started``, ``completed``, ``n_jobs``, ``submit``,
+    ``job_class``, ``start_t``, ``runtime``, ``cluster`` and ``workload``,
+    and act only through :meth:`start`. ``free``, ``request``, ``capacity``,
+    ``config_of``, ``running`` and ``last_class`` are the view's arrays,
+    repeated here for convenience. Every array a scheduler can reach is
+    read-only; the engine writes through handles of its own.
 
-    Speed: the per-event work touches single rows, where a numpy call costs
+    Speed: the per-event work touches single values, where a numpy call costs
     about a microsecond and a Python float operation a few tens of
-    nanoseconds. So the engine reads and writes the same memory as the
-    public numpy arrays through flat :class:`memoryview` objects (``_free_mv``
-    is ``free`` seen as one flat float64 buffer, and so on): schedulers keep
-    vectorised numpy views of the state while the engine's bookkeeping stays
-    scalar. Per-job inputs are never turned into Python lists, so a
-    10-million-job run holds only its numpy arrays.
+    nanoseconds. So the engine reads and writes its state through flat
+    :class:`memoryview` objects over the same buffers as the view's numpy
+    arrays: schedulers keep vectorised views while the bookkeeping stays
+    scalar. Free capacity is resource-major (``free[r * N + m]``), the layout
+    of the schedulers' scans. Per-job inputs are never turned into Python
+    lists, so a 10-million-job run holds only its numpy arrays.
     """
 
     def __init__(
@@ -145,40 +135,57 @@ class Simulation:
 
         n = workload.n_jobs
         self.n_jobs = n
-        self.request: FloatArray = np.ascontiguousarray(workload.request, dtype=np.float64)
-        self.job_class: IntArray = np.ascontiguousarray(workload.job_class, dtype=np.int64)
-        self.submit: FloatArray = np.ascontiguousarray(workload.submit, dtype=np.float64)
-        self.capacity: FloatArray = cluster.machine_capacity
-        self.free: FloatArray = self.capacity.copy()
-        self.config_of: IntArray = cluster.machine_config
-        self.n_machines = cluster.n_machines
-        self.running: IntArray = np.zeros(self.n_machines, dtype=np.int64)
-        self.last_class: IntArray = np.full(self.n_machines, -1, dtype=np.int64)
+        N = cluster.n_machines
+        R = len(cluster.resources)
+        self.n_machines = N
+        # The engine's writable state; schedulers see it only through read-only views.
+        request = np.ascontiguousarray(workload.request, dtype=np.float64)
+        job_class = np.ascontiguousarray(workload.job_class, dtype=np.int64)
+        submit = np.ascontiguousarray(workload.submit, dtype=np.float64)
+        capacity_by_resource = np.ascontiguousarray(cluster.machine_capacity.T)
+        free_by_resource = capacity_by_resource.copy()
+        running = np.zeros(N, dtype=np.int64)
+        last_class = np.full(N, -1, dtype=np.int64)
+        self._start_t = np.full(n, np.nan)
+        self._finish_t = np.full(n, np.nan)
+        self._machine_of = np.full(n, -1, dtype=np.int64)
+        self._submit = submit
+        self._job_class = job_class
+
+        self.view = EngineView(cluster, free_by_resource, request, running, last_class)
+        v = self.view
+        self.free: FloatArray = v.free
+        self.request: FloatArray = v.request
+        self.capacity: FloatArray = v.capacity
+        self.config_of: IntArray = v.config_of
+        self.running: IntArray = v.running
+        self.last_class: IntArray = v.last_class
+        self.submit: FloatArray = read_only(submit)
+        self.job_class: IntArray = read_only(job_class)
+        self.start_t: FloatArray = read_only(self._start_t)
         self.runtime = workload.runtime_model()
 
-        self.state = np.zeros(n, dtype=np.int8)
-        self.start_t = np.full(n, np.nan)
-        self.finish_t = np.full(n, np.nan)
-        self.machine_of = np.full(n, -1, dtype=np.int64)
+        self._state = np.zeros(n, dtype=np.int8)
         self.arrived = 0
         self.started = 0
         self.completed = 0
         self._seq = 0
         self._heap: list[tuple[float, int, int, int]] = []
         self._total_cap = cluster.total_capacity()
-        self._R = len(cluster.resources)
-        self._config_list: list[int] = self.config_of.tolist()
-        self._cap_list: list[float] = self.capacity.reshape(-1).tolist()
-        # Flat scalar views sharing memory with the arrays above (see the class docstring).
-        self._req_mv = flat_view(self.request)
-        self._free_mv = flat_view(self.free)
-        self._running_mv = flat_view(self.running)
-        self._last_mv = flat_view(self.last_class)
-        self._cls_mv = flat_view(self.job_class)
-        self._state_mv = flat_view(self.state)
-        self._start_mv = flat_view(self.start_t)
-        self._finish_mv = flat_view(self.finish_t)
-        self._machine_mv = flat_view(self.machine_of)
+        self._R = R
+        self._free_rows = free_by_resource
+        self._config_list: list[int] = v.config_list
+        self._cap_list: list[float] = capacity_by_resource.reshape(-1).tolist()
+        # Writable flat scalar views sharing memory with the arrays above (see the class docstring).
+        self._req_mv = flat_view(request)
+        self._free_mv = flat_view(free_by_resource)
+        self._running_mv = flat_view(running)
+        self._last_mv = flat_view(last_class)
+        self._cls_mv = flat_view(job_class)
+        self._state_mv = flat_view(self._state)
+        self._start_mv = flat_view(self._start_t)
+        self._finish_mv = flat_view(self._finish_t)
+        self._machine_mv = flat_view(self._machine_of)
         self._duration = self.runtime.duration
 
         self._n_samples = max(2, int(samples))
@@ -187,22 +194,16 @@ class Simulation:
 
     # -- the scheduler's one action -------------------------------------------------
     def fits(self, job: int, machine: int) -> bool:
-        """Whether ``job`` fits in the free capacity of ``machine`` now."""
-        req = self._req_mv
-        free = self._free_mv
-        R = self._R
-        jb = job * R
-        mb = machine * R
-        for off in range(R):
-            if req[jb + off] > free[mb + off] + EPS:
-                return False
-        return True
+        """Whether ``job`` fits in the free capacity of ``machine`` now (see :meth:`EngineView.fits`)."""
+        return self.view.fits(job, machine)
 
     def start(self, job: int, machine: int) -> float:
         """Start ``job`` on ``machine`` now; returns its processing time (s).
 
         Raises :class:`SchedulingError` if the job has not arrived, was already
-        started, or does not fit.
+        started, does not fit, or cannot run on the machine (an infinite or
+        undefined processing time). Every check comes before any change, so a
+        caught error leaves the state as it was.
         """
         if job >= self.arrived or job < 0:
             raise SchedulingError(f"job {job} started at t={self.now} before it arrived")
@@ -214,28 +215,28 @@ class Simulation:
         req = self._req_mv
         free = self._free_mv
         R = self._R
+        N = self.n_machines
         jb = job * R
-        mb = machine * R
         for off in range(R):
-            if req[jb + off] > free[mb + off] + EPS:
+            if not free[off * N + machine] >= req[jb + off] - EPS:
                 raise SchedulingError(
                     f"job {job} (request {self.request[job].tolist()}) does not fit on machine {machine} "
                     f"(free {self.free[machine].tolist()})"
                 )
+        config = self._config_list[machine]
+        p = self._duration(job, config, self._last_mv[machine])
+        if not 0.0 <= p < math.inf:  # also rejects NaN
+            raise SchedulingError(
+                f"job {job} has processing time {p} on machine {machine} (configuration {config}); it cannot run there"
+            )
         for off in range(R):
-            free[mb + off] -= req[jb + off]
+            free[off * N + machine] -= req[jb + off]
         now = self.now
         state[job] = RUNNING
         self._running_mv[machine] += 1
         self.started += 1
         self._start_mv[job] = now
         self._machine_mv[job] = machine
-        p = self._duration(job, self._config_list[machine], self._last_mv[machine])
-        if not 0.0 <= p < math.inf:  # also rejects NaN
-            raise SchedulingError(
-                f"job {job} has processing time {p} on machine {machine} "
-                f"(configuration {self._config_list[machine]}); it cannot run there"
-            )
         self._seq += 1
         heapq.heappush(self._heap, (now + p, self._seq, job, machine))
         return p  # type: ignore[no-any-return]
@@ -251,9 +252,7 @@ class Simulation:
 
     def used(self) -> FloatArray:
         """Capacity in use over the whole cluster, per resource."""
-        # Column by column: numpy's sum over axis 0 of a (machines, 2) array is ~20x slower.
-        free = self.free
-        return self._total_cap - np.array([free[:, off].sum() for off in range(self._R)])
+        return self._total_cap - self._free_rows.sum(axis=1)  # type: ignore[no-any-return]
 
     # -- the loop ------------------------------------------------------------------------
     def run(self) -> SimResult:
@@ -262,7 +261,7 @@ class Simulation:
         sched.setup(self, self.rng)
         on_arrival = sched.on_arrival
         on_completion = sched.on_completion
-        submit = flat_view(self.submit)
+        submit = flat_view(self._submit)
         n = self.n_jobs
         heap = self._heap
         heappop = heapq.heappop
@@ -275,6 +274,7 @@ class Simulation:
         # Completion bookkeeping lives in the loop itself: it runs once per job, and a
         # method call there costs more than the bookkeeping.
         R = self._R
+        N = self.n_machines
         req = self._req_mv
         free = self._free_mv
         running = self._running_mv
@@ -326,9 +326,8 @@ class Simulation:
             else:
                 _, _, job, m = heappop(heap)
                 jb = job * R
-                mb = m * R
                 for off in range(R):
-                    free[mb + off] += req[jb + off]
+                    free[off * N + m] += req[jb + off]
                 running[m] -= 1
                 state[job] = DONE
                 finish[job] = t
@@ -337,7 +336,7 @@ class Simulation:
                 if running[m] == 0:
                     # Drop accumulated rounding error: an idle machine is exactly empty.
                     for off in range(R):
-                        free[mb + off] = cap[mb + off]
+                        free[off * N + m] = cap[off * N + m]
                 on_completion(job, m)
             countdown -= 1
             if countdown == 0:
@@ -360,11 +359,11 @@ class Simulation:
             progress(self._progress_info(wall))
         return SimResult(
             n_jobs=n,
-            submit=self.submit,
-            start=self.start_t,
-            finish=self.finish_t,
-            machine=self.machine_of,
-            job_class=self.job_class,
+            submit=self._submit,
+            start=self._start_t,
+            finish=self._finish_t,
+            machine=self._machine_of,
+            job_class=self._job_class,
             sample_t=sample_t,
             sample_queue=s_queue,
             sample_running=s_running,
