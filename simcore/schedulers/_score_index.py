@@ -6,18 +6,21 @@ freed machine with free capacity ``f`` as
     score = (a[z, 0] * f[0] + a[z, 1] * f[1] + ...) - g[z] * p[z, col]
 
 and starts the best-scoring job that fits (ties: the lowest queue slot,
-i.e. the earliest arrival). Scoring every queued job costs O(queue) per
+i.e. the earliest arrival). A job fits by the engine's one rule
+(:mod:`simcore.view`): ``f >= request - EPS`` in every resource. Tetris
+stores each queued job's *fit floors* ``fl = request - EPS`` (computed once),
+so "fits" is ``fl <= f`` here, the very float comparison of the engine. Scoring every queued job costs O(queue) per
 completion. This index cuts it to a few buckets.
 
-**Buckets.** A grid over the requests in the first two resources (edges at
+**Buckets.** A grid over the fit floors in the first two resources (edges at
 quantiles of the queue when the index is built). Per bucket: its queue
 slots in arrival order, and summaries that only ever err on the safe side:
-the smallest request per resource (``lo``), the largest packing weight per
+the smallest fit floor per resource (``lo``), the largest packing weight per
 resource (``amax``) and the smallest work term per configuration column
 (``wmin``). A start leaves them loose, not wrong; a visit that finds
 started jobs recomputes them from the bucket's live jobs.
 
-**Query.** Buckets whose lower grid corner exceeds ``f + EPS`` hold no
+**Query.** Buckets whose lower grid corner exceeds ``f`` hold no
 fitting job; of the rest (a rectangle of the grid) each gets the bound
 ``amax . max(f, 0) - wmin[col]``, in one vectorised pass. Buckets are
 visited in decreasing bound; each visit scores the bucket's fitting jobs
@@ -46,8 +49,8 @@ from bisect import bisect_right
 
 import numpy as np
 
-from simcore.engine import EPS, flat_view
 from simcore.model import FloatArray
+from simcore.view import flat_view
 
 NEG_INF = -math.inf
 INF = math.inf
@@ -69,7 +72,7 @@ class ScoreIndex:
 
     def __init__(
         self,
-        req: FloatArray,
+        fl: FloatArray,
         a: FloatArray,
         g: FloatArray,
         p: FloatArray,
@@ -78,11 +81,11 @@ class ScoreIndex:
         per_cell: int,
         max_side: int,
     ) -> None:
-        self.R = R = req.shape[1]
+        self.R = R = fl.shape[1]
         self.n_p = n_p = p.shape[1]
         self.D = D = min(R, 2)  # resources the grid is over
-        self._req, self._a, self._alive = req, a, alive
-        self._req_mv = flat_view(req)
+        self._fl, self._a, self._alive = fl, a, alive
+        self._fl_mv = flat_view(fl)
         self._a_mv = flat_view(a)
         self._g_mv = flat_view(g)
         self._p_mv = flat_view(p)
@@ -99,16 +102,16 @@ class ScoreIndex:
         qs = np.linspace(0.0, 1.0, side + 1)[1:-1]
         edges: list[list[float]] = []
         for off in range(D):
-            e = np.unique(np.quantile(req[live, off], qs)) if n and len(qs) else np.zeros(0)
+            e = np.unique(np.quantile(fl[live, off], qs)) if n and len(qs) else np.zeros(0)
             edges.append(e.tolist())
         self.e0 = edges[0]
         self.e1 = edges[1] if D == 2 else []
         self.G0 = G0 = len(self.e0) + 1
         self.G1 = G1 = len(self.e1) + 1
         self.C = C = G0 * G1
-        cell = np.searchsorted(self.e0, req[live, 0], side="right") * G1
+        cell = np.searchsorted(self.e0, fl[live, 0], side="right") * G1
         if D == 2:
-            cell += np.searchsorted(self.e1, req[live, 1], side="right")
+            cell += np.searchsorted(self.e1, fl[live, 1], side="right")
         order = np.argsort(cell, kind="stable")  # slot order kept inside each bucket
         slots = live[order]
         cells = cell[order]
@@ -118,7 +121,7 @@ class ScoreIndex:
         self.amax: FloatArray = np.zeros((R, C))
         self.wmin: FloatArray = np.full((n_p, C), INF)
         if n:
-            self.lo[:, used_cells] = np.minimum.reduceat(req[slots], starts, axis=0).T
+            self.lo[:, used_cells] = np.minimum.reduceat(fl[slots], starts, axis=0).T
             self.amax[:, used_cells] = np.maximum.reduceat(a[slots], starts, axis=0).T
             self.wmin[:, used_cells] = np.minimum.reduceat(self.w[slots], starts, axis=0).T
         self._lo3 = self.lo.reshape(R, G0, G1)
@@ -136,11 +139,11 @@ class ScoreIndex:
     def add(self, slot: int) -> None:
         """Register queue slot ``slot``, whose columns are already written."""
         R = self.R
-        req = self._req_mv
+        fl = self._fl_mv
         b = slot * R
-        cell = bisect_right(self.e0, req[b]) * self.G1
+        cell = bisect_right(self.e0, fl[b]) * self.G1
         if self.D == 2:
-            cell += bisect_right(self.e1, req[b + 1])
+            cell += bisect_right(self.e1, fl[b + 1])
         self.slots[cell].append(slot)
         C = self.C
         lo = self._lo_mv
@@ -148,8 +151,8 @@ class ScoreIndex:
         a = self._a_mv
         for off in range(R):
             k = off * C + cell
-            if req[b + off] < lo[k]:
-                lo[k] = req[b + off]
+            if fl[b + off] < lo[k]:
+                lo[k] = fl[b + off]
             if a[b + off] > amax[k]:
                 amax[k] = a[b + off]
         wmin = self._wmin_mv
@@ -184,15 +187,15 @@ class ScoreIndex:
             return
         if len(live) > NUMPY_VISIT:
             s = np.array(live, dtype=np.int64)
-            self.lo[:, cell] = self._req[s].min(axis=0)
+            self.lo[:, cell] = self._fl[s].min(axis=0)
             self.amax[:, cell] = self._a[s].max(axis=0)
             self.wmin[:, cell] = self.w[s].min(axis=0)
             return
-        req = self._req_mv
+        fl = self._fl_mv
         a = self._a_mv
         w = self._w_mv
         for off in range(R):
-            lo[off * C + cell] = min([req[s * R + off] for s in live])
+            lo[off * C + cell] = min([fl[s * R + off] for s in live])
             amax[off * C + cell] = max([a[s * R + off] for s in live])
         for c in range(n_p):
             wmin[c * C + cell] = min([w[s * n_p + c] for s in live])
@@ -206,9 +209,8 @@ class ScoreIndex:
         returned.
         """
         R = self.R
-        fe = [x + EPS for x in f]
-        i_hi = bisect_right(self.e0, fe[0]) + 1
-        j_hi = bisect_right(self.e1, fe[1]) + 1 if self.D == 2 else 1
+        i_hi = bisect_right(self.e0, f[0]) + 1
+        j_hi = bisect_right(self.e1, f[1]) + 1 if self.D == 2 else 1
         amax = self._amax3
         lo = self._lo3
         x = f[0]
@@ -217,18 +219,18 @@ class ScoreIndex:
             x = f[off]
             ub += amax[off, :i_hi, :j_hi] * (x if x > 0.0 else 0.0)
         ub -= self._wmin3[col, :i_hi, :j_hi]
-        # Buckets whose smallest request exceeds f + EPS in some resource hold no fitting
+        # Buckets whose smallest fit floor exceeds f in some resource hold no fitting
         # job. In the grid's resources only the last row and column of the rectangle can
-        # (the others lie below f + EPS by their edges); empty buckets are -inf already.
+        # (the others lie at or below f by their edges); empty buckets are -inf already.
         i = i_hi - 1
         row = ub[i]
-        row[lo[0, i, :j_hi] > fe[0]] = NEG_INF
+        row[lo[0, i, :j_hi] > f[0]] = NEG_INF
         if self.D == 2:
             j = j_hi - 1
             column = ub[:, j]
-            column[lo[1, :i_hi, j] > fe[1]] = NEG_INF
+            column[lo[1, :i_hi, j] > f[1]] = NEG_INF
         for off in range(2, R):
-            ub[lo[off, :i_hi, :j_hi] > fe[off]] = NEG_INF
+            ub[lo[off, :i_hi, :j_hi] > f[off]] = NEG_INF
         flat = ub.reshape(-1)  # ub is a fresh contiguous array: a view
         G1 = self.G1
         best = NEG_INF
@@ -242,17 +244,15 @@ class ScoreIndex:
             i, j = divmod(k, j_hi)
             cell = i * G1 + j
             if len(self.slots[cell]) > NUMPY_VISIT:
-                best, bslot = self._visit_numpy(cell, f, fe, col, best, bslot)
+                best, bslot = self._visit_numpy(cell, f, col, best, bslot)
             else:
-                best, bslot = self._visit(cell, f, fe, col, best, bslot)
+                best, bslot = self._visit(cell, f, col, best, bslot)
         return bslot
 
-    def _visit(
-        self, cell: int, f: list[float], fe: list[float], col: int, best: float, bslot: int
-    ) -> tuple[float, int]:
+    def _visit(self, cell: int, f: list[float], col: int, best: float, bslot: int) -> tuple[float, int]:
         """Score ``cell``'s fitting jobs one by one; the better of them and (best, bslot)."""
         R = self.R
-        req = self._req_mv
+        fl = self._fl_mv
         a = self._a_mv
         w = self._w_mv
         alive = self._alive_mv
@@ -261,13 +261,12 @@ class ScoreIndex:
         dead = False
         if R == 2:
             f0, f1 = f
-            e0, e1 = fe
             for s in slots:
                 if not alive[s]:
                     dead = True
                     continue
                 b = s + s
-                if req[b] > e0 or req[b + 1] > e1:
+                if fl[b] > f0 or fl[b + 1] > f1:  # does not fit (free >= floor is the rule)
                     continue
                 sc = (a[b] * f0 + a[b + 1] * f1) - w[s * n_p + col]
                 if sc > best or (sc == best and s < bslot):
@@ -280,7 +279,7 @@ class ScoreIndex:
                     continue
                 b = s * R
                 for off in range(R):
-                    if req[b + off] > fe[off]:
+                    if fl[b + off] > f[off]:
                         break
                 else:
                     sc = a[b] * f[0]
@@ -294,19 +293,17 @@ class ScoreIndex:
             self._refresh(cell, [s for s in slots if alive[s]])
         return best, bslot
 
-    def _visit_numpy(
-        self, cell: int, f: list[float], fe: list[float], col: int, best: float, bslot: int
-    ) -> tuple[float, int]:
+    def _visit_numpy(self, cell: int, f: list[float], col: int, best: float, bslot: int) -> tuple[float, int]:
         """:meth:`_visit` for a large bucket, vectorised like Tetris's full scan."""
         s = np.array(self.slots[cell], dtype=np.int64)
         alive = self._alive[s]
         if not alive.all():
             s = s[alive]
             self._refresh(cell, s.tolist())
-        req = self._req
-        ok = req[s, 0] <= fe[0]
+        fl = self._fl
+        ok = fl[s, 0] <= f[0]
         for off in range(1, self.R):
-            ok &= req[s, off] <= fe[off]
+            ok &= fl[s, off] <= f[off]
         s = s[ok]
         if len(s) == 0:
             return best, bslot

@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 
-from simcore.engine import EPS, Simulation
+from simcore.engine import Simulation
 from simcore.model import FixedRuntime, FloatArray, IntArray, RateRuntime
 from simcore.schedulers import register
-from simcore.schedulers._columns import FreeColumns
 from simcore.schedulers._score_index import ScoreIndex
 from simcore.schedulers.base import Param, Scheduler
+from simcore.view import EPS
 
 #: Jobs sampled (evenly spaced, no randomness) to estimate the mean processing
 #: time when it cannot be read off the workload directly.
@@ -58,13 +58,28 @@ class Tetris(Scheduler):
     does not depend on the machine, otherwise the mean over an evenly spaced
     sample of up to 4,096 jobs of their processing time averaged over the
     configurations. ``work_weight`` (default 1: the paper's equal weights)
-    scales ``gamma``. A configuration where the job cannot run (rate 0,
-    infinite ``p``) is never chosen.
+    scales ``gamma``.
+
+    **Where a job cannot run.** A processing time that is infinite, NaN or
+    negative (a rate of 0: the job cannot run on that configuration, LoTES
+    section 5.3) gives a work score of +inf whatever the weight, so the
+    score is -inf; Tetris never starts a job where its score is -inf, on
+    arrival (every path) or on completion (a queued job that fits only
+    where it cannot run stays queued). It therefore never chooses a machine
+    where the job cannot run. (With a runtime that does not depend on the
+    machine the processing time is the job's ``work``, finite by
+    :class:`~simcore.model.Workload`'s validation.)
+
+    **Fits** use the engine's one rule (:mod:`simcore.view`): a job fits
+    where free capacity ``>= request - EPS`` in every resource. The request
+    minus EPS is computed once per job (its *fit floor*) and compared with
+    the engine's own free capacity, so Tetris and the engine never disagree.
 
     Implementation: on arrival every machine is scored in one vectorised
-    pass over a transposed copy of the free capacity
-    (:class:`~simcore.schedulers._columns.FreeColumns`): about ten numpy calls
-    over 10,000 machines, no Python loop over machines. ``p`` is evaluated
+    pass over the engine's free capacity, read through its public view
+    (``sim.view.free_by_resource``: one contiguous row per resource): about
+    ten numpy calls over 10,000 machines, no Python loop over machines and
+    no copy of the state. ``p`` is evaluated
     once per configuration when the runtime model depends on the
     configuration only (the built-in models); otherwise (a runtime that
     depends on the machine's last job class) once per distinct
@@ -72,14 +87,18 @@ class Tetris(Scheduler):
     cluster (a long queue) the top-scoring machine rarely has room; after a few
     such arrivals in a row, arrivals score only the machines where they fit
     (same scores, same choice, one pass fewer). The queue is a set of numpy
-    columns (request, score factors, processing time per configuration); an
-    O(1) test against the smallest queued request per resource skips
+    columns (fit floor, score factors, processing time per configuration); an
+    O(1) test against the smallest queued fit floor per resource skips
     completions where nothing can fit. A short queue is scored whole, in a
     few vectorised operations; from 2,048 queued jobs a
     :class:`~simcore.schedulers._score_index.ScoreIndex` (buckets of queued
     jobs with upper bounds on their scores) finds the same job while
     scoring a few buckets, so a completion costs about the same with 50,000
     queued jobs as with 2,000.
+
+    Per-run state: :meth:`setup` rebuilds all of it (queue, index, arrival
+    mode counters) from the options, so an instance may run several
+    simulations in turn, each as a fresh instance would.
     """
 
     name = "tetris"
@@ -117,8 +136,16 @@ class Tetris(Scheduler):
         super().setup(sim, rng)
         self.work_weight = float(self.options.get("work_weight", 1.0))
         cluster = sim.cluster
-        R = sim._R
+        view = sim.view
+        R = view.n_resources
+        N = view.n_machines
         self.R = R
+        self.N = N
+        #: The engine's free capacity, (R, N) C order, and the same memory flat (read-only).
+        self.F = view.free_by_resource
+        self._fmv = view.free_flat
+        self._req = view.request_flat
+        self._cfg = view.config_list
         present = cluster.counts > 0
         cmax = cluster.capacity[present].max(axis=0)
         cmax = np.where(cmax > 0, cmax, 1.0)
@@ -136,16 +163,13 @@ class Tetris(Scheduler):
             self.mode = "general"  # p may depend on the machine's last job class
         self.pbar = self._mean_processing_time()
         self.wfac = self.work_weight / self.pbar
-        self.cols = FreeColumns(sim)
-        N = sim.n_machines
         self._sc = np.empty(N)
         self._tmp = np.empty(N)
         self._nok = np.empty(N, dtype=bool)
         self._btmp = np.empty(N, dtype=bool)
         #: Machines of each configuration are contiguous: (config, first, end).
-        ends = np.cumsum(cluster.counts).tolist()
         self.segments: list[tuple[int, int, int]] = [
-            (c, e - int(cluster.counts[c]), e) for c, e in enumerate(ends) if cluster.counts[c] > 0
+            (c, lo, hi) for c, (lo, hi) in enumerate(view.config_ranges) if hi > lo
         ]
         #: Machine -> position of its configuration in ``segments``.
         self.seg_of: IntArray = np.repeat(np.arange(len(self.segments)), [hi - lo for _, lo, hi in self.segments])
@@ -155,19 +179,19 @@ class Tetris(Scheduler):
         cap = 1024
         n_p = 1 if self.mode == "fixed" else self.n_cfg
         self.q_job: IntArray = np.zeros(cap, dtype=np.int64)
-        self.q_req: FloatArray = np.zeros((cap, R))
+        self.q_fl: FloatArray = np.zeros((cap, R))  # fit floors: request - EPS
         self.q_a: FloatArray = np.zeros((cap, R))
         self.q_g: FloatArray = np.zeros(cap)
         self.q_p: FloatArray = np.zeros((cap, n_p))
         self.q_alive = np.zeros(cap, dtype=bool)
         self.qn = 0  # used slots
         self.qcount = 0  # live jobs
-        # Per-resource lower bound on the queued requests: an O(1) "nothing fits" test.
+        # Per-resource lower bound on the queued fit floors: an O(1) "nothing fits" test.
         self.q_min: list[float] = [math.inf] * R
         # The index needs p per configuration up front (not 'general') and non-negative
         # requests (its bounds assume them; see _score_index).
         wl = sim.workload
-        self._indexable = self.mode != "general" and (wl.n_jobs == 0 or float(sim.request.min()) >= 0.0)
+        self._indexable = self.mode != "general" and (wl.n_jobs == 0 or float(view.request.min()) >= 0.0)
         self._index: ScoreIndex | None = None
 
     def _mean_processing_time(self) -> float:
@@ -186,20 +210,20 @@ class Tetris(Scheduler):
 
     # -- scores -----------------------------------------------------------------------------
     def _factors(self, job: int) -> tuple[list[float], list[float], float]:
-        """(request, packing weights r_l / cmax_l^2, work factor w * sum(r_l / cmax_l) / p_bar)."""
+        """(fit floors r_l - EPS, packing weights r_l / cmax_l^2, work factor w * sum(r_l / cmax_l) / p_bar)."""
         R = self.R
-        req = self.sim._req_mv
+        req = self._req
         jb = job * R
         if R == 2:  # the common case, without the generic loops
             r0 = req[jb]
             r1 = req[jb + 1]
             inv = self.inv
             inv2 = self.inv2
-            return [r0, r1], [r0 * inv2[0], r1 * inv2[1]], (r0 * inv[0] + r1 * inv[1]) * self.wfac
+            return [r0 - EPS, r1 - EPS], [r0 * inv2[0], r1 * inv2[1]], (r0 * inv[0] + r1 * inv[1]) * self.wfac
         r = [req[jb + off] for off in range(R)]
         a = [r[off] * self.inv2[off] for off in range(R)]
         s = sum(r[off] * self.inv[off] for off in range(R))
-        return r, a, s * self.wfac
+        return [x - EPS for x in r], a, s * self.wfac
 
     def _p(self, job: int, config: int) -> float:
         """Processing time on ``config`` (s); infinite where the job cannot run (a zero rate)."""
@@ -207,20 +231,19 @@ class Tetris(Scheduler):
             p = self.sim.runtime.duration(job, config, -1)
         except ZeroDivisionError:
             return math.inf
-        return p if p >= 0.0 else math.inf
+        return _runnable(p)
 
     # -- arrival --------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
-        r, a, gfac = self._factors(job)
+        fl, a, gfac = self._factors(job)
         best = self._best_machine_general if self.mode == "general" else self._best_machine
-        m = best(job, r, a, gfac)
+        m = best(job, fl, a, gfac)
         if m >= 0:
             self.sim.start(job, m)
-            self.cols.update(m)
         else:
-            self._enqueue(job, r, a, gfac)
+            self._enqueue(job, fl, a, gfac)
 
-    def _best_machine(self, job: int, r: list[float], a: list[float], gfac: float) -> int:
+    def _best_machine(self, job: int, fl: list[float], a: list[float], gfac: float) -> int:
         """The best fitting machine by one vectorised pass; p depends on the configuration only."""
         g: list[float] | None = None  # work score per configuration segment, None if it is the same everywhere
         if self.mode == "config":
@@ -230,14 +253,13 @@ class Tetris(Scheduler):
             elif gl[0] == math.inf:
                 return -1  # it can run nowhere
             # else: a constant work score cannot change the choice and is left out
-        cols = self.cols
-        N = cols.N
+        N = self.N
         busy = self.qcount >= self._busy_queue and N >= self._busy_min_machines
         if self._fitting_left and busy:
             self._fitting_left -= 1
-            return self._best_fitting(r, a, g)
+            return self._best_fitting(fl, a, g)
         R = self.R
-        F = cols.free
+        F = self.F
         sc = self._sc
         tmp = self._tmp
         # Elementwise ufuncs, not a BLAS dot: a dot may fuse multiply-adds in some
@@ -256,9 +278,9 @@ class Tetris(Scheduler):
         k = int(sc.argmax())
         if sc[k] == NEG_INF:
             return -1
-        fmv = cols._tmv
+        fmv = self._fmv
         for off in range(R):
-            if fmv[off * N + k] < r[off]:
+            if not fmv[off * N + k] >= fl[off]:  # the engine's test
                 break
         else:
             self._misses = 0
@@ -270,33 +292,31 @@ class Tetris(Scheduler):
             if self._misses >= self._misses_to_switch:
                 self._misses = 0
                 self._fitting_left = self._fitting_run
-        fit = cols.fit
         nok = self._nok
         btmp = self._btmp
         # Machines where the job does NOT fit (the engine's test, negated).
-        np.less(fit[0], r[0], out=nok)
+        np.less(F[0], fl[0], out=nok)
         for off in range(1, R):
-            np.less(fit[off], r[off], out=btmp)
+            np.less(F[off], fl[off], out=btmp)
             np.logical_or(nok, btmp, out=nok)
         np.copyto(sc, NEG_INF, where=nok)
         k = int(sc.argmax())  # ties: the lowest machine index
         return k if sc[k] != NEG_INF else -1
 
-    def _best_fitting(self, r: list[float], a: list[float], g: list[float] | None) -> int:
+    def _best_fitting(self, fl: list[float], a: list[float], g: list[float] | None) -> int:
         """:meth:`_best_machine` scoring only the machines where the job fits: same scores, same choice."""
-        fit = self.cols.fit
+        F = self.F
         ok = self._nok
         btmp = self._btmp
-        np.greater_equal(fit[0], r[0], out=ok)  # the engine's test
+        np.greater_equal(F[0], fl[0], out=ok)  # the engine's test
         for off in range(1, self.R):
-            np.greater_equal(fit[off], r[off], out=btmp)
+            np.greater_equal(F[off], fl[off], out=btmp)
             np.logical_and(ok, btmp, out=ok)
         cand = np.flatnonzero(ok)
-        if len(cand) * self._dense_fit >= self.cols.N:
+        if len(cand) * self._dense_fit >= self.N:
             self._fitting_left = 0  # room on many machines: the top one may well fit again
         if len(cand) == 0:
             return -1
-        F = self.cols.free
         sc = F[0][cand] * a[0]
         for off in range(1, self.R):
             sc += F[off][cand] * a[off]
@@ -305,47 +325,49 @@ class Tetris(Scheduler):
         k = int(sc.argmax())  # ties: the lowest machine index (cand is ascending)
         return int(cand[k]) if sc[k] != NEG_INF else -1
 
-    def _best_machine_general(self, job: int, r: list[float], a: list[float], gfac: float) -> int:
+    def _best_machine_general(self, job: int, fl: list[float], a: list[float], gfac: float) -> int:
         """Every fitting machine scored; p from one runtime call per (configuration, last class)."""
         sim = self.sim
-        cand = np.flatnonzero(self.cols.fit_mask(r))
+        view = sim.view
+        cand = np.flatnonzero(view.fit_mask(fl))
         if len(cand) == 0:
             return -1
-        F = self.cols.free
+        F = self.F
         sc = F[0, cand] * a[0]
         for off in range(1, self.R):
             sc += F[off, cand] * a[off]
-        cfg = sim.config_of[cand]
-        last = sim.last_class[cand]
+        cfg = view.config_of[cand]
+        last = view.last_class[cand]
         keys = cfg * (int(last.max()) + 2) + last + 1
         _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
         dur = sim.runtime.duration
-        p = np.array([dur(job, int(cfg[i]), int(last[i])) for i in first.tolist()])
-        sc -= gfac * p[inv]
-        return int(cand[int(sc.argmax())])
+        w = [_work(gfac, _runnable(dur(job, int(cfg[i]), int(last[i])))) for i in first.tolist()]
+        sc -= np.array(w)[inv]
+        k = int(sc.argmax())  # ties: the lowest machine index
+        return int(cand[k]) if sc[k] != NEG_INF else -1  # -inf: it cannot run where it fits
 
     # -- queue ------------------------------------------------------------------------------
-    def _enqueue(self, job: int, r: list[float], a: list[float], gfac: float) -> None:
+    def _enqueue(self, job: int, fl: list[float], a: list[float], gfac: float) -> None:
         if self.qn == len(self.q_job):
             self._compact(grow=True)
         i = self.qn
         self.qn += 1
         self.qcount += 1
         self.q_job[i] = job
-        self.q_req[i] = r
+        self.q_fl[i] = fl
         self.q_a[i] = a
         self.q_g[i] = gfac
         dur = self.sim.runtime.duration
         if self.mode == "fixed":
-            self.q_p[i, 0] = dur(job, 0, -1)
+            self.q_p[i, 0] = _runnable(dur(job, 0, -1))
         elif self.mode == "config":
             has = self.cfg_has
             self.q_p[i] = [self._p(job, c) if has[c] else 0.0 for c in range(self.n_cfg)]
         self.q_alive[i] = True
         qm = self.q_min
         for off in range(self.R):
-            if r[off] < qm[off]:
-                qm[off] = r[off]
+            if fl[off] < qm[off]:
+                qm[off] = fl[off]
         index = self._index
         if index is not None and self.qcount < 2 * index.built:
             index.add(i)
@@ -354,7 +376,7 @@ class Tetris(Scheduler):
 
     def _build_index(self) -> None:
         self._index = ScoreIndex(
-            self.q_req, self.q_a, self.q_g, self.q_p, self.q_alive, self.qn, self._index_per_cell, self._index_max_side
+            self.q_fl, self.q_a, self.q_g, self.q_p, self.q_alive, self.qn, self._index_per_cell, self._index_max_side
         )
 
     def _compact(self, grow: bool) -> None:
@@ -365,7 +387,7 @@ class Tetris(Scheduler):
         if grow and n > cap // 2:
             cap *= 2
         self.q_job = _take(self.q_job, live, cap)
-        self.q_req = _take(self.q_req, live, cap)
+        self.q_fl = _take(self.q_fl, live, cap)
         self.q_a = _take(self.q_a, live, cap)
         self.q_g = _take(self.q_g, live, cap)
         self.q_p = _take(self.q_p, live, cap)
@@ -373,7 +395,7 @@ class Tetris(Scheduler):
         alive[:n] = True
         self.q_alive = alive
         self.qn = n
-        self.q_min = self.q_req[:n].min(axis=0).tolist() if n else [math.inf] * self.R
+        self.q_min = self.q_fl[:n].min(axis=0).tolist() if n else [math.inf] * self.R
         # The index refers to the old columns and slot numbers: rebuild it.
         if self._indexable and self.qcount >= self._index_threshold:
             self._build_index()
@@ -381,18 +403,20 @@ class Tetris(Scheduler):
             self._index = None
 
     # -- completion -------------------------------------------------------------------------
+    def _free_of(self, machine: int) -> list[float]:
+        """``machine``'s free capacity now, one float per resource."""
+        fmv = self._fmv
+        N = self.N
+        return [fmv[off * N + machine] for off in range(self.R)]
+
     def on_completion(self, job: int, machine: int) -> None:
-        self.cols.update(machine)
         if self.qcount == 0:
             return
-        sim = self.sim
         R = self.R
-        fmv = sim._free_mv
-        mb = machine * R
-        f = [fmv[mb + off] for off in range(R)]
+        f = self._free_of(machine)
         qm = self.q_min
-        if any(qm[off] > f[off] + EPS for off in range(R)):
-            return  # even the smallest queued request does not fit
+        if any(qm[off] > f[off] for off in range(R)):
+            return  # even the smallest queued fit floor is above the free capacity
         if self._index is not None:
             self._complete_indexed(machine, f)
         else:
@@ -411,9 +435,7 @@ class Tetris(Scheduler):
         """:meth:`_complete_scan`'s decisions, with the best job found through the index."""
         sim = self.sim
         R = self.R
-        fmv = sim._free_mv
-        mb = machine * R
-        col = 0 if self.mode == "fixed" else sim._config_list[machine]
+        col = 0 if self.mode == "fixed" else self._cfg[machine]
         index = self._index
         assert index is not None
         qm = self.q_min
@@ -422,30 +444,27 @@ class Tetris(Scheduler):
             if slot < 0:
                 break
             sim.start(int(self.q_job[slot]), machine)
-            self.cols.update(machine)
             self.q_alive[slot] = False
             self.qcount -= 1
             if self.qcount == 0:
                 break
-            f = [fmv[mb + off] for off in range(R)]
-            if any(qm[off] > f[off] + EPS for off in range(R)):
+            f = self._free_of(machine)
+            if any(qm[off] > f[off] for off in range(R)):
                 break  # nothing else fits
 
     def _complete_scan(self, machine: int, f: list[float]) -> None:
         """Score every fitting queued job on ``machine``, start the best, repeat."""
         sim = self.sim
         R = self.R
-        fmv = sim._free_mv
-        mb = machine * R
         n = self.qn
-        q_req = self.q_req
+        q_fl = self.q_fl
         fit = self.q_alive[:n].copy()
         for off in range(R):
-            fit &= q_req[:n, off] <= f[off] + EPS
+            fit &= q_fl[:n, off] <= f[off]  # the engine's test: free >= request - EPS
         # Queue slots of the jobs that fit, in arrival order. Starting jobs only
         # shrinks m's free capacity, so later rounds filter this set, not the queue.
         cand = np.flatnonzero(fit)
-        c = sim._config_list[machine]
+        c = self._cfg[machine]
         col = 0 if self.mode == "fixed" else c
         while len(cand):
             q_a = self.q_a
@@ -455,28 +474,33 @@ class Tetris(Scheduler):
             if self.mode == "general":
                 # p depends on this machine's last class: one runtime call per fitting job.
                 dur = sim.runtime.duration
-                last = int(sim.last_class[machine])
-                p = np.array([dur(z, c, last) for z in self.q_job[cand].tolist()])
-                g = self.q_g[cand] * p
-            else:
+                last = int(sim.view.last_class[machine])
+                p = np.array([_runnable(dur(z, c, last)) for z in self.q_job[cand].tolist()])
                 with np.errstate(invalid="ignore"):  # 0 * inf: a job that cannot run here
+                    g = self.q_g[cand] * p
+            else:
+                with np.errstate(invalid="ignore"):
                     g = self.q_g[cand] * self.q_p[cand, col]
-                g[np.isnan(g)] = math.inf
+            g[np.isnan(g)] = math.inf
             sc -= g
             k = int(sc.argmax())  # ties: the earliest arrival
             if sc[k] == NEG_INF:
                 break  # what fits cannot run here (infinite processing time)
             slot = int(cand[k])
             sim.start(int(self.q_job[slot]), machine)
-            self.cols.update(machine)
             self.q_alive[slot] = False
             self.qcount -= 1
-            f = [fmv[mb + off] for off in range(R)]
+            f = self._free_of(machine)
             cand = np.delete(cand, k)
-            keep = q_req[cand, 0] <= f[0] + EPS
+            keep = q_fl[cand, 0] <= f[0]
             for off in range(1, R):
-                keep &= q_req[cand, off] <= f[off] + EPS
+                keep &= q_fl[cand, off] <= f[off]
             cand = cand[keep]
+
+
+def _runnable(p: float) -> float:
+    """``p`` where the engine accepts it as a processing time (0 <= p < inf), otherwise +inf."""
+    return p if 0.0 <= p < math.inf else math.inf
 
 
 def _work(gfac: float, p: float) -> float:

@@ -30,8 +30,9 @@ from scipy.sparse import coo_matrix
 
 from simcore.errors import ParameterError
 from simcore.model import ClassTable, Cluster, FloatArray, IntArray
-from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS, EPS, config_bins
+from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS, config_bins
 from simcore.schedulers.lotes.stage1 import Stage1, fit_classes, solve_stage1
+from simcore.view import EPS
 
 #: x_ij within this distance of an integer count as integral when rounding.
 INT_TOL = 1e-7
@@ -202,7 +203,7 @@ def _cover_all_classes(
     configuration (with machines and a positive rate) where it fits.
     """
     cap, req, mu = cluster.capacity, classes.requests, fit_classes(classes, cluster).rates.T
-    fits = (req[None, :, :] <= cap[:, None, :] + EPS).all(axis=2) & (cluster.counts[:, None] > 0) & (mu > 0)
+    fits = (cap[:, None, :] >= (req - EPS)[None, :, :]).all(axis=2) & (cluster.counts[:, None] > 0) & (mu > 0)
     sets = [set(k) for k in ks]
     for k in range(classes.n_classes):
         if classes.proportions[k] <= 0 or any(fits[j, k] and k in sets[j] for j in range(cluster.n_configs)):

@@ -33,9 +33,9 @@ from numpy.typing import NDArray
 from simcore.errors import ParameterError
 from simcore.model import ClassTable, Cluster, FloatArray, IntArray
 
-#: Same tolerance as the engine's capacity check: a mix that fits exactly on
-#: paper must fit in floating point too.
-EPS = 1e-9
+# The engine's one fit rule and tolerance (simcore.view): a mix that fits exactly on
+# paper must fit in floating point too, and exactly when the engine would take it.
+from simcore.view import EPS
 
 #: Default cap on candidate bins per configuration (memory: about
 #: ``(classes + resources) * 8`` bytes per candidate).
@@ -47,6 +47,7 @@ def _max_fit(rem: FloatArray, r: FloatArray) -> IntArray:
     pos = r > 0
     if not pos.any():  # a class requesting nothing would fit without bound
         raise ParameterError("a job class requests nothing of any resource; bins would be unbounded")
+    # n jobs fit when n * r <= rem + EPS (the engine's tolerance) in every resource asked for.
     per = (np.maximum(rem[:, pos], 0.0) + EPS) / r[pos]
     return np.floor(per.min(axis=1)).astype(np.int64)
 
@@ -99,7 +100,7 @@ def nondominated_bins(
     c = _max_fit(rem, r)
     counts = np.hstack([counts, c[:, None]])
     rem = rem - c[:, None] * r[None, :]
-    room: NDArray[np.bool_] = (req[None, :, :] <= rem[:, None, :] + EPS).all(axis=2).any(axis=1)
+    room: NDArray[np.bool_] = (rem[:, None, :] >= (req - EPS)[None, :, :]).all(axis=2).any(axis=1)
     out = np.empty_like(counts)
     out[:, order] = counts
     out = out[~room]

@@ -1,17 +1,21 @@
 """LoTES Stage 3 (section 4.3): the online dispatcher, and the scheduler class.
 
 State: per machine and class the score v = N_ijk - kappa_jk, kept (plus a
-constant offset that makes it positive) in a (K, machines) float array, and a
-copy of the free capacity transposed to (R, machines). Choosing a machine in
-a configuration is then an argmax on a contiguous slice: first the machine
-of highest v alone (it usually fits: a scalar check), otherwise a few
-vectorised comparisons over the configuration. Scalar updates go through
-flat memoryviews of the same arrays (cheaper than numpy scalar indexing).
+constant offset that makes it positive) in a (K, machines) float array. Free
+capacity is the engine's own, read through its public view
+(``sim.view.free_by_resource``, one contiguous row per resource): no copy is
+kept. Choosing a machine in a configuration is then an argmax on a contiguous
+slice: first the machine of highest v alone (it usually fits: a scalar
+check), otherwise a few vectorised comparisons over the configuration.
+Scalar reads and updates go through flat memoryviews (cheaper than numpy
+scalar indexing). Fits use the engine's one rule (:mod:`simcore.view`):
+free capacity ``>= request - EPS`` in every resource.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -19,28 +23,24 @@ import numpy as np
 
 from simcore.classify import kmeans_classes
 from simcore.errors import ParameterError
-from simcore.model import ClassTable, IntArray
+from simcore.model import ClassTable, Cluster, FixedRuntime, IntArray, RateRuntime
 from simcore.schedulers.base import Param, Scheduler
 from simcore.schedulers.lotes.assignment import OfflinePlan, plan_offline, plan_to_dict
 from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS
 from simcore.schedulers.lotes.queues import ClassQueue
 from simcore.schedulers.lotes.stage1 import K_SETS
+from simcore.view import EPS, flat_view
 
 if TYPE_CHECKING:
     from simcore.engine import Simulation
 
-EPS = 1e-9
 #: Added to every score v so that scores are positive (v >= -jobs on a machine).
 OFFSET = float(2**40)
 #: Uniforms for the roulette wheel are drawn from the injected generator in blocks.
 U_BLOCK = 8192
 
-
-def _flat(a: np.ndarray) -> Any:
-    """A flat memoryview sharing ``a``'s memory (``a`` must be C-contiguous)."""
-    if not a.flags.c_contiguous:
-        raise ValueError("a flat view needs a C-contiguous array")
-    return memoryview(a.reshape(-1))  # type: ignore[arg-type]
+#: How processing time depends on the machine (see :meth:`LoTESDispatcher.setup`).
+FIXED, CONFIG, GENERAL = 0, 1, 2
 
 
 class LoTESDispatcher(Scheduler):
@@ -105,6 +105,28 @@ class LoTESDispatcher(Scheduler):
       configuration; the paper's formula uses Delta alone.
     * The roulette wheel draws its uniforms in blocks from the injected
       generator (same distribution, fewer calls).
+
+    **Where a job cannot run.** A rate of 0 (``mu_jk = 0``, the paper's
+    architecture limits; an infinite processing time) means the job cannot
+    run on that configuration. The plan gives such a pair no slots, but the
+    fallbacks, the orphan queue, k-means classes (whose table need not match
+    the workload's rates) and hand-made plans could still reach one. So no
+    path ever chooses a machine where the job cannot run: when processing
+    time depends on the configuration only, a configuration is tried only if
+    the job's processing time there is finite (0 <= p < inf, the engine's
+    rule); when it also depends on the machine's last job class, the chosen
+    machine is checked and, failing that, only the machines where the job
+    can run are searched. A queued job is started on a completion only if
+    it can run on the freed machine; one that can run on none of its
+    class's planned configurations waits in the orphan queue (any machine
+    that can run it takes it). A job with a machine-independent processing
+    time (its ``work``, finite by the workload's validation) runs anywhere.
+
+    Per-run state: :meth:`setup` rebuilds all of it (plan, queues, scores,
+    labels, roulette uniforms), so one instance can run several simulations
+    in turn, each as a fresh instance would. A plan passed as the ``plan``
+    option (Python API) is used for every run and reported as "given"; a plan
+    computed in one run is never carried into the next.
     """
 
     name: ClassVar[str] = "lotes"
@@ -157,7 +179,9 @@ class LoTESDispatcher(Scheduler):
         self.k_sets = str(options.get("k_sets", "vertex"))
         # A precomputed plan (Python API only, not a Param): reuse one offline
         # solution across runs, or hand-build one in tests.
-        self.plan: OfflinePlan | None = options.get("plan")
+        self._given_plan: OfflinePlan | None = options.get("plan")
+        #: The plan of the current (or last) run, set by :meth:`setup`.
+        self.plan: OfflinePlan | None = None
         self._offline: dict[str, Any] | None = None
 
     # -- offline stages ------------------------------------------------------------------
@@ -186,35 +210,39 @@ class LoTESDispatcher(Scheduler):
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
         cluster = sim.cluster
+        view = sim.view
         classes, labels, origin = self._classes(sim, rng)
-        if self.plan is None:
+        if self._given_plan is None:
             plan = plan_offline(
                 cluster, classes, max_bins=self.max_bins, rho_weighting=self.rho_weighting, k_sets=self.k_sets
             )
-            self.plan = plan
         else:
-            plan = self.plan
+            plan = self._given_plan
+            _check_plan(plan, cluster, labels)
             origin = {**origin, "plan": "given"}
+        self.plan = plan
         self._offline = {**plan_to_dict(plan, cluster), "class_source": origin}
         a = plan.assignment
         K = plan.classes.n_classes
         M = cluster.n_configs
-        N = cluster.n_machines
+        N = view.n_machines
+        R = view.n_resources
 
         # Per-machine plan: target[k, m] = N_ijk of the bin machine m emulates.
         target = np.zeros((K, N), dtype=np.int64)
-        starts = np.concatenate([[0], np.cumsum(cluster.counts)])
-        for j in range(M):
+        ranges = list(view.config_ranges)
+        for j, (lo, hi) in enumerate(ranges):
             per_machine = np.repeat(a.bins[j], a.x[j], axis=0)  # (n_j, K)
-            target[:, starts[j] : starts[j + 1]] = per_machine.T
+            target[:, lo:hi] = per_machine.T
         self.target = target
         # W = OFFSET + v, v = N_ijk - kappa_jk (kappa starts at 0). The offset
         # keeps W positive, so "W times fits" is zero exactly where the job
         # does not fit and one argmax finds the fitting machine of highest v.
         self._W = target.astype(np.float64) + OFFSET
         self._N = N
-        self._lo = starts[:-1].tolist()
-        self._hi = starts[1:].tolist()
+        self._R = R
+        self._lo = [lo for lo, _ in ranges]
+        self._hi = [hi for _, hi in ranges]
 
         delta_pos = a.slots > 0  # (M, K): Delta_jk > 0
         # Roulette wheel per class over configurations with rho > 0.
@@ -229,28 +257,35 @@ class LoTESDispatcher(Scheduler):
             self._wheel_cum.append(np.cumsum(p).tolist())
         # On completion: classes with Delta_jk > 0 on the machine's configuration.
         self._served_by_cfg = [np.flatnonzero(delta_pos[j]).tolist() for j in range(M)]
-        # Capacity of the configurations that may take class k from its queue:
-        # a queued job fitting none of them, even empty, is an orphan.
-        self._planned_caps = [cluster.capacity[delta_pos[:, k] & (cluster.counts > 0)] for k in range(K)]
+        # The configurations (with machines) that may take class k from its queue:
+        # a queued job fitting none of them, even empty, or able to run on none, is an orphan.
+        self._planned_cfgs = [np.flatnonzero(delta_pos[:, k] & (cluster.counts > 0)).tolist() for k in range(K)]
+        self._planned_caps = [cluster.capacity[js] for js in self._planned_cfgs]
+
+        runtime = sim.runtime
+        if isinstance(runtime, FixedRuntime):
+            self._mode = FIXED  # the job's work wherever it runs: it can run anywhere
+        elif isinstance(runtime, RateRuntime) or getattr(runtime, "config_only", False):
+            self._mode = CONFIG  # whether it can run depends on the configuration only
+        else:
+            self._mode = GENERAL  # it may also depend on the machine's last job class
+        self._duration = runtime.duration
 
         # A flat memoryview, not a list: fast scalar reads without a Python
         # object per job (a 10-million-job run stays in numpy memory).
         self.labels = np.ascontiguousarray(labels, dtype=np.int64)
-        self._cls = _flat(self.labels)
-        self._cfg_of: list[int] = sim.config_of.tolist()
-        self._req = sim.request
-        self._free = sim.free
-        R = sim.free.shape[1]
-        self._R = R
-        self._freeT = np.ascontiguousarray(sim.free.T)  # (R, N): contiguous per resource
-        # Scalar access to the same memory (numpy scalar indexing costs ~10x more).
-        self._W_mv = _flat(self._W)
-        self._ft_mv = _flat(self._freeT)
-        self._free_mv = _flat(sim.free)
+        self._cls = flat_view(self.labels)
+        self._cfg_of: list[int] = view.config_list
+        self._req = view.request_flat  # request_flat[job * R + r]
+        self._free = view.free  # (N, R) view: free[m] is machine m's free capacity, always current
+        self._free_mv = view.free_flat  # free_flat[r * N + m]
+        self._W_mv = flat_view(self._W)
         # Views and scratch buffers per configuration, the last entry for the whole cluster.
-        ranges = [*zip(self._lo, self._hi, strict=True), (0, N)]
+        F = view.free_by_resource
+        ranges.append((0, N))
         self._rng_lo = [lo for lo, _ in ranges]
-        self._ft_views = [[self._freeT[r, lo:hi] for r in range(R)] for lo, hi in ranges]
+        self._ranges = ranges
+        self._ft_views = [[F[r, lo:hi] for r in range(R)] for lo, hi in ranges]
         self._W_views = [[self._W[k, lo:hi] for k in range(K)] for lo, hi in ranges]
         self._ok = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
         self._tmp = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
@@ -258,8 +293,8 @@ class LoTESDispatcher(Scheduler):
         self._ctx = list(
             zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo, strict=True)
         )
-        self.queues = [ClassQueue(self._R) for _ in range(K)]
-        self.orphans = ClassQueue(self._R)
+        self.queues = [ClassQueue(R) for _ in range(K)]
+        self.orphans = ClassQueue(R)
         self.n_queued = 0
         self._u = rng.random(U_BLOCK).tolist()
         self._ui = 0
@@ -276,35 +311,86 @@ class LoTESDispatcher(Scheduler):
         self._ui += 1
         return u  # type: ignore[no-any-return]
 
-    def _best_machine(self, j: int, k: int, req: list[float]) -> int:
+    def _floors(self, job: int) -> list[float]:
+        """``job``'s fit floors (request - EPS per resource: free capacity must reach them)."""
+        R = self._R
+        req = self._req
+        jb = job * R
+        return [req[jb + r] - EPS for r in range(R)]
+
+    def _runs_on_config(self, job: int, j: int) -> bool:
+        """Whether ``job`` can run on configuration ``j`` (processing time there 0 <= p < inf).
+
+        Exact when processing time depends on the configuration only; with a
+        last-class-dependent runtime it is the cold-cache time.
+        """
+        return 0.0 <= self._duration(job, j, -1) < math.inf
+
+    def _runs_on(self, job: int, m: int) -> bool:
+        """Whether ``job`` can run on machine ``m`` now (the engine's own test of its processing time)."""
+        return 0.0 <= self.sim.processing_time(job, m) < math.inf
+
+    def _best_machine(self, j: int, k: int, fl: list[float], job: int) -> int:
         """Machine of configuration j (j = M: any machine) with the highest v for class k
-        among those the job fits; -1 if none. Ties: lowest index."""
+        among those where the job fits and can run; -1 if none. Ties: lowest index.
+
+        ``fl``: the job's fit floors. With a configuration-dependent runtime the
+        caller only passes j = M when every configuration can run the job.
+        """
+        mode = self._mode
+        if mode == CONFIG and j < len(self._lo) and not self._runs_on_config(job, j):
+            return -1
         ft, ok, tmp, sc, wv, lo = self._ctx[j]
         wk = wv[k]
         # Fast path: if the machine of highest v (lowest index among ties) fits,
         # it is the answer; one argmax and a scalar check instead of a full scan.
         m = lo + int(wk.argmax())
-        fr, R = self._free_mv, self._R
-        base = m * R
-        for r in range(R):
-            if fr[base + r] < req[r] - EPS:
+        fr, N = self._free_mv, self._N
+        for r in range(self._R):
+            if not fr[r * N + m] >= fl[r]:  # the engine's test
                 break
         else:
+            if mode == GENERAL and not self._runs_on(job, m):
+                return self._best_runnable(j, k, fl, job)
             return m
-        np.greater_equal(ft[0], req[0] - EPS, out=ok)
+        np.greater_equal(ft[0], fl[0], out=ok)
         for r in range(1, len(ft)):
-            np.greater_equal(ft[r], req[r] - EPS, out=tmp)
+            np.greater_equal(ft[r], fl[r], out=tmp)
             np.logical_and(ok, tmp, out=ok)
         np.multiply(wk, ok, out=sc)
+        i = int(sc.argmax())
+        if not sc[i] > 0.0:
+            return -1
+        if mode == GENERAL and not self._runs_on(job, lo + i):
+            return self._best_runnable(j, k, fl, job)
+        return lo + i
+
+    def _best_runnable(self, j: int, k: int, fl: list[float], job: int) -> int:
+        """:meth:`_best_machine` restricted to the machines where ``job`` can run now.
+
+        For a runtime that depends on the machine's last job class: one runtime
+        call per distinct (configuration, last class) among the fitting machines.
+        """
+        lo, hi = self._ranges[j]
+        view = self.sim.view
+        ok = view.fit_mask(fl, lo, hi)
+        cand = np.flatnonzero(ok)
+        if len(cand) == 0:
+            return -1
+        cfg = view.config_of[lo:hi][cand]
+        last = view.last_class[lo:hi][cand]
+        keys = cfg * (int(last.max()) + 2) + last + 1
+        _, first, inv = np.unique(keys, return_index=True, return_inverse=True)
+        dur = self._duration
+        runs = np.array([0.0 <= dur(job, int(cfg[i]), int(last[i])) < math.inf for i in first.tolist()])
+        ok[cand[~runs[inv]]] = False
+        sc = self._W[k, lo:hi] * ok
         i = int(sc.argmax())
         return lo + i if sc[i] > 0.0 else -1
 
     def _start(self, job: int, m: int, k: int) -> None:
         self.sim.start(job, m)
         self._W_mv[k * self._N + m] -= 1.0
-        ft, fr, R, N = self._ft_mv, self._free_mv, self._R, self._N
-        for r in range(R):  # keep the transposed free capacity in step
-            ft[r * N + m] = fr[m * R + r]
 
     def v(self, machine: int, k: int) -> int:
         """The score v = N_ijk - kappa_jk of ``machine`` for class ``k``."""
@@ -318,7 +404,10 @@ class LoTESDispatcher(Scheduler):
     # -- events ------------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
         k = self._cls[job]
-        req = self._req[job].tolist()
+        R = self._R
+        req = self._req
+        jb = job * R
+        fl = [req[jb + r] - EPS for r in range(R)]  # fit floors (simcore.view.fit_floor, inlined)
         cfgs = self._wheel_cfg[k]
         if cfgs:
             # Roulette wheel (inlined uniform draw: this is the hot path).
@@ -330,29 +419,57 @@ class LoTESDispatcher(Scheduler):
             idx = bisect.bisect_right(self._wheel_cum[k], u)
             if idx >= len(cfgs):  # u within rounding of 1
                 idx = len(cfgs) - 1
-            m = self._best_machine(cfgs[idx], k, req)
+            m = self._best_machine(cfgs[idx], k, fl, job)
             if m >= 0:
                 self._start(job, m, k)
                 return
-            if self._fallback(job, k, req, idx):
+            if self._fallback(job, k, fl, idx):
                 return
         else:
-            m = self._best_machine(len(self._lo), k, req)
+            m = self._any_machine(job, k, fl, ())
             if m >= 0:
                 self._start(job, m, k)
                 return
-        self._enqueue(job, k)
+        self._enqueue(job, k, fl)
 
-    def _enqueue(self, job: int, k: int) -> None:
-        r = self._req[job]
+    def _enqueue(self, job: int, k: int, fl: list[float]) -> None:
+        R = self._R
+        req = self._req
+        jb = job * R
+        request = [req[jb + r] for r in range(R)]
         caps = self._planned_caps[k]
-        if len(caps) and bool((r <= caps + EPS).all(axis=1).any()):
-            self.queues[k].push(job, r)
+        planned = False
+        if len(caps):
+            fits = (caps >= fl).all(axis=1)  # the engine's rule, on empty machines
+            if self._mode == FIXED:
+                planned = bool(fits.any())
+            else:
+                cfgs = self._planned_cfgs[k]
+                planned = any(self._runs_on_config(job, cfgs[i]) for i in np.flatnonzero(fits).tolist())
+        if planned:
+            self.queues[k].push(job, request)
         else:
-            self.orphans.push(job, r)
+            self.orphans.push(job, request)
         self.n_queued += 1
 
-    def _fallback(self, job: int, k: int, req: list[float], tried_idx: int) -> bool:
+    def _any_machine(self, job: int, k: int, fl: list[float], skip: tuple[int, ...] | set[int]) -> int:
+        """The machine of highest v for class k where the job fits and can run, outside the
+        configurations in ``skip``; ties: lowest index. -1 if none."""
+        M = len(self._lo)
+        if not skip and self._mode != CONFIG:
+            return self._best_machine(M, k, fl, job)  # one scan of the whole cluster
+        best, best_w = -1, 0.0
+        W = self._W_mv
+        N = self._N
+        for j in range(M):
+            if j in skip or self._lo[j] == self._hi[j]:  # tried already, or no machines
+                continue
+            m = self._best_machine(j, k, fl, job)
+            if m >= 0 and W[k * N + m] > best_w:
+                best, best_w = m, W[k * N + m]
+        return best
+
+    def _fallback(self, job: int, k: int, fl: list[float], tried_idx: int) -> bool:
         """Other configurations with Delta > 0 by roulette wheel, then any machine with room."""
         cfgs = self._wheel_cfg[k]
         p = self._wheel_p[k]
@@ -367,30 +484,29 @@ class LoTESDispatcher(Scheduler):
                 if u < acc:
                     pick = t
                     break
-            m = self._best_machine(cfgs[left.pop(pick)], k, req)
+            m = self._best_machine(cfgs[left.pop(pick)], k, fl, job)
             if m >= 0:
                 self._start(job, m, k)
                 return True
         # Any remaining machine (configurations with Delta_jk = 0): highest v, lowest index.
-        best, best_w = -1, 0.0
-        planned = set(cfgs)
-        for j in range(len(self._lo)):
-            if j in planned or self._lo[j] == self._hi[j]:  # tried already, or no machines
-                continue
-            m = self._best_machine(j, k, req)
-            if m >= 0 and self._W_mv[k * self._N + m] > best_w:
-                best, best_w = m, self._W_mv[k * self._N + m]
+        best = self._any_machine(job, k, fl, set(cfgs))
         if best < 0:
             return False
         self._start(job, best, k)
         return True
 
+    def _first_runnable(self, q: ClassQueue, free: Any, pos: int, machine: int) -> int:
+        """``q.first_fit(free, pos)``, skipping jobs that cannot run on ``machine``."""
+        idx = q.first_fit(free, pos)
+        if self._mode == FIXED:
+            return idx
+        while idx >= 0 and not self._runs_on(int(q.ids[idx]), machine):
+            idx = q.first_fit(free, idx + 1)
+        return idx
+
     def on_completion(self, job: int, machine: int) -> None:
         N = self._N
         self._W_mv[self._cls[job] * N + machine] += 1.0
-        ft, fr, R = self._ft_mv, self._free_mv, self._R
-        for r in range(R):
-            ft[r * N + machine] = fr[machine * R + r]
         if self.n_queued == 0:
             return
         j = self._cfg_of[machine]
@@ -399,7 +515,7 @@ class LoTESDispatcher(Scheduler):
         orphans = self.orphans
         if not active and not orphans.alive:
             return
-        free = self._free[machine]  # a view: reflects every start below
+        free = self._free[machine]  # a view of the engine's state: reflects every start below
         W = self._W_mv
         # Priority list: v descending, ties in class order (stable sort).
         v = {k: W[k * N + machine] for k in active}
@@ -408,7 +524,7 @@ class LoTESDispatcher(Scheduler):
         while order:
             k = order[0]
             q = queues[k]
-            idx = q.first_fit(free, pos[k])
+            idx = self._first_runnable(q, free, pos[k], machine)
             if idx < 0:
                 order.pop(0)  # nothing more of this class fits here
                 continue
@@ -425,10 +541,27 @@ class LoTESDispatcher(Scheduler):
         # Orphans (see the class docstring): lowest priority, arrival order.
         p = 0
         while orphans.alive:
-            idx = orphans.first_fit(free, p)
+            idx = self._first_runnable(orphans, free, p, machine)
             if idx < 0:
                 break
             z = orphans.pop_at(idx)
             self.n_queued -= 1
             self._start(z, machine, self._cls[z])
             p = idx + 1
+
+
+def _check_plan(plan: OfflinePlan, cluster: Cluster, labels: IntArray) -> None:
+    """A plan given as an option must be one for ``cluster`` and the run's job classes."""
+    x = plan.assignment.x
+    counts = cluster.counts.tolist()
+    planned = [int(np.sum(xj)) for xj in x]
+    if planned != counts:
+        raise ParameterError(
+            f"the given LoTES plan assigns machines {planned} to its {len(x)} configurations, but cluster "
+            f"{cluster.name!r} has {counts}: plan for this cluster, or leave the plan out"
+        )
+    K = plan.classes.n_classes
+    if len(labels) and int(labels.max()) >= K:
+        raise ParameterError(
+            f"the given LoTES plan has {K} job classes, but the workload has jobs of class {int(labels.max())}"
+        )
