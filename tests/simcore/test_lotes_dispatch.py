@@ -7,8 +7,9 @@ import pytest
 
 from simcore import api
 from simcore.classify import kmeans_classes
-from simcore.engine import Simulation
-from simcore.model import ClassTable, Cluster, Workload
+from simcore.engine import SimResult, Simulation
+from simcore.errors import ParameterError
+from simcore.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.lotes import LoTES
 from simcore.schedulers.lotes.assignment import OfflinePlan, assignment_from_counts
@@ -211,3 +212,187 @@ def test_a_configuration_without_machines_is_skipped() -> None:
     jobs = [(1, 0, 1, 100), (2, 0, 1, 100), (3, 0, 1, 100)]
     res, _ = _run([2, 2, 1], [1, 0, 1], [1, 1], [[[2, 0]], [[0, 2]], [[0, 1]]], [[1], [0], [1]], jobs)
     assert res.machine.tolist() == [0, 0, 1]
+
+
+# -- configurations where a job cannot run (rate 0) ----------------------------------------------
+
+RES2 = ("cpu", "mem")
+
+
+def _zero_rate_system(n: int, rates: list[list[float]], seed: int = 1) -> tuple[Cluster, Workload, np.ndarray]:
+    """Two configurations of two (1, 1) machines; ``n`` jobs of (0.5, 0.5) arriving faster than they finish."""
+    rng = np.random.default_rng(seed)
+    cluster = Cluster("z", RES2, ("cfg0", "cfg1"), np.array([2, 2]), np.array([[1.0, 1.0], [1.0, 1.0]]))
+    K = len(rates)
+    classes = ClassTable(tuple(f"c{k}" for k in range(K)), np.full((K, 2), 0.5), np.array(rates), np.full(K, 1.0 / K))
+    cls = rng.integers(0, K, n)
+    work = rng.uniform(1.0, 3.0, n)
+    wl = Workload(
+        "z",
+        RES2,
+        np.sort(rng.uniform(0.0, n / 4.0, n)),
+        np.full((n, 2), 0.5),
+        work,
+        cls,
+        horizon_s=n / 4.0,
+        classes=classes,
+        runtime=RateRuntime(work, cls, np.array(rates)),
+    )
+    return cluster, wl, np.array(rates)
+
+
+def _ran_where_they_can(res: SimResult, cluster: Cluster, wl: Workload, rates: np.ndarray) -> bool:
+    started = res.started_mask
+    return bool((rates[wl.job_class[started], cluster.machine_config[res.machine[started]]] > 0).all())
+
+
+def test_a_job_never_falls_back_to_a_configuration_where_its_rate_is_zero() -> None:
+    # The issue's case: rate 0 on configuration 0. The plan puts the class on cfg1 only; once cfg1's
+    # four slots are taken, the old "any machine with room" fallback picked cfg0 and the engine
+    # refused the start (SchedulingError). Now the job waits for cfg1.
+    cluster, wl, rates = _zero_rate_system(200, [[0.0, 1.0]])
+    res = Simulation(cluster, wl, LoTES(), np.random.default_rng(0), drain=True).run()
+    assert res.started_mask.all()
+    assert (cluster.machine_config[res.machine] == 1).all()
+    assert res.sample_queue.max() > 0  # the fallback was needed: jobs did wait
+
+
+def test_k_means_classes_never_put_a_job_where_its_rate_is_zero() -> None:
+    # Without a class table LoTES plans on k-means classes whose rates do not depend on the
+    # configuration, so its plan sends jobs to both configurations; the workload's own rates
+    # forbid class 0 on cfg0 and class 1 on cfg1.
+    cluster, wl, rates = _zero_rate_system(300, [[0.0, 1.0], [2.0, 0.0]])
+    bare = Workload(
+        wl.name, wl.resources, wl.submit, wl.request, wl.work, wl.job_class, wl.horizon_s, runtime=wl.runtime
+    )
+    sched = LoTES(kmeans_classes=2, kmeans_window_hours=1.0)
+    res = Simulation(cluster, bare, sched, np.random.default_rng(0), drain=True).run()
+    off = sched.offline_solution()
+    assert off is not None and off["class_source"]["source"] == "kmeans"
+    assert res.started_mask.all()
+    assert _ran_where_they_can(res, cluster, wl, rates)
+
+
+class ColdOnCfg0:
+    """A last-class runtime: class 0 cannot run on configuration 0 (infinite time), else 1 s (warm) or 2 s."""
+
+    def __init__(self, job_class: np.ndarray) -> None:
+        self.cls = job_class.tolist()
+
+    def duration(self, job: int, config: int, last_class: int) -> float:
+        k = self.cls[job]
+        if k == 0 and config == 0:
+            return float("inf")
+        return 1.0 if last_class == k else 2.0
+
+
+def test_a_last_class_runtime_never_puts_a_job_where_it_cannot_run() -> None:
+    # k-means classes on a runtime that depends on the machine's last class: the dispatcher checks
+    # the chosen machine and otherwise searches only the machines that can run the job.
+    cluster, wl, _ = _zero_rate_system(300, [[1.0, 1.0], [1.0, 1.0]], seed=4)
+    bare = Workload(
+        wl.name,
+        wl.resources,
+        wl.submit,
+        wl.request,
+        wl.work,
+        wl.job_class,
+        wl.horizon_s,
+        runtime=ColdOnCfg0(wl.job_class),
+    )
+    res = Simulation(cluster, bare, LoTES(kmeans_classes=2), np.random.default_rng(0), drain=True).run()
+    started = res.started_mask
+    assert started.all()
+    on_cfg0 = cluster.machine_config[res.machine] == 0
+    assert not (on_cfg0 & (wl.job_class == 0)).any()
+    assert (on_cfg0 & (wl.job_class == 1)).any()
+
+
+def test_an_orphan_that_can_run_nowhere_waits_and_others_run() -> None:
+    # c0 is planned on cfg0 (capacity 2) only; a c0 job asking for 3 is an orphan. cfg1 (capacity 4)
+    # could hold it but c0's rate there is 0, so no machine may take it: it stays queued, the run
+    # goes on (the old orphan queue started it on cfg1 and the engine refused).
+    cluster = Cluster("t", ("cpu",), ("cfg0", "cfg1"), np.array([1, 1]), np.array([[2.0], [4.0]]))
+    rates = np.array([[1.0, 0.0], [1.0, 1.0]])
+    classes = ClassTable(("c0", "c1"), np.array([[2.0], [4.0]]), rates, np.array([0.5, 0.5]))
+    b = [np.array([[1, 0]]), np.array([[0, 1]])]
+    asg = assignment_from_counts(cluster, classes, b, [np.array([1]), np.array([1])])
+    plan = OfflinePlan(classes, solve_stage1(cluster, classes), ((0, 1), (0, 1)), asg)
+    cls = np.array([1, 0, 1])
+    work = np.array([10.0, 5.0, 3.0])
+    wl = Workload(
+        "t",
+        ("cpu",),
+        np.array([0.0, 1.0, 2.0]),
+        np.array([[4.0], [3.0], [4.0]]),
+        work,
+        cls,
+        horizon_s=100.0,
+        classes=classes,
+        runtime=RateRuntime(work, cls, rates),
+    )
+    sched = LoTES(plan=plan)
+    res = Simulation(cluster, wl, sched, np.random.default_rng(0), drain=True).run()
+    assert res.machine.tolist() == [1, -1, 1]
+    assert res.start[2] == 10.0
+    assert sched.orphans.jobs() == [1]
+
+
+# -- per-run state ------------------------------------------------------------------------------
+
+
+def _scenario(name: str) -> tuple[Cluster, Workload]:
+    if name == "google-2011":
+        cluster = api.resolve_cluster("google-2011")
+        return cluster, api.resolve_workload("google-like", cluster, 2, 1.1, 10 / 3600)
+    cluster = api.resolve_cluster("google-balanced", {"machines_per_config": 5})
+    return cluster, api.resolve_workload("lotes-omega", cluster, 3, 1.2, 2.0)
+
+
+def _records(res: SimResult) -> tuple[list[float], list[int]]:
+    return np.nan_to_num(res.start, nan=-1.0).tolist(), res.machine.tolist()
+
+
+def _without_timings(off: dict[str, object] | None) -> dict[str, object]:
+    assert off is not None
+    out = dict(off)
+    out.pop("timings_s")
+    source = dict(out.pop("class_source"))  # type: ignore[call-overload]
+    source.pop("seconds", None)
+    out["class_source"] = source
+    return out
+
+
+def test_a_reused_instance_runs_each_scenario_as_a_fresh_instance_would() -> None:
+    # The old setup kept the plan of the first run: on the second cluster it failed with a raw
+    # ValueError, and on the same cluster it reported "plan": "given".
+    reused = LoTES()
+    for name in ("google-2011", "google-balanced", "google-2011"):
+        cluster, wl = _scenario(name)
+        got = Simulation(cluster, wl, reused, api.scheduler_rng(5)).run()
+        fresh = LoTES()
+        want = Simulation(cluster, wl, fresh, api.scheduler_rng(5)).run()
+        assert _records(got) == _records(want)
+        assert _without_timings(reused.offline_solution()) == _without_timings(fresh.offline_solution())
+        assert "plan" not in reused.offline_solution()["class_source"]  # type: ignore[index]
+
+
+def test_a_plan_given_as_an_option_stays_given_on_every_run() -> None:
+    cluster, wl = _scenario("google-balanced")
+    first = LoTES()
+    Simulation(cluster, wl, first, api.scheduler_rng(5)).run()
+    given = LoTES(plan=first.plan)
+    for _ in range(2):
+        res = Simulation(cluster, wl, given, api.scheduler_rng(5)).run()
+        assert given.offline_solution()["class_source"]["plan"] == "given"  # type: ignore[index]
+        assert given.plan is first.plan
+        assert res.started_mask.any()
+
+
+def test_a_given_plan_for_another_cluster_is_refused_with_the_reason() -> None:
+    cluster, wl = _scenario("google-balanced")
+    sched = LoTES()
+    Simulation(cluster, wl, sched, api.scheduler_rng(5)).run()
+    other, wl2 = _scenario("google-2011")
+    with pytest.raises(ParameterError, match=r"assigns machines \[5, 5, .*but cluster 'google-2011' has \[6732"):
+        Simulation(other, wl2, LoTES(plan=sched.plan), api.scheduler_rng(5)).run()

@@ -352,3 +352,63 @@ def test_the_fast_paths_match_the_full_scans_on_small_random_instances(data: st.
     new, _ = run_path(cluster, wl, True, arrival, per_cell, work_weight=weight)
     np.testing.assert_array_equal(new.start, old.start)
     np.testing.assert_array_equal(new.machine, old.machine)
+
+
+class NoClass0OnConfig0:
+    """A last-class runtime: class 0 cannot run on configuration 0 (infinite time); else 1 s warm, 2 s cold."""
+
+    def __init__(self, job_class: np.ndarray) -> None:
+        self.cls = job_class.tolist()
+
+    def duration(self, job: int, config: int, last_class: int) -> float:
+        k = self.cls[job]
+        if k == 0 and config == 0:
+            return float("inf")
+        return 1.0 if last_class == k else 2.0
+
+
+@pytest.mark.parametrize("weight", [1.0, 0.0])
+def test_a_last_class_runtime_never_starts_a_job_where_it_cannot_run(weight: float) -> None:
+    # m0 (1, 1) is configuration 0, m1 (0.5, 0.5) configuration 1; class 0 cannot run on m0.
+    # t=0 A (class 1, 0.5 x 2) -> m0 (better packing), runs to 2. t=0.5 B (class 0, 0.4 x 2) -> m1.
+    # t=1 C (class 0, 0.4 x 2) fits only on m0, where it cannot run: it queues (the old
+    # last-class path took m0 anyway and the engine refused). At t=2 m0 frees: C still cannot
+    # run there (with work_weight 0 the old scan scored it NaN and took it). At t=2.5 B ends and
+    # C starts on m1, warm (1 s).
+    cluster = Cluster("c", RES, ("big", "small"), np.array([1, 1]), np.array([[1.0, 1.0], [0.5, 0.5]]))
+    cls = np.array([1, 0, 0])
+    wl = Workload(
+        "w",
+        RES,
+        [0.0, 0.5, 1.0],
+        [[0.5, 0.5], [0.4, 0.4], [0.4, 0.4]],
+        [1.0, 1.0, 1.0],
+        cls,
+        horizon_s=10.0,
+        runtime=NoClass0OnConfig0(cls),
+    )
+    res = run(cluster, wl, work_weight=weight)
+    assert res.machine.tolist() == [0, 1, 1]
+    assert res.start.tolist() == [0.0, 0.5, 2.5]
+    assert res.finish.tolist() == [2.0, 2.5, 3.5]
+
+
+class SmallIndexTetris(Tetris):
+    _index_threshold = 128
+
+
+def test_a_reused_instance_runs_each_scenario_as_a_fresh_instance_would() -> None:
+    # setup rebuilds every piece of per-run state (queue, index, arrival counters, p_bar): a long
+    # queue on one scenario leaves nothing behind for the next.
+    reused = SmallIndexTetris()
+    scenarios = [
+        _preset("google-like", 3, 2.0, 0.2),
+        _preset("lotes-omega", 2, 3.0, 10.0),
+        _preset("google-like", 3, 2.0, 0.2),
+    ]
+    for cluster, wl in scenarios:
+        got = simulate(cluster, wl, reused, 0)
+        want = simulate(cluster, wl, SmallIndexTetris(), 0)
+        np.testing.assert_array_equal(got.start, want.start)
+        np.testing.assert_array_equal(got.machine, want.machine)
+        assert got.sample_queue.max() > 2 * SmallIndexTetris._index_threshold  # the score index was in use
