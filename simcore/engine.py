@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import SchedulingError
-from simcore.model import Cluster, FloatArray, IntArray, Workload, check_compatible
+from simcore.model import Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime, Workload, check_compatible
 from simcore.schedulers.base import Scheduler
 from simcore.view import EPS, EngineView, flat_view, read_only
 
@@ -164,6 +164,9 @@ class Simulation:
         self.job_class: IntArray = read_only(job_class)
         self.start_t: FloatArray = read_only(self._start_t)
         self.runtime = workload.runtime_model()
+        #: True when every job can run on every configuration (no rate is 0), so schedulers
+        #: may skip :meth:`can_run`; False when that is not known to hold.
+        self.all_runnable: bool = _all_runnable(self.runtime)
 
         self._state = np.zeros(n, dtype=np.int8)
         self.arrived = 0
@@ -244,6 +247,19 @@ class Simulation:
     def processing_time(self, job: int, machine: int) -> float:
         """How long ``job`` would run on ``machine`` if started now (s)."""
         return self._duration(job, self._config_list[machine], self._last_mv[machine])  # type: ignore[no-any-return]
+
+    def can_run(self, job: int, machine: int) -> bool:
+        """Whether ``job`` can run on ``machine`` at all: a finite processing time there.
+
+        A rate of 0 (LoTES section 5.3: "cannot run there") gives an infinite
+        time; the engine refuses such a start, and no scheduler may choose it.
+        """
+        return 0.0 <= self._duration(job, self._config_list[machine], self._last_mv[machine]) < math.inf
+
+    def runnable_configs(self, job: int) -> list[bool]:
+        """Per configuration, whether ``job`` can run there (a finite processing time on an idle machine)."""
+        dur = self._duration
+        return [0.0 <= dur(job, c, -1) < math.inf for c in range(self.view.n_configs)]
 
     @property
     def queued(self) -> int:
@@ -386,6 +402,14 @@ class Simulation:
             jobs=self.n_jobs,
             wall_s=wall,
         )
+
+
+def _all_runnable(runtime: object) -> bool:
+    if isinstance(runtime, FixedRuntime):
+        return True  # the work is finite and non-negative (Workload validates it)
+    if isinstance(runtime, RateRuntime):
+        return runtime.all_positive
+    return False
 
 
 def simulate(

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import InputError
+from simcore.fit import fit_floor, fits_in
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -165,7 +166,10 @@ class RateRuntime:
         self._keep = (np.ascontiguousarray(work, dtype=np.float64), np.ascontiguousarray(job_class, dtype=np.int64))
         self._work = memoryview(self._keep[0])  # type: ignore[arg-type]
         self._cls = memoryview(self._keep[1])  # type: ignore[arg-type]
-        self._rates = np.asarray(rates, dtype=np.float64).tolist()
+        rates = np.asarray(rates, dtype=np.float64)
+        self._rates = rates.tolist()
+        #: Every class runs on every configuration (no zero rate).
+        self.all_positive = bool((rates > 0).all())
 
     def duration(self, job: int, config: int, last_class: int) -> float:
         rate = self._rates[self._cls[job]][config]
@@ -236,7 +240,9 @@ def check_compatible(cluster: Cluster, workload: Workload) -> None:
         z = int(np.flatnonzero(~fits_somewhere)[0])
         req = workload.request[z]
         top = biggest.max(axis=0)
-        over = [r for r, v, c in zip(workload.resources, req.tolist(), top.tolist(), strict=True) if v > c + 1e-12]
+        over = [
+            r for r, v, c in zip(workload.resources, req.tolist(), top.tolist(), strict=True) if not c >= fit_floor(v)
+        ]
         if over:
             why = "; no machine has more than " + ", ".join(f"{r} {top[workload.resources.index(r)]:g}" for r in over)
         else:
@@ -255,5 +261,5 @@ def check_compatible(cluster: Cluster, workload: Workload) -> None:
 def _fits_chunked(request: FloatArray, capacity: FloatArray) -> NDArray[np.bool_]:
     out = np.zeros(len(request), dtype=bool)
     for cap in capacity:
-        out |= (request <= cap + 1e-12).all(axis=1)
+        out |= fits_in(request, cap)
     return out

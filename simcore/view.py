@@ -22,14 +22,12 @@ too; they exist because reading a Python scalar through a memoryview costs a
 few tens of nanoseconds against about a microsecond for a numpy call, and the
 per-event code of a scheduler reads single values.
 
-The fit rule. A request ``q`` fits in free capacity ``f`` when
-``f >= fit_floor(q)``, that is ``f >= q - EPS``, resource by resource. That
-is the one tolerance of the project: the engine enforces it in ``start``,
-and :meth:`EngineView.fits`, :meth:`EngineView.fit_mask` and
-:meth:`EngineView.first_fit` apply the very same float comparison, so a
-scheduler's vectorised scan and the engine never disagree. Compiled kernels
-must use the same comparison (a threshold computed once per request as
-``q - EPS``, compared with ``>=`` against the free capacity).
+The fit rule is :mod:`simcore.fit`'s, the project's one tolerance: a
+request ``q`` fits in free capacity ``f`` when ``f >= q - EPS`` in every
+resource. :meth:`EngineView.fits`, :meth:`EngineView.fit_mask` and
+:meth:`EngineView.first_fit` apply the very same float comparison as the
+engine's ``start``, so a scheduler's vectorised scan and the engine never
+disagree.
 """
 
 from __future__ import annotations
@@ -39,26 +37,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from simcore.fit import EPS, fit_floor
 from simcore.model import Cluster, FloatArray, IntArray
 
-#: Tolerance for capacity checks: requests and capacities are floats that are
-#: added and subtracted many times, so exact comparison would reject fits that
-#: are exact on paper.
-EPS = 1e-9
+__all__ = ["CHUNK", "EPS", "EngineView", "fit_floor", "flat_view", "read_only"]
 
 #: Machines examined per numpy pass of :meth:`EngineView.first_fit`; bounds
 #: the work when the first fit is early in a very large cluster.
 CHUNK = 32768
 
 BoolArray = NDArray[np.bool_]
-
-
-def fit_floor(request: float) -> float:
-    """The least free capacity in which ``request`` fits: ``request - EPS``.
-
-    The project's one fit rule is ``free >= fit_floor(request)`` per resource.
-    """
-    return request - EPS
 
 
 def flat_view(a: NDArray[Any]) -> Any:
@@ -177,14 +165,14 @@ class EngineView:
                 np.logical_and(ok, tmp, out=ok)
         return ok
 
-    def first_fit(self, job: int) -> int:
-        """Lowest-numbered machine where ``job`` fits now, or -1."""
+    def first_fit(self, job: int, lo: int = 0, hi: int | None = None) -> int:
+        """Lowest-numbered machine in ``lo..hi-1`` (default: all) where ``job`` fits now, or -1."""
         R = self.n_resources
         N = self.n_machines
-        req = self.request_flat
-        jb = job * R
-        if N <= self.chunk:
+        if lo == 0 and (hi is None or hi == N) and N <= self.chunk:
             # The common case, inlined: R + (R - 1) + 1 numpy calls in all.
+            req = self.request_flat
+            jb = job * R
             ok = self._ok
             tmp = self._tmp
             rows = self._rows
@@ -194,11 +182,12 @@ class EngineView:
                 np.logical_and(ok, tmp, out=ok)
             k = int(ok.argmax())  # the first True; 0 if there is none
             return k if ok[k] else -1
+        hi = N if hi is None else hi
         floors = self.floors_of(job)
-        for lo in range(0, N, self.chunk):
-            hi = min(lo + self.chunk, N)
-            ok = self.fit_mask(floors, lo, hi, out=self._ok[: hi - lo])
+        for a in range(lo, hi, self.chunk):
+            b = min(a + self.chunk, hi)
+            ok = self.fit_mask(floors, a, b, out=self._ok[: b - a])
             k = int(ok.argmax())
             if ok[k]:
-                return lo + k
+                return a + k
         return -1

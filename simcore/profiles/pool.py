@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from simcore.errors import ParameterError
 from simcore.profiles.runtime import ProfileRuntime
 
@@ -67,6 +69,16 @@ def require_profile(sim: Simulation, scheduler: str) -> ProfileRuntime:
         raise ParameterError(
             f"scheduler {scheduler!r}: the profile has {rt.cold.shape[1]} machine types but "
             f"cluster {sim.cluster.name!r} has {sim.cluster.n_configs} configurations"
+        )
+    # A job type that cannot run on a machine type would need an infinite time there; the
+    # profile schedulers choose among idle machines by cost and would pick it when nothing
+    # else is idle. The profile readers refuse such tables; a table built in code is checked here.
+    bad = ~(np.isfinite(rt.cold) & np.isfinite(rt.warm) & (rt.cold >= 0) & (rt.warm >= 0))
+    if bad.any():
+        k, j = (int(x) for x in np.argwhere(bad)[0])
+        raise ParameterError(
+            f"scheduler {scheduler!r} needs a finite run time for every job type and machine type; "
+            f"the profile has none for job type {k} on machine type {j}"
         )
     return rt
 

@@ -29,6 +29,11 @@ Deviations, with reasons:
   of 10-30 s. When no event can come any more (no job running and every job
   arrived), the waiting jobs start at once rather than wait forever.
 - A machine that never ran a job has no previous type: its ``prev`` term is 0.
+
+Where a job cannot run: never. Affinity runs only on a profile table, and
+the table must give a finite run time for every job type and machine type
+(the readers and :func:`~simcore.profiles.pool.require_profile` refuse any
+other), so every machine can run every job.
 """
 
 from __future__ import annotations

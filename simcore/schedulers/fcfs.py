@@ -10,6 +10,11 @@ Deviation / generalisation: the paper's machines run one job at a time. On
 clusters whose machines hold several jobs, "available" means the job fits in
 the machine's free capacity, and "available longest" means the machine whose
 last job finished earliest.
+
+Where a job cannot run (an infinite processing time: a rate of 0, LoTES
+section 5.3) FCFS never starts it: the head takes the longest-idle (or
+lowest-numbered) free machine among those where it can run, and blocks the
+queue while there is none, as strict FCFS does.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.engine import EPS, Simulation
+from simcore.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
 
@@ -42,6 +47,7 @@ class FCFS(Scheduler):
         # Time each machine last became free (-inf: never used, so index order decides at the start).
         self.idle_since = np.full(sim.n_machines, -np.inf)
         self._single = bool(np.all(sim.capacity == 1.0)) and bool(np.all(sim.request == 1.0))
+        self._all_runnable = sim.all_runnable
         # One-slot fast path: a FIFO of idle machines is exactly "free longest" (ties in index order).
         self._idle: deque[int] = deque(range(sim.n_machines))
         self._idle_sorted = list(range(sim.n_machines))
@@ -66,13 +72,26 @@ class FCFS(Scheduler):
         q = self.queue
         if self._single:
             pool: Any = self._idle if self.pick == "longest-idle" else self._idle_sorted
+            if self._all_runnable:
+                while q and pool:
+                    m = pool.popleft() if self.pick == "longest-idle" else pool.pop(0)
+                    sim.start(q.popleft(), m)
+                return
             while q and pool:
-                m = pool.popleft() if self.pick == "longest-idle" else pool.pop(0)
+                # The first machine in pool order where the head can run; none blocks the queue.
+                i = next((i for i, m in enumerate(pool) if sim.can_run(q[0], m)), -1)
+                if i < 0:
+                    return
+                m = pool[i]
+                del pool[i]
                 sim.start(q.popleft(), m)
             return
+        view = sim.view
         while q:
             job = q[0]
-            fit = np.all(sim.request[job] <= sim.free + EPS, axis=1)
+            fit = view.fit_mask(view.floors_of(job))
+            if not self._all_runnable:
+                fit &= np.repeat(np.array(sim.runnable_configs(job)), sim.cluster.counts)
             if not fit.any():
                 return
             if self.pick == "lowest-index":

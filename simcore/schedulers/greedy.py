@@ -6,9 +6,8 @@ from collections import deque
 
 import numpy as np
 
-from simcore.engine import EPS, Simulation
+from simcore.engine import Simulation
 from simcore.schedulers import register
-from simcore.schedulers._columns import FreeColumns
 from simcore.schedulers.base import Scheduler
 
 #: Uniform random numbers are drawn from the injected generator in batches of
@@ -44,9 +43,14 @@ class Greedy(Scheduler):
       even when another machine frees up first (the paper queues a job "for a
       single machine").
 
-    Implementation: first fit is one vectorised pass over a transposed copy
-    of the free capacity (:class:`~simcore.schedulers._columns.FreeColumns`,
-    a few microseconds for 10,000 machines). Machines are kept in buckets by
+    * **Where a job cannot run.** A machine where the job's processing time
+      is infinite (a rate of 0, LoTES section 5.3) is never chosen: first fit
+      skips configurations where the job cannot run, and the shortest-queue
+      choice considers only machines that could ever run it.
+
+    Implementation: first fit is one vectorised pass over the engine's free
+    capacity, read through its public view (``sim.view.first_fit``: one
+    contiguous row per resource, a few microseconds for 10,000 machines). Machines are kept in buckets by
     queue length (per configuration, so the "could ever run the job"
     restriction is cheap); a bucket is a list with swap-remove, and a tie is
     broken by drawing a uniform number ``u`` from the generator and taking
@@ -63,7 +67,7 @@ class Greedy(Scheduler):
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
-        self.index = FreeColumns(sim)
+        self.view = sim.view
         n = sim.n_machines
         self.queues: list[deque[int] | None] = [None] * n
         self.qlen: list[int] = [0] * n
@@ -82,18 +86,31 @@ class Greedy(Scheduler):
         self.cfg_cap: list[list[float]] = sim.cluster.capacity.tolist()
         self.cfg_present: list[int] = [c for c in range(n_cfg) if sim.cluster.counts[c] > 0]
         self._draws: list[float] = []
+        #: Jobs that no machine can run (every configuration that holds them has rate 0).
+        self.unrunnable = 0
 
     # -- events ---------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
-        m = self.index.first_fit(job)
+        sim = self.sim
+        m = self.view.first_fit(job)
+        if m >= 0 and not sim.all_runnable and not sim.can_run(job, m):
+            m = self._first_runnable_fit(job)
         if m >= 0:
-            self.sim.start(job, m)
-            self.index.update(m)
+            sim.start(job, m)
             return
         self._enqueue(job)
 
+    def _first_runnable_fit(self, job: int) -> int:
+        """First fit among the configurations where ``job`` can run (rare: some rate is 0)."""
+        runnable = self.sim.runnable_configs(job)
+        for c, (lo, hi) in enumerate(self.view.config_ranges):
+            if runnable[c] and hi > lo:
+                m = self.view.first_fit(job, lo, hi)
+                if m >= 0:
+                    return m
+        return -1
+
     def on_completion(self, job: int, machine: int) -> None:
-        self.index.update(machine)
         q = self.queues[machine]
         if not q:
             return
@@ -101,12 +118,14 @@ class Greedy(Scheduler):
         while q and sim.fits(q[0], machine):
             head = q.popleft()
             sim.start(head, machine)
-            self.index.update(machine)
             self._move(machine, -1)
 
     # -- machine queues ---------------------------------------------------------------------
     def _enqueue(self, job: int) -> None:
         m = self._shortest_queue(job)
+        if m < 0:
+            self.unrunnable += 1
+            return
         q = self.queues[m]
         if q is None:
             q = self.queues[m] = deque()
@@ -114,17 +133,19 @@ class Greedy(Scheduler):
         self._move(m, +1)
 
     def _shortest_queue(self, job: int) -> int:
-        """A machine that could hold ``job`` with the fewest waiting jobs (uniform among ties)."""
-        R = self.sim._R
-        req = self.sim._req_mv
-        jb = job * R
-        rr = [req[jb + off] for off in range(R)]
+        """A machine that could hold and run ``job`` with the fewest waiting jobs (uniform among ties)."""
+        sim = self.sim
+        floors = self.view.floors_of(job)
+        R = len(floors)
+        runnable = None if sim.all_runnable else sim.runnable_configs(job)
         best = -1
         tied: list[int] = []  # configurations holding machines at the best length
         total = 0
         for c in self.cfg_present:
             cap = self.cfg_cap[c]
-            if any(rr[off] > cap[off] + EPS for off in range(R)):
+            if any(not cap[off] >= floors[off] for off in range(R)):
+                continue
+            if runnable is not None and not runnable[c]:
                 continue
             L = self.minlen[c]
             if best < 0 or L < best:
@@ -134,8 +155,10 @@ class Greedy(Scheduler):
             elif L == best:
                 tied.append(c)
                 total += len(self.buckets[c][L])
-        if best < 0:  # cannot happen: check_compatible guarantees some machine could hold it
-            raise AssertionError(f"job {job} fits no configuration")
+        if best < 0:
+            # check_compatible guarantees some machine could hold it; with rates of 0 it may
+            # still run nowhere, and then it waits for ever (counted as queued at the end).
+            return -1
         if total == 1:
             return self.buckets[tied[0]][best][0]
         k = int(self._uniform() * total)

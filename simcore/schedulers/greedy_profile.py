@@ -42,6 +42,10 @@ Deviations and readings, with reasons:
 - Greedy-3 keeps an entry at its optimistic value until a job using it
   completes (the paper updates "when a job completes"), so several jobs may
   explore one combination at once.
+- Where a job cannot run: never. These schedulers run only on a profile
+  table, which must give a finite run time for every job type and machine
+  type (the readers and :func:`~simcore.profiles.pool.require_profile` refuse
+  any other), so every machine can run every job.
 """
 
 from __future__ import annotations

@@ -97,10 +97,15 @@ is a pool of its own):
 * Starvation: MRIS favours efficient jobs and may keep passing over a large
   one, as the paper's heuristic does; the window bounds how many younger jobs
   compete with it.
-* Tolerance: every fit test here is ``demand <= free + EPS/2``, half the
-  engine's tolerance: the selection subtracts ``x * w`` where the engine
-  subtracts ``w`` x times, and the round-off difference (~1e-16) stays far
-  inside the margin, so the engine never rejects a start.
+* Tolerance: the project's one fit rule (:mod:`simcore.fit`, ``free >=
+  request - EPS``) decides every start: first fit uses the engine view's
+  mask, and each job the selection picks is checked with ``sim.view.fits``
+  before it starts (the selection's arithmetic subtracts ``x * w`` where the
+  engine subtracts ``w`` x times, so the two can differ by round-off; a job
+  the rule refuses simply stays queued).
+* Where a job cannot run (an infinite processing time: a rate of 0, LoTES
+  section 5.3), it is never started: first fit skips those configurations,
+  and the selection on a machine considers only candidates that can run there.
 """
 
 from __future__ import annotations
@@ -111,8 +116,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from simcore.engine import EPS
 from simcore.errors import ParameterError
+from simcore.fit import EPS
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
 
@@ -121,9 +126,6 @@ if TYPE_CHECKING:
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-
-#: Fit tolerance of every test here (resource units): half the engine's, see the module docstring.
-TOL = EPS / 2
 
 #: Default size of the candidate set (oldest waiting jobs) per selection.
 DEFAULT_WINDOW = 4096
@@ -361,7 +363,7 @@ class MRIS(Scheduler):
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
         self._req = sim.request
-        self._free = sim.free
+        self._free = sim.free  # the engine view's (machines, resources) free capacity, read-only
         self._cap = sim.capacity
         R = sim.request.shape[1]
         # Application of every job: identical request vectors form one application.
@@ -455,20 +457,19 @@ class MRIS(Scheduler):
 
     # -- placing ---------------------------------------------------------------------------
     def _first_fit(self, job: int) -> int:
-        """Lowest-numbered machine (configuration order) where ``job`` fits now, or -1.
-
-        One numpy pass over all machines, column by column (``.all(axis=1)``
-        over a short axis is an order of magnitude slower). The test
-        ``free >= request - EPS/2`` implies the engine's ``request <= free +
-        EPS`` despite round-off, so the engine never rejects the machine.
-        """
-        free = self._free
-        r = self._req[job].tolist()
-        ok = free[:, 0] >= r[0] - TOL
-        for i in range(1, len(r)):
-            ok &= free[:, i] >= r[i] - TOL
-        m = int(ok.argmax())
-        return m if ok[m] else -1
+        """Lowest-numbered machine (configuration order) where ``job`` fits now and can run, or -1."""
+        sim = self.sim
+        view = sim.view
+        m = view.first_fit(job)
+        if m < 0 or sim.all_runnable or sim.can_run(job, m):
+            return m
+        runnable = sim.runnable_configs(job)
+        for c, (lo, hi) in enumerate(view.config_ranges):
+            if runnable[c] and hi > lo:
+                m = view.first_fit(job, lo, hi)
+                if m >= 0:
+                    return m
+        return -1
 
     def _start(self, job: int, m: int) -> None:
         self.sim.start(job, m)
@@ -508,10 +509,14 @@ class MRIS(Scheduler):
         # Only candidates that fit now can be chosen (they are also the only
         # applications the greedy loop would look at); one column scan.
         f = free.tolist()
-        ok = creq[:n, 0] <= f[0] + TOL
+        ok = creq[:n, 0] <= f[0] + EPS
         for i in range(1, len(f)):
-            ok &= creq[:n, i] <= f[i] + TOL
+            ok &= creq[:n, i] <= f[i] + EPS
         slots = np.flatnonzero(ok)
+        sim = self.sim
+        if len(slots) and not sim.all_runnable:
+            ids_ok = self._ids[slots].tolist()
+            slots = slots[[sim.can_run(j, m) for j in ids_ok]]
         if len(slots) == 0:
             return []
         self.selections += 1
@@ -526,15 +531,20 @@ class MRIS(Scheduler):
         order = np.argsort(first, kind="stable")
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        chosen = _select(creq[slots[first[order]]], cnt[order].astype(np.int64), free, self._cap[m], TOL, alpha)
+        chosen = _select(creq[slots[first[order]]], cnt[order].astype(np.int64), free, self._cap[m], EPS, alpha)
         left = chosen.tolist()
         started: list[int] = []
         for job, a in zip(ids.tolist(), rank[inv.reshape(-1)].tolist(), strict=True):
             if left[a]:
                 left[a] -= 1
                 started.append(job)
+        fits = sim.view.fits
+        done: list[int] = []
         for j in started:
-            self._start(j, m)
+            if fits(j, m):  # the engine's rule, after the previous starts on m
+                self._start(j, m)
+                done.append(j)
+        started = done
         if self._used > 64 and 2 * len(self._slot_of) < self._used:
             self._compact()
         return started

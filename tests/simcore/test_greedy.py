@@ -179,22 +179,20 @@ def test_greedy_properties(run_: tuple[Workload, SimResult, Cluster]) -> None:
 
 def test_chunked_first_fit_agrees_with_the_single_pass() -> None:
     # Clusters larger than one chunk are scanned chunk by chunk; the answer must not change.
-    from simcore.engine import Simulation
-    from simcore.schedulers._columns import FreeColumns
+    from simcore.view import EngineView
 
     rng = np.random.default_rng(3)
     cluster = Cluster("c", RES, ("a", "b"), np.array([20, 17]), np.array([[1.0, 0.5], [0.5, 1.0]]))
     n = 200
-    wl = Workload(
-        "w", RES, np.zeros(n), rng.uniform(0.0, 0.5, (n, 2)), np.ones(n), np.zeros(n, dtype=np.int64), horizon_s=1.0
-    )
-    sim = Simulation(cluster, wl, create("greedy"), rng)
-    sim.free[:] = rng.uniform(0.0, 0.5, sim.free.shape)
-    whole, chunked = FreeColumns(sim), FreeColumns(sim, chunk=8)
+    request = np.ascontiguousarray(rng.uniform(0.0, 0.5, (n, 2)))
+    free_by_resource = np.ascontiguousarray(rng.uniform(0.0, 0.5, (2, cluster.n_machines)))
+    running = np.zeros(cluster.n_machines, dtype=np.int64)
+    last = np.full(cluster.n_machines, -1, dtype=np.int64)
+    whole = EngineView(cluster, free_by_resource, request, running, last)
+    chunked = EngineView(cluster, free_by_resource, request, running, last, chunk=8)
+    free = free_by_resource.T
     answers = [whole.first_fit(z) for z in range(n)]
     assert answers == [chunked.first_fit(z) for z in range(n)]
-    expected = [
-        int(np.argmax(f)) if (f := (sim.free + 1e-9 >= wl.request[z]).all(axis=1)).any() else -1 for z in range(n)
-    ]
+    expected = [int(np.argmax(f)) if (f := (free >= request[z] - 1e-9).all(axis=1)).any() else -1 for z in range(n)]
     assert answers == expected
     assert -1 in answers and len(set(answers)) > 5
