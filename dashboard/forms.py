@@ -131,7 +131,9 @@ class ExperimentForm(forms.Form):
         self.fields["cluster"].choices = cluster_choices
         self.fields["workload"].choices = workload_choices
         names = SCHEDULERS.names()
-        self.fields["schedulers"].choices = [(n, n) for n in names]
+        # A scheduler's declared needs (Scheduler.requires) show beside it; an incompatible
+        # choice is refused by validation with the reason.
+        self.fields["schedulers"].choices = [(n, _scheduler_label(n)) for n in names]
         self.fields["schedulers"].initial = names[:3]
         if WORKLOADS.names():
             first = WORKLOADS.names()[0]
@@ -251,11 +253,16 @@ class ExperimentForm(forms.Form):
                 return name
         if "team" in message:
             return "team"
-        if message.startswith("unknown scheduler"):
+        if message.startswith("unknown scheduler") or re.match(r"scheduler '[^']+' needs ", message):
             return "schedulers"
         if "cluster" in message.split(" ", 2)[:2]:
             return "cluster"
         return None
+
+
+def _scheduler_label(name: str) -> str:
+    needs = sorted(SCHEDULERS.get(name).requires)
+    return f"{name} (needs a run-time {', '.join(needs)})" if needs else name
 
 
 def _check_size(f: Any) -> Any:

@@ -4,9 +4,10 @@ The command line and the dashboard's workers both go through :func:`run` (or
 :func:`run_objects` when the cluster and workload are already built, e.g.
 from an uploaded trace), so a run gives the same numbers wherever it runs.
 
-Seeds: one integer seed is split with :class:`numpy.random.SeedSequence`
-into independent streams for the workload generator and the scheduler, so
-every scheduler compared under one seed sees exactly the same jobs.
+Seeds follow the one rule of :mod:`simcore.seeding`: one integer seed is
+split into independent streams for the workload generator and the
+scheduler, so every scheduler compared under one seed sees exactly the same
+jobs, and :func:`simcore.engine.simulate` with the same seed reproduces it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from simcore.errors import InputError, ParameterError
 from simcore.model import ClassTable, Cluster, Workload
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS, create
+from simcore.seeding import scheduler_rng, workload_rng
 from simcore.version import code_version
 
 
@@ -219,22 +221,6 @@ def cut_to_hours(wl: Workload, hours: float) -> Workload:
         runtime=wl.runtime,
         params={**wl.params, "hours": hours},
     )
-
-
-def _seeds(seed: int) -> list[np.random.SeedSequence]:
-    if not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ParameterError(f"seed must be a non-negative integer, got {seed!r}")
-    return np.random.SeedSequence(int(seed)).spawn(2)
-
-
-def workload_rng(seed: int) -> np.random.Generator:
-    """The generator stream a workload preset draws from under ``seed``."""
-    return np.random.default_rng(_seeds(seed)[0])
-
-
-def scheduler_rng(seed: int) -> np.random.Generator:
-    """The generator stream a scheduler draws from under ``seed``."""
-    return np.random.default_rng(_seeds(seed)[1])
 
 
 def class_table(workload: Workload, cluster: Cluster) -> ClassTable:

@@ -46,8 +46,9 @@ from simcore import api
 from simcore.engine import ProgressCallback
 from simcore.errors import InputError, ParameterError
 from simcore.model import Cluster, Workload
-from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
+from simcore.presets import CLUSTERS, WORKLOADS, coerce_params, workload_provides
 from simcore.schedulers import SCHEDULERS
+from simcore.schedulers.base import unmet_needs
 from simcore.version import code_version
 
 FORMAT = "simcore-experiment"
@@ -112,6 +113,11 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     out["schedulers"] = [str(n) for n in names]
     if len(set(out["schedulers"])) != len(out["schedulers"]):
         raise ParameterError("scenario lists a scheduler twice")
+    provides, workload_name = workload_provides(out["workload"])
+    for n in out["schedulers"]:
+        why = unmet_needs(SCHEDULERS.get(n), provides, workload_name)
+        if why:
+            raise ParameterError(why)
     given = scenario.get("scheduler_params") or {}
     if not isinstance(given, Mapping):
         raise ParameterError("scenario scheduler_params must be an object")

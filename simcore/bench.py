@@ -11,11 +11,12 @@ rest):
   jobs of the same ``google-like`` stream written with
   :func:`simcore.tracefile.write_trace` and read back, so it runs as a
   trace does (durations from the file, no class table).
-* ``profile``: the profile study's schedulers (``fcfs``, ``affinity``,
-  ``greedy1..3``) run once, on ``ncbi-blast`` with its own cluster
-  (``ncbi-heterogeneous``), instead of the two scenarios above, when that
-  preset exists. So does any other scheduler whose setup refuses the Google
-  workload (it raises a :class:`~simcore.errors.SimcoreError`).
+* ``profile``: ``ncbi-blast`` with its own cluster (``ncbi-heterogeneous``).
+
+Each scheduler runs every scenario whose workload meets the needs it
+declares (``Scheduler.requires``): the profile study's ``affinity`` and
+``greedy1..3`` need a run-time profile, so they run the profile scenario
+only; every other scheduler runs all three.
 
 Reported per run: jobs simulated per second of wall-clock time and per
 second of CPU time (the CPU figure is the honest one on a shared machine),
@@ -44,8 +45,6 @@ GOOGLE_WORKLOAD = "google-like"
 #: Where schedulers that need a run-time profile run (the CLI contract uses the same pair).
 PROFILE_CLUSTER = "ncbi-heterogeneous"
 PROFILE_WORKLOAD = "ncbi-blast"
-#: Schedulers of the profile-driven study: they run on its presets only.
-PROFILE_SCHEDULERS = frozenset({"fcfs", "affinity", "greedy1", "greedy2", "greedy3"})
 
 #: The 10-million-job memory target.
 BIG_JOBS = 10_000_000
@@ -89,11 +88,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--child", help=argparse.SUPPRESS)
 
 
-def main(args: argparse.Namespace) -> int:
-    if args.child:
-        print(json.dumps(_child(json.loads(args.child))), flush=True)
-        return 0
-    _validate(args)
+def plan_specs(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The runs ``bench`` makes: one spec per (scenario, scheduler)."""
     from simcore.schedulers import SCHEDULERS
 
     if args.schedulers == "all":
@@ -109,12 +105,16 @@ def main(args: argparse.Namespace) -> int:
     base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config, "max_seconds": args.max_seconds}
     from simcore.presets import WORKLOADS
 
-    profile_names = [n for n in names if n in PROFILE_SCHEDULERS and PROFILE_WORKLOAD in WORKLOADS]
+    # Each scheduler runs every scenario whose workload meets its declared needs
+    # (Scheduler.requires): the google and trace ones provide no run-time profile, ncbi-blast does.
+    google_ok = [n for n in names if not SCHEDULERS.get(n).requires]
+    profile_names = []
+    if PROFILE_WORKLOAD in WORKLOADS:
+        provides = WORKLOADS.get(PROFILE_WORKLOAD).provides
+        profile_names = [n for n in names if SCHEDULERS.get(n).requires <= provides]
     specs: list[dict[str, Any]] = []
     for scen in scenarios:
-        for n in names:
-            if n in profile_names:
-                continue
+        for n in google_ok:
             if scen == "google":
                 specs.append({**base, "scenario": "google", "scheduler": n, "hours": args.hours})
             else:
@@ -131,6 +131,15 @@ def main(args: argparse.Namespace) -> int:
             }
         )
 
+    return specs
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.child:
+        print(json.dumps(_child(json.loads(args.child))), flush=True)
+        return 0
+    _validate(args)
+    specs = plan_specs(args)
     load_before = os.getloadavg()
     results = []
     for spec in specs:
@@ -193,7 +202,6 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
 
 def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     from simcore.api import resolve_cluster, resolve_workload
-    from simcore.presets import WORKLOADS
 
     name = spec["scheduler"]
     if spec["scenario"] == "profile":
@@ -210,18 +218,7 @@ def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     else:
         wl = _jobs_workload(cluster, spec)
     gen_s = time.perf_counter() - t0
-    try:
-        res = _simulate(cluster, wl, name, spec)
-    except SimcoreError as first:
-        # A scheduler that needs another kind of workload (a run-time profile) runs on its own presets.
-        if spec["scenario"] == "big" or PROFILE_WORKLOAD not in WORKLOADS:
-            raise
-        try:
-            cluster, wl, gen_s = _profile_scenario(spec)
-            res = _simulate(cluster, wl, name, spec)
-        except SimcoreError:
-            raise first from None
-        res["note"] = f"refused {GOOGLE_WORKLOAD} ({first}); ran on {PROFILE_WORKLOAD}"
+    res = _simulate(cluster, wl, name, spec)
     res.update(cluster=cluster.name, machines=cluster.n_machines, workload=wl.name, generate_s=round(gen_s, 3))
     return res
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
-from simcore.schedulers.base import Param
+from simcore.schedulers.base import REQUIREMENTS, Param
 
 
 def describe_params(params: tuple[Param, ...], exclude: Collection[str] = ()) -> list[dict[str, Any]]:
@@ -38,10 +38,22 @@ def catalog(exclude_params: Collection[str] = ()) -> dict[str, list[dict[str, An
             {"name": n, "description": p.description, "params": params(p.params)} for n, p in CLUSTERS.items()
         ],
         "workloads": [
-            {"name": n, "description": p.description, "params": params(p.params), "default_cluster": p.default_cluster}
+            {
+                "name": n,
+                "description": p.description,
+                "params": params(p.params),
+                "default_cluster": p.default_cluster,
+                "provides": sorted(p.provides),
+            }
             for n, p in WORKLOADS.items()
         ],
         "schedulers": [
-            {"name": n, "description": c.description, "params": params(c.params)} for n, c in SCHEDULERS.items()
+            {
+                "name": n,
+                "description": c.description,
+                "params": params(c.params),
+                "requires": [{"need": r, "description": REQUIREMENTS.get(r, r)} for r in sorted(c.requires)],
+            }
+            for n, c in SCHEDULERS.items()
         ],
     }

@@ -21,9 +21,9 @@ from typing import Any, NoReturn
 from simcore import sweep, sweep_report
 from simcore.argtypes import finite_float, nonneg_int, positive_int
 from simcore.errors import SchedulingError, SimcoreError
-from simcore.presets import CLUSTERS, WORKLOADS
+from simcore.presets import CLUSTERS, WORKLOADS, workload_provides
 from simcore.schedulers import SCHEDULERS
-from simcore.schedulers.base import Param
+from simcore.schedulers.base import Param, unmet_needs
 
 
 class _Parser(argparse.ArgumentParser):
@@ -223,8 +223,30 @@ def _scheduler_names(text: str) -> list[str]:
     return names
 
 
+def _able_schedulers(args: argparse.Namespace, names: list[str]) -> list[str]:
+    """``names`` without the schedulers whose declared needs the workload does not meet.
+
+    With ``--schedulers all`` those are skipped with the reason; a scheduler named
+    explicitly is an error with the reason.
+    """
+    if args.workload in WORKLOADS:
+        provides, wname = workload_provides({"preset": args.workload})
+    else:
+        provides, wname = workload_provides({"file": args.workload})
+    out = []
+    for n in names:
+        why = unmet_needs(SCHEDULERS.get(n), provides, wname)
+        if why is None:
+            out.append(n)
+        elif args.schedulers == "all":
+            print(f"simcore: skipping {n}: {why}", file=sys.stderr)
+        else:
+            raise UsageError(why)
+    return out
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
-    names = _scheduler_names(args.schedulers)
+    names = _able_schedulers(args, _scheduler_names(args.schedulers))
     c, w, s = _split_params(args, args.cluster, args.workload, names)
     ran = 0
     for n in names:

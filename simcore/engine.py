@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 from simcore.errors import SchedulingError
 from simcore.model import Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime, Workload, check_compatible
 from simcore.schedulers.base import Scheduler
+from simcore.seeding import scheduler_rng
 from simcore.view import EPS, EngineView, flat_view, read_only
 
 __all__ = ["EPS", "EngineView", "Progress", "ProgressCallback", "SimResult", "Simulation", "flat_view", "simulate"]
@@ -419,6 +420,10 @@ def simulate(
     seed: int | np.random.Generator = 0,
     **kwargs: Any,
 ) -> SimResult:
-    """Run ``scheduler`` on ``cluster`` and ``workload``; see :class:`Simulation`."""
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    """Run ``scheduler`` on ``cluster`` and ``workload``; see :class:`Simulation`.
+
+    An integer ``seed`` gives the scheduler the stream :mod:`simcore.seeding` assigns it,
+    the same as :func:`simcore.api.run` under that seed; a Generator is used as it is.
+    """
+    rng = seed if isinstance(seed, np.random.Generator) else scheduler_rng(seed)
     return Simulation(cluster, workload, scheduler, rng, **kwargs).run()

@@ -9,7 +9,7 @@ allocation-LP bound lambda*), a random generator, and a horizon in hours.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,8 @@ class WorkloadPreset:
     #: False for workloads whose arrival rate is fixed by the data (load is ignored).
     uses_load: bool = True
     default_hours: float = 24.0
+    #: What the workload offers schedulers (keys of simcore.schedulers.base.REQUIREMENTS).
+    provides: frozenset[str] = frozenset()
 
 
 CLUSTERS: Registry[ClusterPreset] = Registry("cluster", __name__)
@@ -68,14 +70,26 @@ def workload_preset(
     default_cluster: str | None = None,
     uses_load: bool = True,
     default_hours: float = 24.0,
+    provides: frozenset[str] = frozenset(),
 ) -> Callable[[WorkloadBuilder], WorkloadBuilder]:
     def deco(fn: WorkloadBuilder) -> WorkloadBuilder:
         WORKLOADS.register(name)(
-            WorkloadPreset(name, description, fn, params, default_cluster, uses_load, default_hours)
+            WorkloadPreset(name, description, fn, params, default_cluster, uses_load, default_hours, provides)
         )
         return fn
 
     return deco
+
+
+def workload_provides(spec: Mapping[str, Any]) -> tuple[frozenset[str], str]:
+    """What a scenario's workload part (``{"preset": ...}`` or ``{"file": ...}``) offers schedulers, and its name.
+
+    A trace file offers nothing beyond jobs (no run-time profile).
+    """
+    if "preset" in spec:
+        preset = WORKLOADS.get(str(spec["preset"]))
+        return preset.provides, preset.name
+    return frozenset(), str(spec.get("name") or spec.get("file") or "trace")
 
 
 def coerce_params(kind: str, params: tuple[Param, ...], given: dict[str, Any]) -> dict[str, Any]:

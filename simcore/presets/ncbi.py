@@ -94,6 +94,7 @@ RATE = Param(
     default_cluster="ncbi-heterogeneous",
     uses_load=False,
     default_hours=25.0,
+    provides=frozenset({"profile"}),
 )
 def ncbi_blast(
     cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float, rate_scale: float = 1.0, profile: str = ""
@@ -108,6 +109,7 @@ def ncbi_blast(
     default_cluster="ncbi-heterogeneous",
     uses_load=False,
     default_hours=25.0,
+    provides=frozenset({"profile"}),
 )
 def ncbi_blast_reduced(
     cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float, rate_scale: float = 1.0, profile: str = ""

@@ -17,6 +17,9 @@ from simcore.schedulers.base import Scheduler
 
 
 class ProfileQueueScheduler(Scheduler):
+    #: Run times per job type and machine type decide every choice (section 4).
+    requires = frozenset({"profile"})
+
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
         self.rt = require_profile(sim, self.name)

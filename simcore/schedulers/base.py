@@ -18,6 +18,24 @@ if TYPE_CHECKING:
     from simcore.engine import Simulation
 
 
+#: What a scheduler may need of a scenario, with the words a user reads when it is missing.
+#: A scheduler declares its needs in ``requires``; a workload preset declares what it
+#: ``provides``. Validation, ``compare/sweep --schedulers all``, ``bench``, the web form
+#: and the API catalogue all read these declarations (:func:`unmet_needs`).
+REQUIREMENTS: dict[str, str] = {
+    "profile": "a workload with a run-time profile per job type and machine type (ncbi-blast, ncbi-blast-reduced)",
+}
+
+
+def unmet_needs(scheduler: type[Scheduler], provides: frozenset[str], workload: str) -> str | None:
+    """Why ``scheduler`` cannot run a workload that provides ``provides``, or None if it can."""
+    missing = sorted(scheduler.requires - provides)
+    if not missing:
+        return None
+    needs = "; ".join(REQUIREMENTS.get(m, m) for m in missing)
+    return f"scheduler {scheduler.name!r} needs {needs}; workload {workload!r} has none"
+
+
 @dataclass(frozen=True)
 class Param:
     """A tunable parameter of a scheduler or preset, so the CLI, forms and API can offer it."""
@@ -37,6 +55,8 @@ class Scheduler:
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
+    #: What the scheduler needs of a scenario (keys of :data:`REQUIREMENTS`).
+    requires: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, **options: Any) -> None:
         self.options = options

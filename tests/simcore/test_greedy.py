@@ -10,6 +10,7 @@ from simcore.engine import SimResult, simulate
 from simcore.model import Cluster, Workload
 from simcore.schedulers import create
 from simcore.schedulers.greedy import DRAW_BATCH
+from simcore.seeding import scheduler_rng
 
 RES = ("cpu", "mem")
 
@@ -23,8 +24,8 @@ def run(
 
 
 def first_draw(seed: int) -> float:
-    """The first uniform Greedy draws for a tie under ``seed`` (it draws in batches)."""
-    return float(np.random.default_rng(seed).random(DRAW_BATCH)[0])
+    """The first uniform Greedy draws for a tie under ``seed`` (it draws in batches, from the scheduler's stream)."""
+    return float(scheduler_rng(seed).random(DRAW_BATCH)[0])
 
 
 def test_first_fit_follows_machine_order() -> None:
