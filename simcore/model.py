@@ -235,9 +235,9 @@ class Workload:
             if bad.any():
                 idx = np.argwhere(bad)[0]
                 at = ", ".join(str(int(i)) for i in idx)
+                value = float(arr[tuple(idx)])
                 raise ParameterError(
-                    f"{where}: {field_name}[{at}] is {float(arr[tuple(idx)])!r}; {field_name} values must be finite and "
-                    "non-negative"
+                    f"{where}: {field_name}[{at}] is {value!r}; {field_name} values must be finite and non-negative"
                 )
         if len(self.job_class) and int(self.job_class.min()) < -1:
             z = int(np.argmax(self.job_class < -1))
