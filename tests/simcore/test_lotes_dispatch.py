@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simcore import api
 from simcore.classify import kmeans_classes
@@ -396,3 +398,53 @@ def test_a_given_plan_for_another_cluster_is_refused_with_the_reason() -> None:
     other, wl2 = _scenario("google-2011")
     with pytest.raises(ParameterError, match=r"assigns machines \[5, 5, .*but cluster 'google-2011' has \[6732"):
         Simulation(other, wl2, LoTES(plan=sched.plan), api.scheduler_rng(5)).run()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_lotes_starts_jobs_only_where_their_rate_is_positive(data: st.DataObject) -> None:
+    # Random small systems: rates with zeros (each class can run on some configuration), class
+    # tables from the workload or from k-means, jobs arriving faster than they finish so that
+    # every path (planned, fallback, any machine, class queues, orphans) is taken. The engine
+    # would raise on a start where the rate is 0; the assertion restates it per job.
+    n_cfg = data.draw(st.integers(2, 3), label="configurations")
+    K = data.draw(st.integers(1, 3), label="classes")
+    cap = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0]), min_size=n_cfg, max_size=n_cfg)))[:, None]
+    counts = np.array(data.draw(st.lists(st.integers(1, 2), min_size=n_cfg, max_size=n_cfg)))
+    cluster = Cluster("p", ("cpu",), tuple(f"k{j}" for j in range(n_cfg)), counts, cap)
+    rates = np.array(
+        data.draw(
+            st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n_cfg, max_size=n_cfg), min_size=K, max_size=K)
+        )
+    )
+    for k in range(K):
+        if not rates[k].any():
+            rates[k, data.draw(st.integers(0, n_cfg - 1))] = 1.0
+    sizes = np.array(data.draw(st.lists(st.sampled_from([0.25, 0.5, 1.0]), min_size=K, max_size=K)))
+    classes = ClassTable(tuple(f"c{k}" for k in range(K)), sizes[:, None], rates, np.full(K, 1.0 / K))
+    n = data.draw(st.integers(1, 40), label="jobs")
+    cls = np.array(data.draw(st.lists(st.integers(0, K - 1), min_size=n, max_size=n)))
+    req = np.minimum(
+        sizes[cls] * np.array(data.draw(st.lists(st.sampled_from([0.5, 1.0, 1.5]), min_size=n, max_size=n))), 1.0
+    )
+    work = np.array(data.draw(st.lists(st.sampled_from([1.0, 2.0, 5.0]), min_size=n, max_size=n)))
+    submit = np.sort(np.array(data.draw(st.lists(st.integers(0, 5), min_size=n, max_size=n)), dtype=float))
+    own_classes = data.draw(st.booleans(), label="workload classes")
+    wl = Workload(
+        "p",
+        ("cpu",),
+        submit,
+        req[:, None],
+        work,
+        cls,
+        horizon_s=10.0,
+        classes=classes if own_classes else None,
+        runtime=RateRuntime(work, cls, rates),
+    )
+    sched = LoTES(kmeans_classes=min(2, n), kmeans_window_hours=1.0)
+    res = Simulation(cluster, wl, sched, np.random.default_rng(0), drain=True).run()
+    started = res.started_mask
+    assert (rates[cls[started], cluster.machine_config[res.machine[started]]] > 0).all()
+    # A job that fits an empty machine where it can run is never left behind.
+    can = (rates[cls] > 0)[:, cluster.machine_config] & (req[:, None] <= cluster.machine_capacity[:, 0][None, :])
+    assert started[can.any(axis=1)].all()

@@ -20,10 +20,11 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from simcore.classify import kmeans_classes
 from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FixedRuntime, IntArray, RateRuntime
+from simcore.model import ClassTable, Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime
 from simcore.schedulers.base import Param, Scheduler
 from simcore.schedulers.lotes.assignment import OfflinePlan, plan_offline, plan_to_dict
 from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS
@@ -290,9 +291,10 @@ class LoTESDispatcher(Scheduler):
         self._ok = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
         self._tmp = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
         self._score = [np.empty(hi - lo) for lo, hi in ranges]
-        self._ctx = list(
-            zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo, strict=True)
-        )
+        #: Per range: (free rows, fit mask, scratch mask, scores, W rows per class, first machine).
+        self._ctx: list[
+            tuple[list[FloatArray], NDArray[np.bool_], NDArray[np.bool_], FloatArray, list[FloatArray], int]
+        ] = list(zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo, strict=True))
         self.queues = [ClassQueue(R) for _ in range(K)]
         self.orphans = ClassQueue(R)
         self.n_queued = 0
