@@ -236,9 +236,9 @@ def _profile_scenario(spec: dict[str, Any]) -> tuple[Any, Any, float]:
 
 
 def _simulate(cluster: Any, wl: Any, name: str, spec: dict[str, Any]) -> dict[str, Any]:
-    from simcore.api import scheduler_rng
     from simcore.engine import Progress, Simulation
     from simcore.schedulers import create
+    from simcore.seeding import scheduler_rng
 
     limit = float(spec["max_seconds"])
     state = {"timeout": False}

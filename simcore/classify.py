@@ -40,7 +40,7 @@ def _sq_dist(x: FloatArray, c: FloatArray, xx: FloatArray | None = None) -> Floa
     if xx is None:
         xx = np.einsum("ij,ij->i", x, x)
     d = xx[:, None] - 2.0 * (x @ c.T) + np.einsum("ij,ij->i", c, c)[None, :]
-    return np.maximum(d, 0.0)
+    return np.maximum(d, 0.0)  # type: ignore[no-any-return]
 
 
 def nearest(x: FloatArray, centroids: FloatArray, xx: FloatArray | None = None) -> tuple[IntArray, FloatArray]:

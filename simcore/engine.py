@@ -243,11 +243,11 @@ class Simulation:
         self._machine_mv[job] = machine
         self._seq += 1
         heapq.heappush(self._heap, (now + p, self._seq, job, machine))
-        return p  # type: ignore[no-any-return]
+        return p
 
     def processing_time(self, job: int, machine: int) -> float:
         """How long ``job`` would run on ``machine`` if started now (s)."""
-        return self._duration(job, self._config_list[machine], self._last_mv[machine])  # type: ignore[no-any-return]
+        return self._duration(job, self._config_list[machine], self._last_mv[machine])
 
     def can_run(self, job: int, machine: int) -> bool:
         """Whether ``job`` can run on ``machine`` at all: a finite processing time there.

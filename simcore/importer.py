@@ -88,7 +88,7 @@ def _read_csv(
         import io
 
         src = io.BytesIO(bytes(src))
-    wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)  # type: ignore[arg-type]
+    wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)
     report = ImportReport("csv")
     report.files["trace"] = [label]
     report.rows_read["trace"] = wl.n_jobs

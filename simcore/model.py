@@ -84,7 +84,7 @@ class Cluster:
 
     def total_capacity(self) -> FloatArray:
         """Capacity of the whole cluster per resource."""
-        return (self.capacity * self.counts[:, None]).sum(axis=0)
+        return (self.capacity * self.counts[:, None]).sum(axis=0)  # type: ignore[no-any-return]
 
     def to_dict(self) -> dict[str, Any]:
         """The project's JSON cluster format (see :mod:`simcore.clusterfile`)."""
@@ -156,7 +156,7 @@ class FixedRuntime:
         self._work = memoryview(self._keep)  # type: ignore[arg-type]
 
     def duration(self, job: int, config: int, last_class: int) -> float:
-        return self._work[job]  # type: ignore[no-any-return]
+        return self._work[job]
 
 
 class RateRuntime:

@@ -40,7 +40,7 @@ def param_converter(p: Param) -> Callable[[str], Any]:
         return boolean
     if p.type is float:
         return finite_float
-    return p.type  # type: ignore[no-any-return]
+    return p.type
 
 
 # -- which preset or scheduler takes a parameter -------------------------------------------------------------

@@ -131,7 +131,7 @@ def google_balanced(machines_per_config: int = 1000) -> Cluster:
 def _request_caps(cluster: Cluster, unit_cap: bool) -> FloatArray:
     """Upper truncation bound per resource: the largest capacity (and at most 1 if ``unit_cap``)."""
     biggest = cluster.capacity[cluster.counts > 0].max(axis=0)
-    return np.minimum(biggest, 1.0) if unit_cap else biggest
+    return np.minimum(biggest, 1.0) if unit_cap else biggest  # type: ignore[no-any-return]
 
 
 def _finish(

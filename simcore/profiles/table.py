@@ -105,17 +105,17 @@ class ProfileTable:
     @property
     def cold_s(self) -> FloatArray:
         """Cold run time (s), shape ``(job types, machine types)``."""
-        return self.cpu_s + self.io_s  # type: ignore[no-any-return]
+        return self.cpu_s + self.io_s
 
     @property
     def io_share(self) -> FloatArray:
         """I/O fraction of the cold run time."""
-        return self.io_s / self.cold_s  # type: ignore[no-any-return]
+        return self.io_s / self.cold_s
 
     @property
     def affinity_gain(self) -> FloatArray:
         """Relative saving of a warm run, ``1 - warm / cold``."""
-        return 1.0 - self.warm_s / self.cold_s  # type: ignore[no-any-return]
+        return 1.0 - self.warm_s / self.cold_s
 
     def job_index(self, name: str) -> int:
         try:

@@ -190,7 +190,7 @@ class Greedy3(_GreedyProfile):
         self.entry: dict[int, tuple[int, int, int]] = {}
 
     def cost(self, k: int, config: int, last: int) -> float:
-        return self.learned[k][config][last + 1]  # type: ignore[no-any-return]
+        return self.learned[k][config][last + 1]
 
     def cold_cost(self, k: int, config: int) -> float:
         """Mean of the observed entries with a cold cache (last type != k); optimistic if none yet."""

@@ -102,7 +102,7 @@ def _lambda_of(slots: FloatArray, mu: FloatArray, alpha: FloatArray) -> float:
 def _rho(slots: FloatArray, mu: FloatArray, weighting: str) -> FloatArray:
     w = slots * mu if weighting == "throughput" else slots
     tot = w.sum(axis=0)
-    return np.divide(w, tot[None, :], out=np.zeros_like(w), where=tot[None, :] > 0)
+    return np.divide(w, tot[None, :], out=np.zeros_like(w), where=tot[None, :] > 0)  # type: ignore[no-any-return]
 
 
 def assignment_lp(

@@ -49,7 +49,7 @@ def _max_fit(rem: FloatArray, r: FloatArray) -> IntArray:
         raise ParameterError("a job class requests nothing of any resource; bins would be unbounded")
     # n jobs fit when n * r <= rem + EPS (the engine's tolerance) in every resource asked for.
     per = (np.maximum(rem[:, pos], 0.0) + EPS) / r[pos]
-    return np.floor(per.min(axis=1)).astype(np.int64)
+    return np.floor(per.min(axis=1)).astype(np.int64)  # type: ignore[no-any-return]
 
 
 def nondominated_bins(

@@ -401,7 +401,7 @@ class LoTESDispatcher(Scheduler):
     @property
     def kappa(self) -> IntArray:
         """Jobs of each class running on each machine, shape (machines, K)."""
-        return (self.target - (self._W - OFFSET).astype(np.int64)).T.copy()  # type: ignore[no-any-return]
+        return (self.target - (self._W - OFFSET).astype(np.int64)).T.copy()
 
     # -- events ------------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
