@@ -50,3 +50,9 @@ urlpatterns = [
     path("api/", include("dashboard.api.urls")),
     path("admin/", admin.site.urls),
 ]
+
+# JSON errors under /api/, Django's pages elsewhere (dashboard.errors).
+handler400 = "dashboard.errors.bad_request"
+handler403 = "dashboard.errors.permission_denied"
+handler404 = "dashboard.errors.page_not_found"
+handler500 = "dashboard.errors.server_error"

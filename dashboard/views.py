@@ -19,7 +19,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, charts, downloads, imports, services
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
@@ -58,6 +58,7 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str
     return qs, f
 
 
+@require_safe
 @login_required
 def experiment_list(request: HttpRequest) -> HttpResponse:
     qs, filters = _filtered(request)
@@ -169,22 +170,26 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
     return render(request, "dashboard/experiment_detail.html", ctx)
 
 
+@require_safe
 @login_required
 def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk)
     return _detail(request, exp, reverse("experiment-detail", args=[pk]), shared=False)
 
 
+@require_safe
 def shared_detail(request: HttpRequest, token: str) -> HttpResponse:
     exp = access.get_shared_experiment(token)
     return _detail(request, exp, reverse("shared-detail", args=[token]), shared=True)
 
 
+@require_safe
 @login_required
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(services.progress_payload(access.get_experiment_for_user(request.user, pk)))
 
 
+@require_safe
 def shared_progress(request: HttpRequest, token: str) -> JsonResponse:
     return JsonResponse(services.progress_payload(access.get_shared_experiment(token)))
 
@@ -244,21 +249,25 @@ def experiment_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
 # ---------------------------------------------------------------------------- downloads
 
 
+@require_safe
 @login_required
 def experiment_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
     return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
 
 
+@require_safe
 @login_required
 def run_download(request: HttpRequest, pk: int, run: int, kind: str) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk)
     return downloads.run_file(access.get_run_for_user(request.user, run, experiment=exp), kind)
 
 
+@require_safe
 def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse:
     return downloads.experiment_file(access.get_shared_experiment(token), kind)
 
 
+@require_safe
 def shared_run_download(request: HttpRequest, token: str, run: int, kind: str) -> HttpResponse:
     exp = access.get_shared_experiment(token)
     return downloads.run_file(access.get_run_for_user(None, run, experiment=exp), kind)
@@ -267,6 +276,7 @@ def shared_run_download(request: HttpRequest, token: str, run: int, kind: str) -
 # ---------------------------------------------------------------------------- compare
 
 
+@require_safe
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
     ids = [int(x) for x in request.GET.getlist("run") if x.isdigit()][:20]
@@ -328,6 +338,7 @@ def uploads(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/uploads.html", ctx, status=status)
 
 
+@require_safe
 @login_required
 def trace_import_detail(request: HttpRequest, pk: int) -> HttpResponse:
     up = access.get_upload_for_user(request.user, "trace", pk)
@@ -335,6 +346,7 @@ def trace_import_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "dashboard/trace_import.html", {"up": up, "used": used})
 
 
+@require_safe
 @login_required
 def trace_import_progress(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(imports.progress_payload(access.get_upload_for_user(request.user, "trace", pk)))

@@ -63,15 +63,32 @@ VOLATILE_KEYS = frozenset({"wall_s", "jobs_per_s", "version"})
 # ---------------------------------------------------------------------------- scenarios
 
 
+#: The keys a scenario may have; anything else is refused by name rather than dropped.
+SCENARIO_KEYS = frozenset({"cluster", "workload", "load", "hours", "drain", "schedulers", "scheduler_params", "seeds"})
+SOURCE_KEYS = {
+    "cluster": frozenset({"preset", "params", "file", "name"}),
+    "workload": frozenset({"preset", "params", "file", "name", "classes"}),
+}
+
+
 def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """A normalised copy of ``scenario``; raises ParameterError/UnknownNameError naming the bad part."""
     if not isinstance(scenario, Mapping):
         raise ParameterError("scenario must be a JSON object")
+    unknown = sorted(set(scenario) - SCENARIO_KEYS)
+    if unknown:
+        raise ParameterError(f"scenario has unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(SCENARIO_KEYS))}")
     out: dict[str, Any] = {}
     for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
         spec = scenario.get(part)
         if not isinstance(spec, Mapping) or ("preset" in spec) == ("file" in spec):
             raise ParameterError(f"scenario {part} must be an object with either 'preset' or 'file'")
+        allowed = SOURCE_KEYS[part]
+        extra = sorted(set(spec) - allowed)
+        if extra:
+            raise ParameterError(
+                f"scenario {part} has unknown key {extra[0]!r}; valid keys: {', '.join(sorted(allowed))}"
+            )
         if "preset" in spec:
             preset = registry.get(str(spec["preset"]))
             params = spec.get("params") or {}
@@ -81,6 +98,11 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
                 "preset": preset.name,
                 "params": coerce_params(f"{part} {preset.name!r}", preset.params, dict(params)),
             }
+            if part == "cluster" and not out[part]["params"].get("profile"):
+                # Building a preset cluster is cheap (counts, not machines) and applies the
+                # machine limit (SIMCORE_MAX_MACHINES) at submission, as for uploads. A cluster
+                # sized from an uploaded profile needs a simulation and is checked when it runs.
+                api.resolve_cluster(preset.name, out[part]["params"])
         else:
             name = str(spec["file"])
             if not name or "/" in name or "\\" in name or name.startswith("."):

@@ -32,8 +32,9 @@ from typing import IO, Any
 import numpy as np
 
 from simcore.errors import InputError
+from simcore.limits import max_machines
 from simcore.model import Cluster
-from simcore.sources import read_json
+from simcore.sources import check_tree, read_json
 
 TOP_KEYS = {"name", "description", "resources", "configurations"}
 CONFIG_KEYS = {"name", "count", "capacity", "attributes"}
@@ -60,6 +61,7 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
     """
     if not isinstance(data, dict):
         raise _fail(label, "", f"the top level must be a JSON object, got {type(data).__name__}")
+    check_tree(data, label)  # depth and NUL characters, also for documents not read by read_json
     unknown = sorted(set(data) - TOP_KEYS)
     if unknown:
         raise _fail(label, unknown[0], f"unknown key; allowed keys: {', '.join(sorted(TOP_KEYS))}")
@@ -108,6 +110,12 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
             count = int(count)
         if not isinstance(count, int) or isinstance(count, bool) or count < 0:
             raise _fail(label, f"{at}.count", f"must be a non-negative integer, got {cfg['count']!r}")
+        if count > max_machines():
+            raise _fail(
+                label,
+                f"{at}.count",
+                f"{count} exceeds the limit of {max_machines():,} machines per cluster (setting SIMCORE_MAX_MACHINES)",
+            )
         cap = cfg["capacity"]
         if not isinstance(cap, dict):
             raise _fail(label, f"{at}.capacity", "must be an object mapping each resource to a number")
@@ -136,7 +144,7 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
             name=cname,
             resources=tuple(resources),
             config_names=tuple(names),
-            counts=np.array(counts, dtype=np.int64),
+            counts=np.array(counts, dtype=object),  # the model checks the machine limit before int64
             capacity=np.array(caps, dtype=np.float64),
             attributes=tuple(attrs),
             description=description,

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 
 from simcore.errors import InputError, ParameterError
 from simcore.fit import fit_floor, fits_in
+from simcore.limits import max_machines
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -40,7 +41,25 @@ class Cluster:
     description: str = ""
 
     def __post_init__(self) -> None:
-        counts = np.asarray(self.counts, dtype=np.int64)
+        limit = max_machines()
+        raw = np.asarray(self.counts, dtype=object).reshape(-1)
+        for j, c in enumerate(raw.tolist()):
+            # Checked as Python integers first: 2**64 would overflow int64 silently or loudly.
+            if isinstance(c, float) and c.is_integer():
+                c = int(c)
+            if not isinstance(c, (int, np.integer)) or isinstance(c, bool):
+                raise InputError(f"configuration {j}: machine count must be an integer, got {c!r}")
+            if c > limit:
+                raise InputError(
+                    f"configuration {j}: {c} machines exceeds the limit of {limit:,} machines per cluster "
+                    "(setting SIMCORE_MAX_MACHINES)"
+                )
+        counts = np.asarray(raw.tolist(), dtype=np.int64)
+        total = int(counts.sum())
+        if total > limit:
+            raise InputError(
+                f"the cluster has {total:,} machines, more than the limit of {limit:,} (setting SIMCORE_MAX_MACHINES)"
+            )
         capacity = np.asarray(self.capacity, dtype=np.float64)
         object.__setattr__(self, "counts", counts)
         object.__setattr__(self, "capacity", capacity)

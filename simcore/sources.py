@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from typing import IO, Any
 
 from simcore.errors import InputError
+from simcore.limits import max_json_depth
 
 
 def source_label(source: Any) -> str:
@@ -48,10 +50,49 @@ def read_json(source: str | os.PathLike[str] | IO[Any], what: str) -> tuple[Any,
 
     try:
         data = json.loads(text, parse_constant=reject)
+    except RecursionError:
+        raise InputError(f"JSON nested too deeply (the limit is {max_json_depth()} levels)", file=label) from None
     except json.JSONDecodeError as e:
         raise InputError(
             f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})", file=label, line=e.lineno
         ) from None
     except ValueError as e:  # from reject
         raise InputError(str(e), file=label) from None
+    check_tree(data, label)
     return data, label
+
+
+def check_tree(data: Any, label: str | None = None) -> None:
+    """Refuse JSON deeper than ``SIMCORE_MAX_JSON_DEPTH`` or holding a NUL character in any key or string.
+
+    Iterative, so a document nested 100,000 deep is refused instead of overflowing the stack;
+    NUL is refused because PostgreSQL cannot store it in text or JSON, and no name needs it.
+    The message names the path of the offending value (``configurations[0].attributes``).
+    """
+    limit = max_json_depth()
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, dict):
+            items: Iterable[tuple[str, Any]] = value.items()
+            for k, v in items:
+                key_path = f"{path}.{k}" if path else str(k)
+                if isinstance(k, str) and "\x00" in k:
+                    raise InputError(f"{path or 'a key'}: a key contains a NUL character", file=label)
+                if isinstance(v, (dict, list)):
+                    if depth >= limit:
+                        raise InputError(f"{key_path}: nested deeper than {limit} levels", file=label)
+                    stack.append((v, key_path, depth + 1))
+                elif isinstance(v, str) and "\x00" in v:
+                    raise InputError(f"{key_path}: contains a NUL character", file=label)
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                item_path = f"{path}[{i}]"
+                if isinstance(v, (dict, list)):
+                    if depth >= limit:
+                        raise InputError(f"{item_path}: nested deeper than {limit} levels", file=label)
+                    stack.append((v, item_path, depth + 1))
+                elif isinstance(v, str) and "\x00" in v:
+                    raise InputError(f"{item_path}: contains a NUL character", file=label)
+        elif isinstance(value, str) and "\x00" in value:
+            raise InputError(f"{path or 'the document'}: contains a NUL character", file=label)

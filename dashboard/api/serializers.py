@@ -95,6 +95,19 @@ class ExperimentSerializer(serializers.ModelSerializer):
         return self._absolute(obj.get_absolute_url())
 
 
+class StrictSerializer(serializers.Serializer):
+    """Refuses keys it does not know, naming the first, instead of dropping them silently."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {unknown[0]: [f"unknown key; valid keys: {', '.join(sorted(self.fields))}"]}
+                )
+        return super().to_internal_value(data)
+
+
 def _source_fields(names: list[str]) -> dict[str, serializers.Field]:
     return {
         "preset": serializers.ChoiceField(choices=names, required=False, help_text="a registered preset"),
@@ -105,7 +118,7 @@ def _source_fields(names: list[str]) -> dict[str, serializers.Field]:
     }
 
 
-class _SourceSerializer(serializers.Serializer):
+class _SourceSerializer(StrictSerializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("preset" in attrs) == ("upload" in attrs):
             raise serializers.ValidationError("give either 'preset' (with optional 'params') or 'upload'")
@@ -126,7 +139,7 @@ class WorkloadSourceSerializer(_SourceSerializer):
         return _source_fields(WORKLOADS.names())
 
 
-class ScenarioSerializer(serializers.Serializer):
+class ScenarioSerializer(StrictSerializer):
     cluster = ClusterSourceSerializer()
     workload = WorkloadSourceSerializer()
     load = serializers.FloatField(
@@ -162,7 +175,7 @@ class ScenarioSerializer(serializers.Serializer):
         return fields
 
 
-class ExperimentCreateSerializer(serializers.Serializer):
+class ExperimentCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     scenario = ScenarioSerializer()
     team = serializers.IntegerField(
@@ -171,19 +184,28 @@ class ExperimentCreateSerializer(serializers.Serializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
 
 
-class ExperimentUpdateSerializer(serializers.Serializer):
+class ExperimentUpdateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     team = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
 
 
-class ForkSerializer(serializers.Serializer):
+class ForkSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     changes = serializers.DictField(
         required=False, default=dict, help_text="scenario keys to replace (same shape as in a new experiment)"
     )
+
+    def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
+        valid = set(ScenarioSerializer().fields)
+        unknown = sorted(set(value) - valid)
+        if unknown:
+            raise serializers.ValidationError(
+                f"unknown scenario key {unknown[0]!r}; valid keys: {', '.join(sorted(valid))}"
+            )
+        return value
 
 
 class ProgressRunSerializer(serializers.Serializer):

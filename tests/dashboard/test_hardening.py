@@ -1,0 +1,240 @@
+"""Issue 14: inputs that used to reach the server as errors (500) get clear 4xx answers.
+
+Each test is one input from the issue's report. On PostgreSQL (CI) the NUL cases
+used to fail inside the database; the guard answers before any query runs.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.test import Client
+
+from dashboard.middleware import CONTENT_SECURITY_POLICY
+from dashboard.models import ApiToken
+from tests.dashboard.conftest import small_scenario
+
+
+def api(user) -> Client:
+    _, secret = ApiToken.issue(user, "t")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+def nested_lists(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+# -- 1. NUL bytes in paths and queries ----------------------------------------------------------------
+
+
+def test_a_nul_in_a_shared_link_path_is_a_400_without_signing_in(db) -> None:
+    resp = Client().get("/shared/%00/")
+    assert resp.status_code == 400
+    assert "NUL" in resp.content.decode()
+
+
+@pytest.mark.parametrize("query", ["owner=a%00b", "status=%00", "team=%00", "%00=1"])
+def test_a_nul_in_an_api_query_is_a_json_400(owner, query: str) -> None:
+    resp = api(owner).get(f"/api/experiments/?{query}")
+    assert resp.status_code == 400
+    assert "NUL" in resp.json()["detail"]
+
+
+@pytest.mark.parametrize("name", ["owner", "status", "cluster", "workload", "scheduler"])
+def test_a_nul_in_an_experiment_list_filter_is_a_400(owner_client, name: str) -> None:
+    resp = owner_client.get(f"/?{name}=x%00y")
+    assert resp.status_code == 400
+    assert name in resp.content.decode()
+
+
+# -- 2. page sizes and offsets --------------------------------------------------------------------------
+
+
+def test_a_page_size_beyond_bigint_is_served_as_the_largest_page(owner) -> None:
+    resp = api(owner).get("/api/experiments/?limit=99999999999999999999999")
+    assert resp.status_code == 200
+    assert resp.json()["results"] == []
+
+
+def test_an_offset_beyond_bigint_is_a_400_naming_it(owner) -> None:
+    resp = api(owner).get("/api/experiments/?offset=99999999999999999999999")
+    assert resp.status_code == 400
+    assert "offset" in resp.json()
+
+
+# -- 3. deeply nested JSON ------------------------------------------------------------------------------
+
+
+def _upload_cluster(client: Client, text: str):
+    f = io.BytesIO(text.encode())
+    f.name = "deep.json"
+    return client.post("/api/uploads/cluster/", {"file": f})
+
+
+def test_a_cluster_upload_of_100000_nested_lists_is_a_400(owner) -> None:
+    resp = _upload_cluster(api(owner), nested_lists(100_000))
+    assert resp.status_code == 400
+    assert "nested too deeply" in json.dumps(resp.json())
+
+
+def test_deep_nesting_inside_cluster_attributes_is_a_400(owner) -> None:
+    doc = (
+        '{"resources": ["cpu"], "configurations": [{"name": "a", "count": 1, "capacity": {"cpu": 1}, '
+        f'"attributes": {{"x": {nested_lists(100_000)}}}}}]}}'
+    )
+    resp = _upload_cluster(api(owner), doc)
+    assert resp.status_code == 400
+    assert "nested too deeply" in json.dumps(resp.json())
+
+
+def test_deep_nesting_in_scheduler_params_is_a_400(owner) -> None:
+    body = '{"scenario": {"scheduler_params": {"greedy": ' + nested_lists(100_000) + "}}}"
+    resp = api(owner).post("/api/experiments/", body, content_type="application/json")
+    assert resp.status_code == 400
+    assert "nested too deeply" in resp.json()["detail"]
+
+
+def test_50000_nested_objects_in_a_fork_change_are_a_400(owner) -> None:
+    client = api(owner)
+    created = client.post(
+        "/api/experiments/", json.dumps({"scenario": small_scenario()}), content_type="application/json"
+    ).json()
+    body = '{"changes": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}"
+    resp = client.post(f"/api/experiments/{created['id']}/fork/", body, content_type="application/json")
+    assert resp.status_code == 400
+    assert "nested" in resp.json()["detail"]
+
+
+def test_moderate_nesting_beyond_the_limit_names_the_path(owner, monkeypatch) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_JSON_DEPTH", "4")
+    body = {"scenario": small_scenario(scheduler_params={"greedy": {"a": {"b": {}}}})}
+    resp = api(owner).post("/api/experiments/", json.dumps(body), content_type="application/json")
+    assert resp.status_code == 400
+    assert "scenario.scheduler_params.greedy.a: nested deeper than 4 levels" in resp.json()["detail"]
+
+
+# -- 4, 5, 6. cluster files: huge counts, NUL characters -----------------------------------------------
+
+
+def _cluster_doc(**config: object) -> str:
+    cfg = {"name": "a", "count": 2, "capacity": {"cpu": 1.0, "mem": 1.0}, **config}
+    return json.dumps({"resources": ["cpu", "mem"], "configurations": [cfg]})
+
+
+@pytest.mark.parametrize("count", [2**64, 9223372036854775807, 1_000_000_000])
+def test_a_huge_configuration_count_is_a_400_naming_the_limit(owner, count: int) -> None:
+    resp = _upload_cluster(api(owner), _cluster_doc(count=count))
+    assert resp.status_code == 400
+    text = json.dumps(resp.json())
+    assert "configurations[0].count" in text and "SIMCORE_MAX_MACHINES" in text
+
+
+def test_the_machine_limit_is_a_setting_with_a_tested_boundary(owner, monkeypatch) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_MACHINES", "10")
+    assert _upload_cluster(api(owner), _cluster_doc(count=10)).status_code == 201
+    assert _upload_cluster(api(owner), _cluster_doc(count=11)).status_code == 400
+
+
+def test_a_preset_beyond_the_machine_limit_is_refused_at_submission(owner, monkeypatch) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_MACHINES", "1000")
+    scenario = small_scenario(cluster={"preset": "google-balanced", "params": {"machines_per_config": 101}})
+    resp = api(owner).post("/api/experiments/", json.dumps({"scenario": scenario}), content_type="application/json")
+    assert resp.status_code == 400
+    assert "SIMCORE_MAX_MACHINES" in json.dumps(resp.json())
+
+
+@pytest.mark.parametrize(
+    ("doc", "where"),
+    [
+        (json.dumps({"resources": ["c\u0000pu"], "configurations": []}), "resources[0]"),
+        (json.dumps({"name": "n\u0000", "resources": ["cpu"], "configurations": []}), "name"),
+        (_cluster_doc(attributes={"k": "v\u0000"}), "configurations[0].attributes.k"),
+    ],
+)
+def test_a_nul_character_in_a_cluster_file_is_refused_naming_the_field(owner, doc: str, where: str) -> None:
+    resp = _upload_cluster(api(owner), doc)
+    assert resp.status_code == 400
+    assert f"{where}: contains a NUL character" in json.dumps(resp.json())
+
+
+# -- read-only views answer 405 to writes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["post", "put", "patch", "delete"])
+def test_the_shared_page_and_its_progress_refuse_writes(db, method: str) -> None:
+    c = Client()
+    assert getattr(c, method)("/shared/some-token/").status_code == 405
+    assert getattr(c, method)("/shared/some-token/progress.json").status_code == 405
+    assert getattr(c, method)("/shared/some-token/download/summary.csv").status_code == 405
+
+
+@pytest.mark.parametrize(
+    "url", ["/", "/experiments/1/", "/experiments/1/progress.json", "/compare/", "/experiments/1/download/summary.csv"]
+)
+def test_signed_in_read_only_pages_refuse_writes(owner_client, url: str) -> None:
+    assert owner_client.post(url).status_code == 405
+    assert owner_client.delete(url).status_code == 405
+
+
+# -- unknown keys ---------------------------------------------------------------------------------------
+
+
+def test_an_unknown_scenario_key_is_refused_by_name(owner) -> None:
+    body = {"scenario": {**small_scenario(), "seedz": [1]}}
+    resp = api(owner).post("/api/experiments/", json.dumps(body), content_type="application/json")
+    assert resp.status_code == 400
+    assert "seedz" in json.dumps(resp.json())
+
+
+def test_an_unknown_key_in_a_fork_change_is_refused_by_name(owner) -> None:
+    client = api(owner)
+    created = client.post(
+        "/api/experiments/", json.dumps({"scenario": small_scenario()}), content_type="application/json"
+    ).json()
+    resp = client.post(
+        f"/api/experiments/{created['id']}/fork/", json.dumps({"changes": {"lod": 2}}), content_type="application/json"
+    )
+    assert resp.status_code == 400
+    assert "lod" in json.dumps(resp.json())
+
+
+def test_validate_scenario_refuses_unknown_keys_in_the_library_too() -> None:
+    from simcore.archive import validate_scenario
+    from simcore.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="scenario cluster has unknown key 'prest'"):
+        validate_scenario({**small_scenario(), "cluster": {"preset": "google-2011", "prest": 1}})
+
+
+# -- API errors are JSON --------------------------------------------------------------------------------
+
+
+def test_a_body_larger_than_the_server_accepts_gets_a_json_400(owner, settings) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    resp = api(owner).post("/api/experiments/", "x" * 5000, content_type="application/json")
+    assert resp.status_code == 400
+    assert resp["Content-Type"].startswith("application/json")
+    assert "larger than the server accepts" in resp.json()["detail"]
+
+
+def test_an_unknown_api_url_gets_a_json_404(owner) -> None:
+    resp = api(owner).get("/api/no-such-thing/")
+    assert resp.status_code == 404
+    assert resp.json()["detail"]
+
+
+# -- headers --------------------------------------------------------------------------------------------
+
+
+def test_pages_carry_a_content_security_policy_without_inline_scripts(db) -> None:
+    resp = Client().get("/accounts/login/")
+    assert resp["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    assert "script-src 'self'" in CONTENT_SECURITY_POLICY and "unsafe-inline" not in CONTENT_SECURITY_POLICY.split(
+        "script-src"
+    )[1].split(";")[0]
+
+
+def test_signed_in_pages_are_not_cached(owner_client) -> None:
+    assert owner_client.get("/")["Cache-Control"] == "private, no-store"
