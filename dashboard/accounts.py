@@ -17,9 +17,10 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.dispatch import receiver
 from django.http import HttpRequest
 from django.utils import timezone
@@ -51,23 +52,33 @@ def locked_until(username: str | None, ip: str) -> Any:
     return until
 
 
-def record_failure(username: str | None, ip: str) -> None:
-    """Count one failed sign-in; lock the pair once it reaches the limit within the window."""
+def reserve_attempt(username: str | None, ip: str) -> bool:
+    """Count one sign-in attempt before its password is checked; False when the pair is locked.
+
+    The count is one conditional UPDATE (``failures < limit``), so however many
+    attempts race, at most the limit of them ever reach the password check, and
+    every one that does is counted. A successful sign-in clears the count
+    (:func:`clear_failures`); the failed ones stay counted, and the attempt that
+    reaches the limit locks the pair for the lock-out period.
+    """
     now = timezone.now()
     window = timedelta(minutes=settings.SIMCORE_LOGIN_LOCKOUT_MINUTES)
+    limit = settings.SIMCORE_LOGIN_MAX_FAILURES
     key = _key(username)
-    with transaction.atomic():
-        row, _ = LoginFailure.objects.select_for_update().get_or_create(
-            username=key, ip=ip, defaults={"failures": 0, "first_at": now}
-        )
-        if row.locked_until and row.locked_until > now:
-            return  # already locked: guesses during the lock do not extend it
-        if row.first_at < now - window or (row.locked_until and row.locked_until <= now):
-            row.failures, row.first_at, row.locked_until = 0, now, None  # a new window
-        row.failures += 1  # the row is locked for this transaction: concurrent failures all count
-        if row.failures >= settings.SIMCORE_LOGIN_MAX_FAILURES:
-            row.locked_until = now + window
-        row.save()
+    rows = LoginFailure.objects.filter(username=key, ip=ip)
+    if not rows.exists():
+        try:
+            with transaction.atomic():
+                LoginFailure.objects.create(username=key, ip=ip, failures=0, first_at=now)
+        except IntegrityError:
+            pass  # a concurrent attempt created it; the unique (username, ip) constraint keeps one row
+    # An expired lock, or failures older than the window, start a new window (idempotent under races).
+    rows.filter(locked_until__lte=now).update(failures=0, first_at=now, locked_until=None)
+    rows.filter(locked_until__isnull=True, first_at__lt=now - window).update(failures=0, first_at=now)
+    if rows.filter(failures__lt=limit).update(failures=F("failures") + 1) == 0:
+        return False
+    rows.filter(failures__gte=limit, locked_until__isnull=True).update(locked_until=now + window)
+    return True
 
 
 def clear_failures(username: str | None, ip: str) -> None:
@@ -75,21 +86,16 @@ def clear_failures(username: str | None, ip: str) -> None:
 
 
 class ThrottledModelBackend(ModelBackend):
-    """Django's backend, refusing every password while the (user name, address) pair is locked."""
+    """Django's backend; each attempt is counted before its password is checked, none once the pair is locked."""
 
     def authenticate(
         self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
     ) -> Any:
         if username is None:
             username = kwargs.get(get_user_model().USERNAME_FIELD)
-        if locked_until(username, client_ip(request)):
-            raise PermissionDenied("too many failed sign-ins")  # stops authenticate(); counts as a failure
+        if not reserve_attempt(username, client_ip(request)):
+            raise PermissionDenied("too many failed sign-ins")  # stops authenticate()
         return super().authenticate(request, username=username, password=password, **kwargs)
-
-
-@receiver(user_login_failed)
-def _on_login_failed(sender: Any, credentials: dict[str, Any], request: HttpRequest | None = None, **_: Any) -> None:
-    record_failure(credentials.get("username"), client_ip(request))
 
 
 @receiver(user_logged_in)

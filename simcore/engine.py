@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import SchedulingError
-from simcore.model import Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime, Workload, check_compatible
+from simcore.model import Cluster, FloatArray, IntArray, Workload, check_compatible
 from simcore.schedulers.base import Scheduler
 from simcore.seeding import scheduler_rng
 from simcore.view import EPS, EngineView, flat_view, read_only
@@ -406,11 +406,8 @@ class Simulation:
 
 
 def _all_runnable(runtime: object) -> bool:
-    if isinstance(runtime, FixedRuntime):
-        return True  # the work is finite and non-negative (Workload validates it)
-    if isinstance(runtime, RateRuntime):
-        return runtime.all_positive
-    return False
+    """Whether ``runtime`` says every job can run everywhere (its ``all_runnable`` attribute; False if absent)."""
+    return bool(getattr(runtime, "all_runnable", False))
 
 
 def simulate(

@@ -159,7 +159,9 @@ class RuntimeModel(Protocol):
     """How long a job runs on a machine.
 
     ``last_class`` is the class of the job the machine ran last (-1 if none),
-    which the profile-driven study needs for its warm file cache.
+    which the profile-driven study needs for its warm file cache. A model may
+    set ``all_runnable = True`` when every job has a finite time on every
+    configuration; schedulers then skip their "can it run there?" checks.
     """
 
     def duration(self, job: int, config: int, last_class: int) -> float: ...
@@ -167,6 +169,9 @@ class RuntimeModel(Protocol):
 
 class FixedRuntime:
     """Processing time independent of the machine: ``duration = work``."""
+
+    #: The work is finite and non-negative (Workload validates it), so every job runs everywhere.
+    all_runnable = True
 
     def __init__(self, work: FloatArray) -> None:
         # A memoryview gives Python floats per element as fast as a list does,
@@ -193,7 +198,7 @@ class RateRuntime:
             )
         self._rates = rates.tolist()
         #: Every class runs on every configuration (no zero rate).
-        self.all_positive = bool((rates > 0).all())
+        self.all_runnable = bool((rates > 0).all())
 
     def duration(self, job: int, config: int, last_class: int) -> float:
         rate = self._rates[self._cls[job]][config]

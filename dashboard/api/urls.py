@@ -1,6 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
+import dashboard.converters  # noqa: F401 (registers <id:>)
 from dashboard.api import views
 
 urlpatterns = [
@@ -12,22 +13,20 @@ urlpatterns = [
     path("me/", views.Me.as_view(), name="api-me"),
     path("catalog/", views.Catalog.as_view(), name="api-catalog"),
     path("experiments/", views.ExperimentList.as_view(), name="api-experiment-list"),
-    path("experiments/<int:pk>/", views.ExperimentDetail.as_view(), name="api-experiment-detail"),
-    path("experiments/<int:pk>/cancel/", views.ExperimentCancel.as_view(), name="api-experiment-cancel"),
-    path("experiments/<int:pk>/fork/", views.ExperimentFork.as_view(), name="api-experiment-fork"),
-    path("experiments/<int:pk>/share-link/", views.ExperimentShareLink.as_view(), name="api-experiment-share-link"),
-    path("experiments/<int:pk>/progress/", views.ExperimentProgress.as_view(), name="api-experiment-progress"),
-    path("experiments/<int:pk>/summary/", views.ExperimentSummary.as_view(), name="api-experiment-summary"),
-    path("experiments/<int:pk>/series/", views.ExperimentSeries.as_view(), name="api-experiment-series"),
-    path(
-        "experiments/<int:pk>/download/<str:kind>", views.ExperimentDownload.as_view(), name="api-experiment-download"
-    ),
-    path("runs/<int:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
-    path("runs/<int:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),
-    path("runs/<int:pk>/download/<str:kind>", views.RunDownload.as_view(), name="api-run-download"),
+    path("experiments/<id:pk>/", views.ExperimentDetail.as_view(), name="api-experiment-detail"),
+    path("experiments/<id:pk>/cancel/", views.ExperimentCancel.as_view(), name="api-experiment-cancel"),
+    path("experiments/<id:pk>/fork/", views.ExperimentFork.as_view(), name="api-experiment-fork"),
+    path("experiments/<id:pk>/share-link/", views.ExperimentShareLink.as_view(), name="api-experiment-share-link"),
+    path("experiments/<id:pk>/progress/", views.ExperimentProgress.as_view(), name="api-experiment-progress"),
+    path("experiments/<id:pk>/summary/", views.ExperimentSummary.as_view(), name="api-experiment-summary"),
+    path("experiments/<id:pk>/series/", views.ExperimentSeries.as_view(), name="api-experiment-series"),
+    path("experiments/<id:pk>/download/<str:kind>", views.ExperimentDownload.as_view(), name="api-experiment-download"),
+    path("runs/<id:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
+    path("runs/<id:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),
+    path("runs/<id:pk>/download/<str:kind>", views.RunDownload.as_view(), name="api-run-download"),
     path("uploads/<str:kind>/", views.UploadList.as_view(), name="api-upload-list"),
-    path("uploads/<str:kind>/<int:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
-    path("uploads/trace/<int:pk>/cancel/", views.UploadCancel.as_view(), name="api-upload-cancel"),
+    path("uploads/<str:kind>/<id:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
+    path("uploads/trace/<id:pk>/cancel/", views.UploadCancel.as_view(), name="api-upload-cancel"),
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
-    path("teams/<int:pk>/", views.TeamDetail.as_view(), name="api-team-detail"),
+    path("teams/<id:pk>/", views.TeamDetail.as_view(), name="api-team-detail"),
 ]

@@ -32,6 +32,8 @@ class ProfileRuntime:
         self._cold = self.cold.tolist()
         self._warm = self.warm.tolist()
         self._cls = np.asarray(job_class, dtype=np.int64)
+        #: Every job type has a finite time on every machine type (the profile readers require it).
+        self.all_runnable = bool(np.isfinite(self.cold).all() and np.isfinite(self.warm).all())
 
     def duration(self, job: int, config: int, last_class: int) -> float:
         k = int(self._cls[job])

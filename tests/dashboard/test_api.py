@@ -95,7 +95,7 @@ def test_a_script_creates_an_experiment_follows_it_and_reads_the_same_results_as
         ({"hours": 10_000}, "less than or equal to 8760"),
         ({"seeds": list(range(51))}, "no more than 50"),
         ({"load": "lots"}, "A valid number is required"),
-        ({"cluster": {"preset": "google-balanced", "params": {"machines_per_config": 10**9}}}, "at most 100000"),
+        ({"cluster": {"preset": "google-balanced", "params": {"machines_per_config": 10**9}}}, "SIMCORE_MAX_MACHINES"),
         ({"cluster": {"preset": "google-balanced", "params": {"bogus": 1}}}, "has no parameter 'bogus'"),
         ({"cluster": {"preset": "ncbi-heterogeneous", "params": {"profile": "/etc/passwd"}}}, "names a server file"),
         ({"cluster": {"upload": 12345}}, "no cluster upload 12345 of yours"),

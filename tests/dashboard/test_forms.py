@@ -141,7 +141,8 @@ def test_a_server_file_parameter_cannot_be_set_from_the_web(owner_client):
     )
 
 
-def test_unbounded_integer_parameters_have_a_web_ceiling(owner_client):
+def test_unbounded_integer_parameters_have_a_web_ceiling(owner_client, monkeypatch):
+    monkeypatch.setenv("SIMCORE_MAX_MACHINES", str(10**10))  # so the web ceiling, not the machine limit, answers
     resp = post(owner_client, **{"cluster__google-balanced__machines_per_config": "100000000"})
     assert resp.status_code == 400 and "at most 100000" in resp.content.decode()
     assert Experiment.objects.count() == 0

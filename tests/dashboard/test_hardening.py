@@ -231,10 +231,63 @@ def test_an_unknown_api_url_gets_a_json_404(owner) -> None:
 def test_pages_carry_a_content_security_policy_without_inline_scripts(db) -> None:
     resp = Client().get("/accounts/login/")
     assert resp["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
-    assert "script-src 'self'" in CONTENT_SECURITY_POLICY and "unsafe-inline" not in CONTENT_SECURITY_POLICY.split(
-        "script-src"
-    )[1].split(";")[0]
+    assert (
+        "script-src 'self'" in CONTENT_SECURITY_POLICY
+        and "unsafe-inline" not in CONTENT_SECURITY_POLICY.split("script-src")[1].split(";")[0]
+    )
 
 
 def test_signed_in_pages_are_not_cached(owner_client) -> None:
     assert owner_client.get("/")["Cache-Control"] == "private, no-store"
+
+
+# -- 11. login throttling under concurrent guesses ------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_parallel_wrong_passwords_never_check_more_than_the_limit(settings) -> None:
+    import threading
+
+    from django.contrib.auth import authenticate
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.test import RequestFactory
+
+    from dashboard.models import LoginFailure
+
+    settings.SIMCORE_LOGIN_MAX_FAILURES = 5
+    User.objects.create_user("victim", password="right-password-1")
+    checked: list[int] = []
+    original = User.check_password
+
+    def counting(self: User, raw: str) -> bool:  # the real check, counted
+        checked.append(1)
+        return original(self, raw)
+
+    User.check_password = counting  # type: ignore[method-assign]
+    barrier = threading.Barrier(30)
+    errors: list[BaseException] = []
+
+    def guess() -> None:
+        try:
+            barrier.wait()
+            request = RequestFactory().post("/accounts/login/", REMOTE_ADDR="10.0.0.9")
+            assert authenticate(request, username="victim", password="wrong") is None
+        except BaseException as e:  # reported below, not lost in the thread
+            errors.append(e)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=guess) for _ in range(30)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        User.check_password = original  # type: ignore[method-assign]
+    assert errors == []
+    row = LoginFailure.objects.get(username="victim", ip="10.0.0.9")
+    assert len(checked) == 5  # at most the limit reached the password check ...
+    assert row.failures == 5  # ... and every one of them is recorded
+    assert row.locked_until is not None

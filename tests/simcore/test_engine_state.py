@@ -260,7 +260,7 @@ def test_the_layering_rule_catches_an_offender() -> None:
 def test_zero_rates_make_an_infinite_time_not_a_crash() -> None:
     rt = RateRuntime(np.array([1.0]), np.array([0]), np.array([[0.0, 2.0]]))
     assert rt.duration(0, 0, -1) == math.inf and rt.duration(0, 1, -1) == 0.5
-    assert not rt.all_positive
+    assert not rt.all_runnable
 
 
 # -- one seeding rule -----------------------------------------------------------------------------------
