@@ -18,6 +18,7 @@ from simcore.importer import classify, import_trace
 from simcore.model import Cluster, Workload
 from simcore.schedulers import SCHEDULERS
 from simcore.tracefile import read_trace
+from tests.conftest import shared_data
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TASKS = DATA / "google2011" / "task_events.csv"
@@ -194,9 +195,7 @@ def _assert_sane(outcome: Any, wl: Workload) -> None:
 def test_google_part_0_imports_classifies_and_runs_every_scheduler(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    part = GOOGLE / "task_events" / "part-00000-of-00500.csv.gz"
-    if not part.exists():
-        pytest.skip(f"the shared Google extract is not at {part}")
+    part = shared_data("google-clusterdata-2011-2", "task_events", "part-00000-of-00500.csv.gz")
     rc, s, _ = _cli(
         capsys,
         "import",
@@ -232,8 +231,7 @@ def test_google_part_0_imports_classifies_and_runs_every_scheduler(
 def test_the_nasa_swf_log_imports_classifies_and_runs_every_scheduler(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    if not NASA.exists():
-        pytest.skip(f"the shared SWF extract is not at {NASA}")
+    shared_data("pwa-swf", "NASA-iPSC-1993-3.1-cln.swf.gz")
     rc, s, _ = _cli(
         capsys,
         "import",

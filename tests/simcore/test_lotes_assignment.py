@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -86,11 +84,10 @@ def test_google_2011_plan_keeps_machine_counts_and_lambda_below_stage_1() -> Non
     assert np.allclose(a.rho.sum(axis=0), 1.0)
 
 
-def test_offline_stages_are_fast_on_google_balanced() -> None:
+def test_offline_stages_plan_every_machine_of_google_balanced() -> None:
+    # Its speed is measured by `simcore bench` (the LoTES runs include the offline stages).
     cluster = google_balanced(1000)
-    t0 = time.perf_counter()
     plan = plan_offline(cluster, google_like_classes(cluster))
-    assert time.perf_counter() - t0 < 10.0
     assert [int(x.sum()) for x in plan.assignment.x] == [1000] * 10
     assert plan.assignment.lambda_rounded <= plan.stage1.lambda_star
 

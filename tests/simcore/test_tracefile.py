@@ -314,22 +314,3 @@ def test_a_request_that_fits_each_resource_but_no_single_machine(tmp_path: Path)
 
 
 # -- speed ---------------------------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_reading_runs_at_numpy_loadtxt_speed(tmp_path: Path) -> None:
-    # Relative to numpy.loadtxt on the same file, so a loaded machine does not
-    # fail it; the per-line csv path is about 4x slower and would.
-    import time
-
-    c = CLUSTERS.get("google-2011").build()
-    w = WORKLOADS.get("google-like").build(c, np.random.default_rng(2), load=200_000 / 3600 / 1314.11, hours=1.0)
-    write_trace(w, tmp_path / "big.csv")
-    t = time.perf_counter()
-    np.loadtxt(tmp_path / "big.csv", delimiter=",", skiprows=5)
-    bare = time.perf_counter() - t
-    t = time.perf_counter()
-    back = read_trace(tmp_path / "big.csv", resources=("cpu", "mem"))
-    ours = time.perf_counter() - t
-    assert back.n_jobs == w.n_jobs
-    assert ours < 2.0 * bare, f"{w.n_jobs / ours:.0f} rows/s, numpy.loadtxt {w.n_jobs / bare:.0f} rows/s"

@@ -27,6 +27,7 @@ from simcore.traces.google2011 import (
     read_machine_events,
     to_seconds,
 )
+from tests.conftest import shared_data
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "google2011"
 TASKS = DATA / "task_events.csv"
@@ -306,8 +307,7 @@ def test_any_interleaving_of_lifecycles_gives_back_each_run(
 
 @pytest.mark.slow
 def test_the_real_part_0_gives_every_scheduled_task_instance_as_a_job() -> None:
-    if not PART0.exists():
-        pytest.skip(f"the shared Google extract is not at {PART0}")
+    shared_data("google-clusterdata-2011-2", "task_events", "part-00000-of-00500.csv.gz")
     res = read_google2011([PART0], job_events=[JOB0])
     wl, rep = res.workload, res.report
     # 189,994 SCHEDULE events in the part, each the start of one run; 76 tasks ended while pending,

@@ -11,6 +11,7 @@ import pytest
 from simcore.errors import InputError, ParameterError
 from simcore.model import Cluster
 from simcore.traces.swf import R_NO_RUN, R_TOO_BIG, read_swf
+from tests.conftest import shared_data
 
 SMALL = Path(__file__).resolve().parents[1] / "data" / "swf" / "small.swf"
 NASA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "pwa-swf" / "NASA-iPSC-1993-3.1-cln.swf.gz"
@@ -110,9 +111,7 @@ def test_without_a_max_procs_header_the_largest_job_sets_the_scale() -> None:
 
 @pytest.mark.slow
 def test_the_real_nasa_ipsc_log() -> None:
-    if not NASA.exists():
-        pytest.skip(f"the shared SWF extract is not at {NASA}")
-    res = read_swf(NASA)
+    res = read_swf(shared_data("pwa-swf", "NASA-iPSC-1993-3.1-cln.swf.gz"))
     wl = res.workload
     # 18,239 job lines (18,271 lines minus 32 header comments); every one has a run time and processors.
     assert res.report.rows_read == {"swf": 18_239}
