@@ -64,6 +64,10 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
     page = browser_page
     external: list[str] = []
     page.on("request", lambda r: external.append(r.url) if not r.url.startswith(live_server.url) else None)
+    # Every page is served with a Content-Security-Policy; the browser reports what it blocks.
+    blocked: list[str] = []
+    page.on("console", lambda m: blocked.append(m.text) if "Content Security Policy" in m.text else None)
+    page.on("pageerror", lambda e: blocked.append(str(e)))
 
     page.goto(f"{live_server.url}/experiments/new/")
     assert "/accounts/login/" in page.url
@@ -136,3 +140,4 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
     finally:
         visitor.close()
     assert external == []  # works offline: no CDN, nothing outside the server
+    assert blocked == []  # nothing the CSP refused, no script errors
