@@ -36,6 +36,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from dashboard import queueing
 from dashboard.models import (
     IMPORT_ACTIVE,
     ClusterUpload,
@@ -266,14 +267,13 @@ def create_trace_import(
             order[f.role] += 1
         TraceImportFile.objects.bulk_create(rows)
         pk = up.pk
-        transaction.on_commit(lambda: enqueue_import(pk))
+        transaction.on_commit(lambda: setattr(up, "queued", enqueue_import(pk)))
     return up
 
 
-def enqueue_import(upload_id: int) -> None:
-    from dashboard.tasks import import_trace
-
-    import_trace.delay(upload_id)
+def enqueue_import(upload_id: int) -> bool:
+    """Queue the import (:mod:`dashboard.queueing`); False when the broker is unreachable (it stays pending)."""
+    return queueing.enqueue_import(upload_id)
 
 
 def cancel_import(upload: TraceUpload) -> bool:

@@ -204,6 +204,8 @@ class TraceUpload(Upload):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
+    #: When its task was last put on the broker (dashboard.queueing); null while it never was.
+    queued_at = models.DateTimeField(null=True, blank=True)
     #: Last sign of life of the worker importing it (see :func:`fail_lost_imports`); null until claimed.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
@@ -338,6 +340,8 @@ class Run(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
+    #: When its task was last put on the broker (dashboard.queueing); null while it never was.
+    queued_at = models.DateTimeField(null=True, blank=True)
     #: Last sign of life of the worker running it (see :func:`fail_lost_runs`); null until claimed.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     #: A message a user can read (never a stack trace).

@@ -33,6 +33,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from dashboard import queueing
 from dashboard.models import (
     ClusterUpload,
     Experiment,
@@ -444,7 +445,7 @@ def create_experiment(
             if all(r.pk for r in runs)
             else list(exp.runs.order_by("id").values_list("id", flat=True))
         )
-        transaction.on_commit(lambda: enqueue(ids))
+        transaction.on_commit(lambda: setattr(exp, "queued", enqueue(ids)))
     return exp
 
 
@@ -489,11 +490,9 @@ def fork_uploads(source: Experiment) -> tuple[ClusterUpload | None, TraceUpload 
     return source.cluster_upload, source.trace_upload
 
 
-def enqueue(run_ids: list[int]) -> None:
-    from dashboard.tasks import run_simulation
-
-    for rid in run_ids:
-        run_simulation.delay(rid)
+def enqueue(run_ids: list[int]) -> bool:
+    """Queue the runs (:mod:`dashboard.queueing`); False when the broker is unreachable (they stay pending)."""
+    return queueing.enqueue_runs(run_ids)
 
 
 def cancel_run(run: Run) -> bool:

@@ -163,6 +163,10 @@ AUTH_PASSWORD_VALIDATORS = [
 # Django's backend behind the sign-in throttle (dashboard.accounts); it also guards the admin's sign-in.
 AUTHENTICATION_BACKENDS = ["dashboard.accounts.ThrottledModelBackend"]
 #: Failed sign-ins of one user name from one address before it is locked out.
+#: Pending work queued longer ago than this (or never, the broker being down) is queued again.
+SIMCORE_REQUEUE_AFTER_S = env_int("SIMCORE_REQUEUE_AFTER_S", 600, minimum=10)
+#: How long a request waits for the broker before it tells the user the queue is unavailable.
+SIMCORE_BROKER_TIMEOUT_S = env_int("SIMCORE_BROKER_TIMEOUT_S", 3, minimum=1)
 SIMCORE_LOGIN_MAX_FAILURES = env_int("SIMCORE_LOGIN_MAX_FAILURES", 5, minimum=1)
 #: How long failures count and how long a lock-out lasts, in minutes.
 SIMCORE_LOGIN_LOCKOUT_MINUTES = env_int("SIMCORE_LOGIN_LOCKOUT_MINUTES", 15, minimum=1)

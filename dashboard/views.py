@@ -21,7 +21,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import access, charts, downloads, imports, services
+from dashboard import access, charts, downloads, imports, queueing, services
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from simcore.errors import SimcoreError
@@ -110,6 +110,8 @@ def _new_experiment(
         except SimcoreError as e:
             form.add_error(None, str(e))
         else:
+            if getattr(exp, "queued", True) is False:
+                messages.warning(request, queueing.QUEUE_DOWN)
             return redirect(exp)
     return render(
         request,
@@ -321,7 +323,9 @@ def uploads(request: HttpRequest) -> HttpResponse:
             except SimcoreError as e:
                 form.add_error(form.field_for(str(e)), str(e))
             else:
-                if isinstance(up, TraceUpload) and not up.is_ready:
+                if getattr(up, "queued", True) is False:
+                    messages.warning(request, f"stored {up}; {queueing.QUEUE_DOWN}")
+                elif isinstance(up, TraceUpload) and not up.is_ready:
                     messages.success(request, f"stored {up}; it is being imported (progress below)")
                 else:
                     messages.success(request, f"stored {up}")

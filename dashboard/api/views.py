@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from dashboard import access, downloads, imports, services
+from dashboard import access, downloads, imports, queueing, services
 from dashboard.api import serializers as s
 from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
 from simcore.catalog import catalog
@@ -173,10 +173,15 @@ class ExperimentList(GenericAPIView):  # type: ignore[type-arg]
             team=_team(request, d["team"]),
             visibility=d["visibility"],
         )
-        return Response(
-            s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
-            status=status.HTTP_201_CREATED,
-        )
+        return _created(request, exp)
+
+
+def _created(request: Request, exp: Experiment) -> Response:
+    """201 with the new experiment; a ``warning`` when its runs could not be queued yet (broker down)."""
+    body = dict(s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data)
+    if getattr(exp, "queued", True) is False:
+        body["warning"] = queueing.QUEUE_DOWN
+    return Response(body, status=status.HTTP_201_CREATED)
 
 
 class ExperimentDetail(APIView):
@@ -237,10 +242,7 @@ class ExperimentFork(APIView):
             visibility=d["visibility"],
             forked_from=source,
         )
-        return Response(
-            s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data,
-            status=status.HTTP_201_CREATED,
-        )
+        return _created(request, exp)
 
 
 class ExperimentShareLink(APIView):
@@ -422,7 +424,10 @@ class UploadList(GenericAPIView):  # type: ignore[type-arg]
                 up = services.create_upload(kind, request.user, d["name"], f.name or "", f.read())
         except SimcoreError as e:
             raise _upload_error(e) from None
-        return Response(s.UploadSerializer(up).data, status=status.HTTP_201_CREATED)
+        body = dict(s.UploadSerializer(up).data)
+        if getattr(up, "queued", True) is False:
+            body["warning"] = queueing.QUEUE_DOWN
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class UploadDetail(APIView):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -291,3 +292,62 @@ def test_parallel_wrong_passwords_never_check_more_than_the_limit(settings) -> N
     assert len(checked) == 5  # at most the limit reached the password check ...
     assert row.failures == 5  # ... and every one of them is recorded
     assert row.locked_until is not None
+
+
+# -- 10. the broker is down -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def broker_down() -> Any:
+    """The Celery app pointed at a closed port (a real refused connection, no mock), then restored."""
+    from dashboard.celery import app
+
+    before = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"
+    try:
+        yield
+    finally:
+        app.conf.broker_url = before
+
+
+@pytest.mark.django_db(transaction=True)  # queueing happens on commit, as in a real request
+def test_an_api_submission_with_the_broker_down_is_saved_and_says_so(owner, broker_down) -> None:
+    from dashboard.models import Experiment, Status
+
+    resp = api(owner).post(
+        "/api/experiments/", json.dumps({"scenario": small_scenario()}), content_type="application/json"
+    )
+    assert resp.status_code == 201
+    assert "job queue is unavailable" in resp.json()["warning"]
+    exp = Experiment.objects.get()
+    assert {r.status for r in exp.runs.all()} == {Status.PENDING}
+    assert all(r.queued_at is None for r in exp.runs.all())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_form_submission_with_the_broker_down_redirects_with_a_warning(owner_client, broker_down) -> None:
+    from tests.dashboard.test_forms import GOOD
+
+    resp = owner_client.post("/experiments/new/", GOOD, follow=True)
+    assert resp.status_code == 200
+    assert "job queue is unavailable" in resp.content.decode()
+
+
+def test_pending_work_never_queued_is_queued_once_the_broker_is_back(owner, django_capture_on_commit_callbacks) -> None:
+    from dashboard.celery import app
+    from dashboard.models import Experiment
+    from dashboard.queueing import requeue_stale
+
+    before = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            api(owner).post(
+                "/api/experiments/", json.dumps({"scenario": small_scenario()}), content_type="application/json"
+            )
+        assert requeue_stale() == {"runs": 0, "imports": 0}  # still down: nothing sent, nothing raised
+    finally:
+        app.conf.broker_url = before
+    assert requeue_stale() == {"runs": 2, "imports": 0}
+    assert all(r.queued_at is not None for r in Experiment.objects.get().runs.all())
+    assert requeue_stale() == {"runs": 0, "imports": 0}  # queued recently: not again

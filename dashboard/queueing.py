@@ -1,0 +1,88 @@
+"""Putting work on the job queue, so that no work is ever orphaned.
+
+Runs and trace imports are saved first and queued after the commit. When the
+broker is unreachable, queueing used to raise inside the request (a 500) and
+leave the rows ``pending`` with no task, for ever. Now:
+
+- :func:`enqueue_runs` and :func:`enqueue_import` never raise for a broker
+  failure: they report it (False) and leave ``queued_at`` empty, and the page
+  or API says the work starts once the queue is back;
+- :func:`requeue_stale` (run by the periodic repair, and at worker start-up)
+  queues again every pending run or import that was never queued, or was
+  queued more than ``SIMCORE_REQUEUE_AFTER_S`` ago (a message lost with a
+  broker restart). A duplicate message is harmless: claiming is a conditional
+  update, so only one worker ever runs the work.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+from kombu.exceptions import OperationalError as KombuOperationalError
+
+from dashboard.models import ImportStatus, Run, Status, TraceUpload
+
+log = logging.getLogger(__name__)
+
+#: What a publish raises when the broker is down or unreachable.
+BROKER_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, ConnectionError, OSError, TimeoutError)
+
+#: What a user reads when the queue was unavailable.
+QUEUE_DOWN = "the job queue is unavailable right now; the work is saved and starts as soon as the queue is back"
+
+
+def _send(task: Any, ids: list[int]) -> bool:
+    from dashboard.celery import app
+
+    if not ids:
+        return True
+    try:
+        # One connection for all messages, and no retries inside the request: a down broker
+        # costs one refused connection, not a minute of back-off.
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=settings.SIMCORE_BROKER_TIMEOUT_S)
+            for pk in ids:
+                task.apply_async((pk,), connection=conn, retry=False)
+    except BROKER_ERRORS as e:
+        log.warning("could not queue %s %s: %s", task.name, ids, e)
+        return False
+    return True
+
+
+def enqueue_runs(run_ids: list[int]) -> bool:
+    """Queue one task per run; False (and nothing raised) when the broker cannot be reached."""
+    from dashboard.tasks import run_simulation
+
+    if not _send(run_simulation, run_ids):
+        return False
+    Run.objects.filter(pk__in=run_ids, status=Status.PENDING).update(queued_at=timezone.now())
+    return True
+
+
+def enqueue_import(upload_id: int) -> bool:
+    """Queue a trace import; False (and nothing raised) when the broker cannot be reached."""
+    from dashboard.tasks import import_trace
+
+    if not _send(import_trace, [upload_id]):
+        return False
+    TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.PENDING).update(queued_at=timezone.now())
+    return True
+
+
+def requeue_stale(now: datetime | None = None) -> dict[str, int]:
+    """Queue again pending work that was never queued or whose message may be lost; returns the counts."""
+    now = now or timezone.now()
+    before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
+    stale = Q(queued_at__isnull=True) | Q(queued_at__lt=before)
+    runs = list(Run.objects.filter(stale, status=Status.PENDING).order_by("id").values_list("id", flat=True)[:1000])
+    imports = list(
+        TraceUpload.objects.filter(stale, status=ImportStatus.PENDING).order_by("id").values_list("id", flat=True)[:100]
+    )
+    sent_runs = len(runs) if runs and enqueue_runs(runs) else 0
+    sent_imports = sum(1 for pk in imports if enqueue_import(pk))
+    return {"runs": sent_runs, "imports": sent_imports}
