@@ -43,3 +43,92 @@ def max_machines() -> int:
 def max_json_depth() -> int:
     """``SIMCORE_MAX_JSON_DEPTH``: the deepest nesting of lists and objects any JSON input may have (default 64)."""
     return _env_int("SIMCORE_MAX_JSON_DEPTH", DEFAULT_MAX_JSON_DEPTH)
+
+
+#: Default bound on the decompressed bytes of one trace file (a month of Google 2011 task
+#: events is about 3 GB of text per part set; raise it for larger inputs).
+DEFAULT_MAX_TRACE_BYTES = 4 << 30
+#: Default bound on how much larger the decompressed data may be than the gzip input. Trace
+#: text compresses 5-20x; 1 GB of rows in a 2 MB file (500x) is a decompression bomb.
+DEFAULT_MAX_GZIP_RATIO = 100
+#: The ratio is judged only once this much has been decompressed (tiny files compress freely).
+RATIO_GRACE_BYTES = 64 << 20
+#: Default bound on one line of a trace file.
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+
+
+def max_trace_bytes() -> int:
+    """``SIMCORE_MAX_TRACE_BYTES``: the most decompressed bytes one trace file may hold (default 4 GiB)."""
+    return _env_int("SIMCORE_MAX_TRACE_BYTES", DEFAULT_MAX_TRACE_BYTES)
+
+
+def max_gzip_ratio() -> int:
+    """``SIMCORE_MAX_GZIP_RATIO``: the most decompressed bytes per gzip byte of a trace file (default 100)."""
+    return _env_int("SIMCORE_MAX_GZIP_RATIO", DEFAULT_MAX_GZIP_RATIO)
+
+
+def max_line_bytes() -> int:
+    """``SIMCORE_MAX_LINE_BYTES``: the longest line a trace file may have (default 1 MiB)."""
+    return _env_int("SIMCORE_MAX_LINE_BYTES", DEFAULT_MAX_LINE_BYTES)
+
+
+class DecompressionGuard:
+    """Counts what a reader decompresses and stops it as soon as a bound is passed.
+
+    ``add(out, consumed)`` after every chunk: ``out`` decompressed bytes, ``consumed``
+    the compressed bytes read so far (None for plain text, which has no ratio).
+    """
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.total = 0
+        self.max_bytes = max_trace_bytes()
+        self.ratio = max_gzip_ratio()
+
+    def add(self, out: int, consumed: int | None, line: int) -> None:
+        from simcore.errors import InputError
+
+        self.total += out
+        if self.total > self.max_bytes:
+            raise InputError(
+                f"more than {self.max_bytes:,} bytes of data by line {line} (setting SIMCORE_MAX_TRACE_BYTES); "
+                "reading stopped",
+                file=self.label,
+                line=line,
+            )
+        if consumed and self.total > RATIO_GRACE_BYTES and self.total > self.ratio * consumed:
+            raise InputError(
+                f"the gzip data expands more than {self.ratio}x ({self.total:,} bytes from {consumed:,} by line "
+                f"{line}): a decompression bomb? (setting SIMCORE_MAX_GZIP_RATIO); reading stopped",
+                file=self.label,
+                line=line,
+            )
+
+
+def check_line_length(pending: int, label: str, line: int) -> None:
+    """Stop a reader holding more than ``SIMCORE_MAX_LINE_BYTES`` of one line without its end."""
+    limit = max_line_bytes()
+    if pending > limit:
+        from simcore.errors import InputError
+
+        raise InputError(
+            f"line {line} is longer than {limit:,} bytes (setting SIMCORE_MAX_LINE_BYTES): not a text trace?",
+            file=label,
+            line=line,
+        )
+
+
+#: Default bound on any time or duration in a trace: ten years, in seconds.
+DEFAULT_MAX_TRACE_SECONDS = 315_576_000
+#: Default bound on any resource request or capacity in a trace (in the trace's own units).
+DEFAULT_MAX_REQUEST = 10**12
+
+
+def max_trace_seconds() -> int:
+    """``SIMCORE_MAX_TRACE_SECONDS``: the largest time or duration a trace may give (default ten years)."""
+    return _env_int("SIMCORE_MAX_TRACE_SECONDS", DEFAULT_MAX_TRACE_SECONDS)
+
+
+def max_request() -> int:
+    """``SIMCORE_MAX_REQUEST``: the largest resource request a trace may give, in its own units (default 1e12)."""
+    return _env_int("SIMCORE_MAX_REQUEST", DEFAULT_MAX_REQUEST)

@@ -63,6 +63,7 @@ from typing import IO, Any
 import numpy as np
 
 from simcore.errors import InputError, ParameterError
+from simcore.limits import DecompressionGuard, check_line_length, max_request, max_trace_seconds
 from simcore.model import FixedRuntime, FloatArray, IntArray, Workload
 from simcore.sources import source_label
 
@@ -145,6 +146,9 @@ def _blocks(stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
     line = 1
     carry = b""
     first = True
+    guard = DecompressionGuard(label)
+    raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else None
+    # A line longer than SIMCORE_MAX_LINE_BYTES stops the reader within one block (16 MB) of its start.
     while True:
         try:
             data = stream.read(BLOCK_BYTES)
@@ -155,12 +159,16 @@ def _blocks(stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
             if carry:
                 yield line, _decode(carry, label, line, first)
             return
+        consumed = raw.tell() if raw is not None and hasattr(raw, "tell") else None
+        guard.add(len(data), consumed, line + carry.count(b"\n"))
         buf = carry + data
         cut = buf.rfind(b"\n")
         if cut < 0:
+            check_line_length(len(buf), label, line)
             carry = buf
             continue
         carry = buf[cut + 1 :]
+        check_line_length(len(carry), label, line + buf.count(b"\n", 0, cut + 1))
         text = _decode(buf[:cut], label, line, first)
         first = False
         yield line, text
@@ -342,8 +350,13 @@ def _class_value(v: str, lay: _Layout, line: int, name_ids: dict[str, int]) -> i
 def _check_block(
     num: FloatArray, cls: FloatArray | IntArray | None, line_nos: Sequence[int] | None, first_line: int, lay: _Layout
 ) -> None:
-    """Reject NaN, infinities, negative values and bad class ids; name the first offending line."""
-    bad_num = ~np.isfinite(num) | (num < 0)
+    """Reject NaN, infinities, negative or absurd values and bad class ids; name the first offending line.
+
+    Times and durations above ``SIMCORE_MAX_TRACE_SECONDS`` (ten years) and requests above
+    ``SIMCORE_MAX_REQUEST`` are absurd: a duration of 1e308 s would run and report a mean of 1e308.
+    """
+    bounds = np.array([_bound(name) for name in lay.numeric_names], dtype=np.float64)
+    bad_num = ~np.isfinite(num) | (num < 0) | (num > bounds)
     rows = [int(np.flatnonzero(bad_num.any(axis=1))[0])] if bad_num.any() else []
     if cls is not None:
         bad_cls = ~np.isfinite(cls) | (cls < -1) | (cls != np.floor(cls))
@@ -361,6 +374,14 @@ def _check_block(
             raise InputError(f"not a finite number: {v}", file=lay.file, line=ln, column=name)
         if v < 0:
             raise InputError(f"negative value {v}", file=lay.file, line=ln, column=name)
+        if v > _bound(name):
+            what = "SIMCORE_MAX_TRACE_SECONDS" if name in (SUBMIT, DURATION) else "SIMCORE_MAX_REQUEST"
+            raise InputError(
+                f"value {v:g} is larger than the bound {_bound(name):g} (setting {what})",
+                file=lay.file,
+                line=ln,
+                column=name,
+            )
     assert cls is not None
     v = cls[r]
     shown = int(v) if np.isfinite(v) and v == np.floor(v) else float(v)
@@ -374,6 +395,10 @@ def _check_block(
     raise InputError(
         f"class id must be an integer >= 0 (or -1 for unknown), got {shown}", file=lay.file, line=ln, column=CLASS
     )
+
+
+def _bound(column: str) -> float:
+    return float(max_trace_seconds() if column in (SUBMIT, DURATION) else max_request())
 
 
 def read_trace(

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import InputError, ParameterError
+from simcore.limits import DecompressionGuard, check_line_length, max_line_bytes
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 OnError = Literal["raise", "skip"]
@@ -166,6 +167,7 @@ def _decompressed(
             consumed += len(b)
             yield b, consumed
         return
+    status["gzip"] = True
     d = zlib.decompressobj(wbits=31)
     out_max = max(1 << 16, BLOCK_BYTES // 4)
     fed = False  # whether the current gzip member has been given any bytes
@@ -248,21 +250,25 @@ def iter_blocks(src: Source, name: str, errors: RowErrors, block_bytes: int | No
     def before() -> int:
         return line - 1 + sum(p.count(b"\n") for p in pieces)
 
+    guard = DecompressionGuard(name)
+    max_line = max_line_bytes()
     try:
         done = 0
         have = 0
+        tail = 0  # bytes after the last newline seen (the line still open)
         for chunk, done in _decompressed(f, name, errors, before, status):
             pieces.append(chunk)
             have += len(chunk)
+            guard.add(len(chunk), done if status.get("gzip") else None, line)
+            nl = chunk.rfind(b"\n")
+            tail = tail + len(chunk) if nl < 0 else len(chunk) - nl - 1
+            if tail > max_line:
+                check_line_length(tail, name, before() + 1)
             if have < block_bytes:
                 continue
             buf = b"".join(pieces)
             cut = buf.rfind(b"\n") + 1
             if cut == 0:
-                if have > 4 * block_bytes:
-                    raise InputError(
-                        f"line longer than {4 * block_bytes >> 20} MB: not a text trace?", file=name, line=line
-                    )
                 pieces = [buf]
                 continue
             data = buf[:cut]

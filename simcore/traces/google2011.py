@@ -69,6 +69,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import InputError, ParameterError
+from simcore.limits import max_request, max_trace_seconds
 from simcore.model import Cluster, Workload
 from simcore.traces._stream import (
     Column,
@@ -258,6 +259,16 @@ class _TaskEventReader:
             column="time",
             detail=describe("time stamp {} is negative", t),
         )
+        too_late = (t > max_trace_seconds() * 1_000_000) & (t != MAXINT)  # µs; MAXINT: after the window
+        keep &= reject_rows(
+            too_late,
+            lines,
+            e,
+            file=name,
+            reason="time stamp out of range",
+            column="time",
+            detail=describe("time stamp {} µs is later than the bound (setting SIMCORE_MAX_TRACE_SECONDS)", t),
+        )
         keep &= reject_rows(
             (ev < 0) | (ev > 8),
             lines,
@@ -286,7 +297,7 @@ class _TaskEventReader:
             detail=describe(f"task index {{}} is outside 0..{(1 << TASK_BITS) - 1}", idx),
         )
         for arr, col in ((cpu, "CPU request"), (mem, "memory request")):
-            bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr))
+            bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr) & (arr <= max_request()))
             keep &= reject_rows(
                 bad,
                 lines,
@@ -294,7 +305,7 @@ class _TaskEventReader:
                 file=name,
                 reason="bad resource request",
                 column=col,
-                detail=describe("request {} is not a finite non-negative number", arr),
+                detail=describe("request {} is not a finite non-negative number within SIMCORE_MAX_REQUEST", arr),
             )
         # Rows "after the trace window" carry no usable time: ignored, never checked for order.
         after = t == MAXINT

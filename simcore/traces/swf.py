@@ -44,6 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import InputError, ParameterError
+from simcore.limits import max_trace_seconds
 from simcore.model import Cluster, Workload
 from simcore.traces._stream import (
     Block,
@@ -264,6 +265,20 @@ def read_swf(
                     reason="negative run time",
                     column=FIELD_NAMES[RUN],
                     detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run),
+                )
+                bound = float(max_trace_seconds())
+                keep &= reject_rows(
+                    keep & ((sub > bound) | (run > bound)),
+                    lines,
+                    errors,
+                    file=fname,
+                    reason="time out of range",
+                    column=FIELD_NAMES[SUBMIT] if bool(((sub > bound) & keep).any()) else FIELD_NAMES[RUN],
+                    detail=describe(
+                        "submit time {:g} or run time {:g} exceeds SIMCORE_MAX_TRACE_SECONDS",
+                        sub,
+                        run,
+                    ),
                 )
                 known = keep & (sub >= 0)
                 prev = np.maximum.accumulate(np.concatenate(([last_submit], np.where(known, sub, -np.inf))))[:-1]
