@@ -19,10 +19,9 @@ A lookup that finds nothing the user may see raises Http404 (the object's
 existence is not revealed); one the user may see but not change raises
 PermissionDenied (403).
 
-Every lookup of experiments (runs) or trace uploads first applies the
-lost-worker rule (:func:`dashboard.models.fail_lost_runs`,
-:func:`~dashboard.models.fail_lost_imports`: one cheap query each), so what is
-read never shows the work of a dead worker as running.
+Lookups only read. Work of a dead worker is marked failed by the workers'
+periodic repair (:mod:`dashboard.repair`), within a third of
+``SIMCORE_WORKER_TIMEOUT_S`` after it counts as lost.
 """
 
 from __future__ import annotations
@@ -43,8 +42,6 @@ from dashboard.models import (
     Team,
     TraceUpload,
     Visibility,
-    fail_lost_imports,
-    fail_lost_runs,
 )
 
 Need = Literal["view", "cancel", "share"]
@@ -68,7 +65,6 @@ def visible_experiments(user: Any) -> QuerySet[Experiment]:
     """Every experiment ``user`` may read (none for an anonymous visitor)."""
     if not _signed_in(user):
         return Experiment.objects.none()
-    fail_lost_runs()
     return Experiment.objects.filter(Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED))
 
 
@@ -118,7 +114,6 @@ def get_shared_experiment(token: str) -> Experiment:
     """The experiment behind a public read-only link; 404 once the owner revoked it."""
     if not token or len(token) > 64:
         raise Http404("no such link")
-    fail_lost_runs()
     exp = (
         Experiment.objects.select_related("owner", "team", "cluster_upload", "trace_upload")
         .defer("cluster_upload__content_gz", "trace_upload__content_gz")
@@ -142,8 +137,6 @@ def own_uploads(user: Any, kind: str) -> QuerySet[Any]:
         raise Http404(f"unknown upload kind {kind!r}")
     if not _signed_in(user):
         return model.objects.none()
-    if model is TraceUpload:
-        fail_lost_imports()
     return model.objects.filter(owner=user).defer("content_gz")
 
 

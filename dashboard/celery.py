@@ -22,10 +22,6 @@ READY_FILE_ENV = "SIMCORE_WORKER_READY_FILE"
 
 @worker_ready.connect
 def _mark_ready(**_: Any) -> None:
-    from dashboard.queueing import requeue_stale
-
-    # Work saved while the broker was down (or whose message a broker restart lost) is queued again.
-    requeue_stale()
     path = os.environ.get(READY_FILE_ENV)
     if path:
         Path(path).write_text(str(os.getpid()))

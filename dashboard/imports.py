@@ -514,8 +514,11 @@ def execute_import(upload_id: int, worker: str = "") -> str:
         status=ImportStatus.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], stage="starting"
     ):
         return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
-    with Heartbeat(TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING)):
-        return _import(upload_id)
+    try:
+        with Heartbeat(TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING)):
+            return _import(upload_id)
+    except Cancelled:  # raised by the heartbeat outside the reader's own handler
+        return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
 
 
 def _import(upload_id: int) -> str:

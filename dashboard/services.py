@@ -9,6 +9,7 @@ the numbers on the page are the numbers a colleague reproduces.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gzip
 import hashlib
 import importlib
@@ -522,12 +523,21 @@ class Heartbeat:
     on ``status=running``: once the work left that status (finished,
     cancelled, declared lost) a stamp changes nothing and the thread stops.
     The thread uses its own database connection and closes it.
+
+    Work that left ``running`` while it is still being done (cancelled, or
+    declared lost because the worker looked dead) is stopped at once: the
+    thread raises :class:`~simcore.errors.Cancelled` in the working thread
+    (at its next Python instruction, whatever phase it is in: building the
+    cluster or workload, solving LPs, simulating), so a declared-lost run
+    never keeps the worker's only slot.
     """
 
     def __init__(self, rows: QuerySet[Any], every_s: float | None = None) -> None:
         self.rows = rows
         self.every_s = heartbeat_every_s() if every_s is None else every_s
         self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._worker_thread = threading.get_ident()
         self._thread = threading.Thread(target=self._beat, name="simcore-heartbeat", daemon=True)
 
     def __enter__(self) -> Heartbeat:
@@ -538,7 +548,8 @@ class Heartbeat:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._stop.set()
+        with self._lock:  # never interrupt the worker once its work is over
+            self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
 
@@ -547,11 +558,19 @@ class Heartbeat:
             while not self._stop.wait(self.every_s):
                 try:
                     if not self.rows.update(heartbeat_at=timezone.now()):
+                        self._interrupt()
                         return
                 except DatabaseError as e:  # a busy or briefly unreachable database: the next beat retries
                     log.warning("heartbeat of %s failed: %s", self.rows.model.__name__, e)
         finally:
             connection.close()
+
+    def _interrupt(self) -> None:
+        with self._lock:
+            if self._stop.is_set():
+                return
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._worker_thread), ctypes.py_object(Cancelled))
+            log.warning("work of %s left 'running' while in progress: stopped", self.rows.model.__name__)
 
 
 class _Reporter:
@@ -593,8 +612,11 @@ def execute_run(run_id: int, worker: str = "") -> str:
         Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], code_version=code_version()[:100]
     ):
         return "claimed elsewhere"
-    with Heartbeat(Run.objects.filter(pk=run.pk, status=Status.RUNNING)):
-        return _simulate(run)
+    try:
+        with Heartbeat(Run.objects.filter(pk=run.pk, status=Status.RUNNING)):
+            return _simulate(run)
+    except Cancelled:  # raised by the heartbeat outside the simulation's own handler
+        return _current_status(run)
 
 
 def _simulate(run: Run) -> str:

@@ -28,29 +28,23 @@ def import_trace(upload_id: int) -> str:
 
 
 @worker_ready.connect
-def fail_lost_work(**_: Any) -> None:
-    """At worker start-up, mark failed the work of workers that died (a restarted machine's runs, say).
+def start_repair(**_: Any) -> None:
+    """At worker start-up, repair at once (a restarted machine's runs, say), then every few seconds.
 
-    The same stale-heartbeat rule as the pages apply (dashboard.models.fail_lost_runs):
-    work another live worker holds has a fresh heartbeat and is left alone.
-    Runs in the worker's main process, which then closes its connection (the
-    pool's processes have their own).
+    The stale-heartbeat rule (dashboard.models.fail_lost_runs) leaves the work of
+    live workers alone; pending work that was never queued is queued again
+    (dashboard.queueing). See :mod:`dashboard.repair`.
     """
-    from django.db import DatabaseError, connections
+    from dashboard.repair import repair_once, start_repair_thread
 
-    from dashboard.models import fail_lost_imports, fail_lost_runs
-
-    try:
-        runs, uploads = fail_lost_runs(), fail_lost_imports()
-    except DatabaseError as e:  # the worker still starts; the pages apply the rule when they are read
-        log.warning("could not check for work lost by dead workers: %s", e)
-        return
-    finally:
-        connections.close_all()
+    done = repair_once()
+    runs, uploads = done.get("lost_runs", []), done.get("lost_imports", [])
     log.info(
-        "start-up check for work lost by dead workers: %d run(s) %s, %d trace import(s) %s marked failed",
+        "start-up check for work lost by dead workers: %d run(s) %s, %d trace import(s) %s marked failed; requeued %s",
         len(runs),
         runs,
         len(uploads),
         uploads,
+        done.get("requeued"),
     )
+    start_repair_thread()

@@ -159,7 +159,7 @@ def _blocks(stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
             if carry:
                 yield line, _decode(carry, label, line, first)
             return
-        consumed = raw.tell() if raw is not None and hasattr(raw, "tell") else None
+        consumed = _tell(raw)
         guard.add(len(data), consumed, line + carry.count(b"\n"))
         buf = carry + data
         cut = buf.rfind(b"\n")
@@ -173,6 +173,14 @@ def _blocks(stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
         first = False
         yield line, text
         line += text.count("\n") + 1
+
+
+def _tell(raw: Any) -> int | None:
+    """Compressed bytes read so far, or None when the stream cannot tell (no ratio check then)."""
+    try:
+        return int(raw.tell()) if raw is not None else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _decode(b: bytes, label: str, line: int, first: bool) -> str:

@@ -210,8 +210,13 @@ def test_a_lost_import_fails_drops_its_files_and_a_late_worker_stores_nothing(ow
 
 
 @pytest.mark.django_db(transaction=True)
-def test_reading_pages_and_the_api_applies_the_rule(owner, owner_client, settings):
-    settings.SIMCORE_WORKER_TIMEOUT_S = 60
+def test_pages_only_read_and_the_periodic_repair_applies_the_rule(owner, owner_client, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from dashboard.repair import repair_once
+
+    settings.SIMCORE_WORKER_TIMEOUT_S = 30
     now = timezone.now()
     exp = _experiment(owner, small_scenario(schedulers=["greedy"]))
     run = exp.runs.get()
@@ -220,18 +225,30 @@ def test_reading_pages_and_the_api_applies_the_rule(owner, owner_client, setting
     up = _trace_import(owner, "t.csv.gz", gzip.compress(CSV), "csv")
     _set(up, status=ImportStatus.RUNNING, heartbeat_at=now - timedelta(seconds=50))
     api = _api(owner)
-    # Heard of 50 s ago with a 60 s timeout: still running everywhere.
-    assert owner_client.get(reverse("experiment-progress", args=[exp.pk])).json()["status"] == "running"
-    assert api.get(f"/api/uploads/trace/{up.pk}/").json()["status"] == "running"
-    settings.SIMCORE_WORKER_TIMEOUT_S = 30
-    # The list page is the first read: it shows the experiment failed.
-    assert 'class="status failed"' in owner_client.get(reverse("experiment-list")).content.decode()
+    # Heard of 50 s ago with a 30 s timeout: lost, but reading pages and the API changes nothing.
+    pages = [
+        lambda: owner_client.get(reverse("experiment-list")),
+        lambda: owner_client.get(exp.get_absolute_url()),
+        lambda: owner_client.get(reverse("experiment-progress", args=[exp.pk])),
+        lambda: owner_client.get(reverse("trace-import-progress", args=[up.pk])),
+        lambda: api.get(f"/api/experiments/{exp.pk}/"),
+        lambda: api.get(f"/api/uploads/trace/{up.pk}/"),
+    ]
+    for read in pages:
+        with CaptureQueriesContext(connection) as q:
+            assert read().status_code == 200
+        writes = [x["sql"] for x in q.captured_queries if x["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE")]
+        # The API's token check stamps the token's last use; nothing else is written.
+        assert all("dashboard_apitoken" in w for w in writes), writes
+    assert Run.objects.get(pk=run.pk).status == Status.RUNNING
+    # The workers' periodic repair applies the rule.
+    done = repair_once()
+    assert done["lost_runs"] == [run.pk] and done["lost_imports"] == [up.pk]
     run.refresh_from_db()
     assert run.status == Status.FAILED and run.error.startswith(LOST)
     body = api.get(f"/api/experiments/{exp.pk}/").json()
     assert body["status"] == "failed" and body["runs"][0]["error"] == run.error
     assert run.error in owner_client.get(exp.get_absolute_url()).content.decode()
-    # Uploads: the import poller of the uploads page reads it failed, with the message.
     progress = owner_client.get(reverse("trace-import-progress", args=[up.pk])).json()
     assert progress["status"] == "failed" and progress["error"].startswith(LOST)
     assert api.get(f"/api/uploads/trace/{up.pk}/").json()["trace_import"]["error"] == progress["error"]
@@ -246,7 +263,7 @@ TIMEOUT_S = 3
 class Worker:
     """A ``celery worker`` process of this test (own queue, own process group, so it can be killed whole)."""
 
-    def __init__(self, name: str, queue: str, tmp: Path) -> None:
+    def __init__(self, name: str, queue: str, tmp: Path, concurrency: int = 2, **extra_env: str) -> None:
         self.ready = tmp / f"{name}.ready"
         self.log = ARTIFACTS / f"celery-worker-lost-{name}.log"
         env = {
@@ -255,6 +272,7 @@ class Worker:
             READY_FILE_ENV: str(self.ready),
             "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
             "SIMCORE_WORKER_TIMEOUT_S": str(TIMEOUT_S),
+            **extra_env,
         }
         if not os.environ.get("REDIS_URL"):
             env["SIMCORE_BROKER_DIR"] = str(
@@ -272,7 +290,7 @@ class Worker:
                     "dashboard",
                     "worker",
                     "--concurrency",
-                    "2",
+                    str(concurrency),
                     "-Q",
                     queue,
                     "-n",
@@ -401,7 +419,16 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
         assert api.get(f"/api/experiments/{exp.pk}/progress/").json()["status"] == "running"
         _not_heard_of_for([run, up], TIMEOUT_S)
 
-        # then the next read shows the run failed with the message, and the experiment failed.
+        # then live worker b's periodic repair (every TIMEOUT_S / 3 s) marks the run and the import failed,
+        _wait_until(
+            "marked failed by the repair",
+            lambda: (
+                Run.objects.get(pk=run.pk).status == Status.FAILED
+                and TraceUpload.objects.get(pk=up.pk).status == ImportStatus.FAILED
+            ),
+            timeout=30,
+        )
+        # and the next read shows the run failed with the message, and the experiment failed.
         progress = api.get(f"/api/experiments/{exp.pk}/progress/").json()
         run.refresh_from_db()
         expected = f"{LOST} (lost at {timezone.localtime(run.heartbeat_at):%H:%M} UTC); re-run it: fork the experiment"
@@ -428,3 +455,34 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
     finally:
         for w in workers:
             w.kill()  # b is idle: nothing to wait for
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_declared_lost_in_a_long_phase_is_stopped_and_frees_its_worker(owner, settings, tmp_path):
+    """Issue 14 item 7: the heartbeat beats during a phase without progress reports, and a run declared
+    lost (here by hand, as a misfiring detector would) stops at once instead of holding the worker."""
+    settings.SIMCORE_WORKER_TIMEOUT_S = TIMEOUT_S
+    queue = f"simcore-test-slow-{uuid.uuid4().hex[:8]}"
+    exp = _experiment(owner, small_scenario(schedulers=["greedy"], seeds=[0, 1]))
+    slow, after = exp.runs.order_by("seed")
+    Run.objects.filter(pk=slow.pk).update(scheduler="test-slow-setup")  # registered in the worker only
+    w = Worker("slow", queue, tmp_path, concurrency=1, SIMCORE_PLUGINS="tests.dashboard.slow_plugin")
+    try:
+        w.wait_ready()
+        # One pool process: the second run can only start once the first one lets go.
+        tasks.run_simulation.apply_async((slow.pk,), queue=queue)
+        _wait_until("claimed", lambda: Run.objects.get(pk=slow.pk).status == Status.RUNNING)
+        first = Run.objects.get(pk=slow.pk).heartbeat_at
+        # The heartbeat keeps coming while the scheduler's setup runs (no progress reports in it).
+        _wait_until("heartbeat during setup", lambda: Run.objects.get(pk=slow.pk).heartbeat_at > first, timeout=20)
+        # Declared lost while its worker is alive:
+        assert Run.objects.filter(pk=slow.pk, status=Status.RUNNING).update(
+            status=Status.FAILED, error="declared lost by hand", finished_at=timezone.now()
+        )
+        tasks.run_simulation.apply_async((after.pk,), queue=queue)
+        # the worker stops it and runs the next one.
+        _wait_until("the next run finished", lambda: Run.objects.get(pk=after.pk).status == Status.FINISHED)
+        assert Run.objects.get(pk=slow.pk).status == Status.FAILED
+        assert "left 'running' while in progress: stopped" in w.log.read_text()
+    finally:
+        w.kill()
