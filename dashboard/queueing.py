@@ -32,6 +32,9 @@ log = logging.getLogger(__name__)
 #: What a publish raises when the broker is down or unreachable.
 BROKER_ERRORS: tuple[type[BaseException], ...] = (KombuOperationalError, ConnectionError, OSError, TimeoutError)
 
+#: Work saved less than this long ago and not queued yet is left to the request that saved it.
+NEVER_QUEUED_GRACE_S = 60
+
 #: What a user reads when the queue was unavailable.
 QUEUE_DOWN = "the job queue is unavailable right now; the work is saved and starts as soon as the queue is back"
 
@@ -78,10 +81,21 @@ def requeue_stale(now: datetime | None = None) -> dict[str, int]:
     """Queue again pending work that was never queued or whose message may be lost; returns the counts."""
     now = now or timezone.now()
     before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
-    stale = Q(queued_at__isnull=True) | Q(queued_at__lt=before)
-    runs = list(Run.objects.filter(stale, status=Status.PENDING).order_by("id").values_list("id", flat=True)[:1000])
+    # Never queued: give the request that saved it a minute to queue it itself.
+    grace = now - timedelta(seconds=NEVER_QUEUED_GRACE_S)
+    runs = list(
+        Run.objects.filter(
+            Q(queued_at__isnull=True, experiment__created__lt=grace) | Q(queued_at__lt=before), status=Status.PENDING
+        )
+        .order_by("id")
+        .values_list("id", flat=True)[:1000]
+    )
     imports = list(
-        TraceUpload.objects.filter(stale, status=ImportStatus.PENDING).order_by("id").values_list("id", flat=True)[:100]
+        TraceUpload.objects.filter(
+            Q(queued_at__isnull=True, created__lt=grace) | Q(queued_at__lt=before), status=ImportStatus.PENDING
+        )
+        .order_by("id")
+        .values_list("id", flat=True)[:100]
     )
     sent_runs = len(runs) if runs and enqueue_runs(runs) else 0
     sent_imports = sum(1 for pk in imports if enqueue_import(pk))

@@ -295,10 +295,15 @@ def delete_upload(upload: Upload) -> None:
     Deleting a trace whose import is still running stops it: the worker's
     next progress write finds no row and gives up, storing nothing.
     """
+    from dashboard.access import visible_experiments
+
     field = "cluster_upload" if isinstance(upload, ClusterUpload) else "trace_upload"
-    n = Experiment.objects.filter(**{field: upload}).count()
-    if n:
-        raise ParameterError(f"{upload} is used by {n} experiment(s); it stays so they can be re-run and forked")
+    users = Experiment.objects.filter(**{field: upload})
+    if users.exists():
+        # Count only what the owner can see: others' private forks must not be revealed.
+        n = visible_experiments(upload.owner).filter(**{field: upload}).count()
+        which = f"by {n} experiment(s) you can see" if n else "by experiments"
+        raise ParameterError(f"{upload} is in use {which}; it stays so they can be re-run and forked")
     upload.delete()
 
 
@@ -405,6 +410,29 @@ def check_team_choice(owner: AbstractBaseUser, team: Team | None, visibility: st
         raise ParameterError("team visibility needs a team")
 
 
+def check_resources(
+    scenario: dict[str, Any], cluster_upload: ClusterUpload | None, trace_upload: TraceUpload | None
+) -> None:
+    """A trace and a cluster must name the same resources: checked at submission, not found by a worker."""
+    if trace_upload is None:
+        return  # a generated workload takes the cluster's resources
+    wanted = list(trace_upload.info.get("resources") or [])
+    if cluster_upload is not None:
+        have, cname = list(cluster_upload.info.get("resources") or []), f"cluster upload {cluster_upload.name!r}"
+    elif "preset" in scenario["cluster"]:
+        from simcore.api import resolve_cluster
+
+        spec = scenario["cluster"]
+        have, cname = list(resolve_cluster(spec["preset"], spec["params"]).resources), f"cluster {spec['preset']!r}"
+    else:
+        return
+    if wanted and have and wanted != have:
+        raise ParameterError(
+            f"trace {trace_upload.name!r} requests resources {wanted} but {cname} has {have}; "
+            "choose a cluster with the trace's resources"
+        )
+
+
 def create_experiment(
     owner: AbstractBaseUser,
     scenario: dict[str, Any],
@@ -423,6 +451,7 @@ def create_experiment(
     """
     scenario = archive.validate_scenario(scenario)
     check_team_choice(owner, team, visibility)
+    check_resources(scenario, cluster_upload, trace_upload)
     names = archive.labels_of(scenario)
     with transaction.atomic():
         exp = Experiment.objects.create(
@@ -620,6 +649,7 @@ def execute_run(run_id: int, worker: str = "") -> str:
 
 
 def _simulate(run: Run) -> str:
+    files: dict[str, Path] = {}
     try:
         with materialised_files(run.experiment) as files:
             outcome = archive.run_scenario(
@@ -628,13 +658,27 @@ def _simulate(run: Run) -> str:
     except Cancelled:  # cancelled, or declared lost while this worker was too slow to stamp its heartbeat
         return _current_status(run)
     except SimcoreError as e:
-        return _fail(run, str(e))
+        return _fail(run, _upload_names(str(e), files, run.experiment))
     except MemoryError:
         return _fail(run, "the run needed more memory than the worker has")
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("run %s failed", run.pk)
         return _fail(run, f"internal error ({type(e).__name__}): {e}")
     return Status.FINISHED if store_outcome(run, outcome) else _current_status(run)
+
+
+def _upload_names(message: str, files: dict[str, Path], experiment: Experiment) -> str:
+    """``message`` with the worker's temporary paths replaced by the names the user gave the uploads."""
+    names = {}
+    if experiment.cluster_upload_id:
+        names["cluster"] = f"cluster upload {experiment.cluster_upload.name!r}"
+    if experiment.trace_upload_id:
+        names["trace"] = f"trace upload {experiment.trace_upload.name!r}"
+        names["classes"] = f"the job classes of trace upload {experiment.trace_upload.name!r}"
+    for key, path in files.items():
+        kind = "classes" if key.endswith(".classes.json") or key.startswith("classes") else key.split("_", 1)[0]
+        message = message.replace(str(path), names.get(kind, key))
+    return message
 
 
 def _current_status(run: Run) -> str:

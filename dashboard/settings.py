@@ -259,6 +259,8 @@ else:
         "store_processed": False,
     }
 # Results live in the database (RunResult), not in a Celery result backend.
+#: The queue tasks go to (and the workers' repair re-queues to); the tests give their worker its own.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SIMCORE_TASK_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
 # A run is long and CPU-bound: take one at a time, acknowledge after it ends so a killed
 # worker's run is redelivered (the conditional claim then skips it if it already ran).

@@ -50,7 +50,7 @@ def max_json_depth() -> int:
 DEFAULT_MAX_TRACE_BYTES = 4 << 30
 #: Default bound on how much larger the decompressed data may be than the gzip input. Trace
 #: text compresses 5-20x; 1 GB of rows in a 2 MB file (500x) is a decompression bomb.
-DEFAULT_MAX_GZIP_RATIO = 100
+DEFAULT_MAX_GZIP_RATIO = 200
 #: The ratio is judged only once this much has been decompressed (tiny files compress freely).
 RATIO_GRACE_BYTES = 64 << 20
 #: Default bound on one line of a trace file.
@@ -63,7 +63,7 @@ def max_trace_bytes() -> int:
 
 
 def max_gzip_ratio() -> int:
-    """``SIMCORE_MAX_GZIP_RATIO``: the most decompressed bytes per gzip byte of a trace file (default 100)."""
+    """``SIMCORE_MAX_GZIP_RATIO``: the most decompressed bytes per gzip byte of a trace file (default 200)."""
     return _env_int("SIMCORE_MAX_GZIP_RATIO", DEFAULT_MAX_GZIP_RATIO)
 
 

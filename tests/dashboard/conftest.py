@@ -115,6 +115,8 @@ def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factor
         "DATABASE_URL": _test_database_url(),
         READY_FILE_ENV: str(ready),
         "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
+        # Its own queue also for what its periodic repair re-queues.
+        "SIMCORE_TASK_QUEUE": queue,
     }
     if not os.environ.get("REDIS_URL"):
         env["SIMCORE_BROKER_DIR"] = str(Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)

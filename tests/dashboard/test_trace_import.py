@@ -343,7 +343,7 @@ def test_used_uploads_cannot_be_deleted_unused_ones_can(owner_client, owner):
         trace_upload=up,
     )
     resp = owner_client.post(reverse("upload-delete", args=["trace", up.pk]), follow=True)
-    assert "is used by 1 experiment(s)" in _text(resp) and TraceUpload.objects.filter(pk=up.pk).exists()
+    assert "is in use by 1 experiment(s) you can see" in _text(resp) and TraceUpload.objects.filter(pk=up.pk).exists()
     exp.delete()
     assert owner_client.post(reverse("upload-delete", args=["trace", up.pk])).status_code == 302
     assert not TraceUpload.objects.filter(pk=up.pk).exists()

@@ -272,6 +272,7 @@ class Worker:
             READY_FILE_ENV: str(self.ready),
             "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
             "SIMCORE_WORKER_TIMEOUT_S": str(TIMEOUT_S),
+            "SIMCORE_TASK_QUEUE": queue,
             **extra_env,
         }
         if not os.environ.get("REDIS_URL"):
