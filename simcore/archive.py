@@ -28,12 +28,9 @@ This module must not import Django: it is part of the simulation library.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import math
-import sys
-import tempfile
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -413,61 +410,3 @@ def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any], rel: float = 1e-9) 
         elif x != y:
             return False
     return True
-
-
-# ---------------------------------------------------------------------------- `simcore rerun`
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("archive", help="experiment archive (.zip) downloaded from the dashboard")
-    parser.add_argument("--out", help="directory; results go to DIR/<scheduler>/seed-<seed>/")
-    parser.add_argument("--schedulers", help="comma-separated subset of the archive's schedulers")
-    parser.add_argument("--progress", action="store_true", help="print progress to stderr")
-
-
-def main(args: argparse.Namespace) -> int:
-    """Re-run every scheduler x seed of an archive; one JSON summary line each.
-
-    Each line carries ``matches_archive``: true when every number but the
-    machine-dependent ones (wall time, speed, version) equals the archived
-    run's, null when the archive holds no finished result for that run.
-    Exit status 1 when a re-run disagrees with its archived result.
-    """
-    arch = read_archive(args.archive)
-    scenario = validate_scenario(arch.scenario)
-    chosen = scenario["schedulers"]
-    if args.schedulers:
-        chosen = [s.strip() for s in args.schedulers.split(",") if s.strip()]
-        for s in chosen:
-            if s not in scenario["schedulers"]:
-                have = ", ".join(scenario["schedulers"])
-                raise ParameterError(f"scheduler {s!r} is not in the archive; it has {have}")
-    stored = {(r.scheduler, r.seed): r for r in arch.runs}
-    if arch.code_version and arch.code_version != code_version():
-        print(
-            f"simcore: note: archive written by {arch.code_version}, re-running with {code_version()}", file=sys.stderr
-        )
-    mismatches = 0
-    with tempfile.TemporaryDirectory(prefix="simcore-rerun-") as tmp:
-        paths: dict[str, Path] = {}
-        for fname, content in arch.files.items():
-            p = Path(tmp) / fname
-            p.write_bytes(content)
-            paths[fname] = p
-        for seed in scenario["seeds"]:
-            for sched in chosen:
-                progress = None
-                if args.progress:
-                    from simcore.cli import _progress_printer
-
-                    progress = _progress_printer(f"{sched} seed {seed}")
-                outcome = run_scenario(scenario, sched, seed, paths, progress)
-                if args.out:
-                    outcome.write(Path(args.out) / sched / f"seed-{seed}")
-                old = stored.get((sched, seed))
-                match = None
-                if old is not None and old.status == "finished" and old.summary is not None:
-                    match = same_numbers(old.summary, outcome.summary)
-                    mismatches += not match
-                print(json.dumps({**outcome.summary, "matches_archive": match}), flush=True)
-    return 1 if mismatches else 0

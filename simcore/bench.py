@@ -28,7 +28,6 @@ stopped and reported with the rate it had reached (status ``timeout``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -36,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from simcore.errors import Cancelled, ParameterError, SimcoreError
@@ -51,44 +51,38 @@ BIG_JOBS = 10_000_000
 MEMORY_TARGET_MB = 2048.0
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--schedulers",
-        "--scheduler",
-        dest="schedulers",
-        default="all",
-        help="comma-separated scheduler names, or 'all' (default)",
-    )
-    p.add_argument("--scenarios", default="google,trace", help="comma-separated: google, trace (default both)")
-    p.add_argument(
-        "--hours",
-        type=float,
-        default=0.1,
-        help="arrival window of the google scenario in hours (default 0.1: ~307,000 jobs)",
-    )
-    p.add_argument("--load", type=float, default=0.9, help="load as a fraction of lambda* (default 0.9)")
-    p.add_argument(
-        "--machines-per-config",
-        type=int,
-        default=1000,
-        help="machines per configuration of google-balanced (default 1000: 10,000 machines)",
-    )
-    p.add_argument("--trace-jobs", type=int, default=100_000, help="jobs in the trace scenario (default 100,000)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument(
-        "--max-seconds",
-        type=float,
-        default=300.0,
-        help="stop a run after this many wall seconds and report its rate so far (default 300)",
-    )
-    p.add_argument("--big", action="store_true", help=f"also run the {BIG_JOBS:,}-job memory check (several minutes)")
-    p.add_argument("--big-jobs", type=int, default=BIG_JOBS, help=f"jobs in the --big check (default {BIG_JOBS:,})")
-    p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
-    p.add_argument("--child", help=argparse.SUPPRESS)
+@dataclass(frozen=True)
+class BenchOptions:
+    """What ``simcore bench`` measures (the command line's options, as plain values)."""
+
+    schedulers: str = "all"
+    scenarios: str = "google,trace"
+    hours: float = 0.1
+    load: float = 0.9
+    machines_per_config: int = 1000
+    trace_jobs: int = 100_000
+    seed: int = 0
+    max_seconds: float = 300.0
+    big: bool = False
+    big_jobs: int = BIG_JOBS
+    big_scheduler: str = "greedy"
+
+    def check(self) -> None:
+        checks = [
+            ("--hours", self.hours > 0),
+            ("--load", self.load > 0),
+            ("--machines-per-config", self.machines_per_config >= 1),
+            ("--trace-jobs", self.trace_jobs >= 1),
+            ("--max-seconds", self.max_seconds > 0),
+            ("--big-jobs", self.big_jobs >= 1),
+            ("--seed", self.seed >= 0),
+        ]
+        for flag, ok in checks:
+            if not ok:
+                raise ParameterError(f"{flag} must be positive, got {getattr(self, flag[2:].replace('-', '_'))}")
 
 
-def plan_specs(args: argparse.Namespace) -> list[dict[str, Any]]:
+def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
     """The runs ``bench`` makes: one spec per (scenario, scheduler)."""
     from simcore.schedulers import SCHEDULERS
 
@@ -134,52 +128,10 @@ def plan_specs(args: argparse.Namespace) -> list[dict[str, Any]]:
     return specs
 
 
-def main(args: argparse.Namespace) -> int:
-    if args.child:
-        print(json.dumps(_child(json.loads(args.child))), flush=True)
-        return 0
-    _validate(args)
-    specs = plan_specs(args)
-    load_before = os.getloadavg()
-    results = []
-    for spec in specs:
-        if not args.json:
-            print(f"running {spec['scenario']:<7} {spec['scheduler']:<10} ...", file=sys.stderr, flush=True)
-        results.append(_run_child(spec))
-    load_after = os.getloadavg()
-    report = {
-        "results": results,
-        "load_average_before": list(load_before),
-        "load_average_after": list(load_after),
-        "cpu_count": os.cpu_count(),
-        "python": sys.version.split()[0],
-    }
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        _print_table(report)
-    return 0
-
-
-def _validate(args: argparse.Namespace) -> None:
-    checks = [
-        ("--hours", args.hours > 0),
-        ("--load", args.load > 0),
-        ("--machines-per-config", args.machines_per_config >= 1),
-        ("--trace-jobs", args.trace_jobs >= 1),
-        ("--max-seconds", args.max_seconds > 0),
-        ("--big-jobs", args.big_jobs >= 1),
-        ("--seed", args.seed >= 0),
-    ]
-    for flag, ok in checks:
-        if not ok:
-            raise ParameterError(f"{flag} must be positive, got {getattr(args, flag[2:].replace('-', '_'))}")
-
-
 # -- one measurement, in a child process ------------------------------------------------------------
 
 
-def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
+def run_child(spec: dict[str, Any]) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "simcore", "bench", "--child", json.dumps(spec)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
@@ -189,7 +141,7 @@ def _run_child(spec: dict[str, Any]) -> dict[str, Any]:
     return json.loads(lines[-1])  # type: ignore[no-any-return]
 
 
-def _child(spec: dict[str, Any]) -> dict[str, Any]:
+def child(spec: dict[str, Any]) -> dict[str, Any]:
     """Build the scenario, run the scheduler once, measure; always returns a record."""
     out: dict[str, Any] = {"scenario": spec["scenario"], "scheduler": spec["scheduler"]}
     try:
@@ -319,7 +271,7 @@ def _peak_rss_mb() -> float:
 # -- output ------------------------------------------------------------------------------------------
 
 
-def _print_table(report: dict[str, Any]) -> None:
+def print_table(report: dict[str, Any]) -> None:
     head = ("scenario", "scheduler", "machines", "jobs", "sim wall s", "jobs/s", "jobs/CPU-s", "peak MB", "status")
     rows = []
     for r in report["results"]:

@@ -10,7 +10,6 @@ then seeds), whichever process finished first.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import math
 import multiprocessing
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simcore import api
-from simcore.argtypes import boolean, finite_float, positive_float
+from simcore.convert import BadValue, boolean, finite_float, positive_float
 from simcore.errors import ParameterError, SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS
@@ -35,7 +34,7 @@ RUN_SETTINGS = ("load", "hours")
 
 
 def param_converter(p: Param) -> Callable[[str], Any]:
-    """The argparse ``type=`` converter for a registry parameter (shared with the ``--phi``... options)."""
+    """The converter for a registry parameter's text value (the command line wraps it as an argparse type)."""
     if p.type is bool:
         return boolean
     if p.type is float:
@@ -177,7 +176,7 @@ def parse_axis(text: str, cluster: str, workload: str, schedulers: Sequence[str]
     for item in items:
         try:
             v = convert(item)
-        except argparse.ArgumentTypeError as e:
+        except BadValue as e:
             raise ParameterError(f"--vary {shown}: {e}") from None
         except (TypeError, ValueError):
             type_name = owners[name][0].param.type.__name__

@@ -218,14 +218,9 @@ def test_the_catalogue_lists_each_schedulers_needs_and_each_workloads_offer() ->
 
 
 def test_bench_runs_each_scheduler_where_its_needs_are_met() -> None:
-    import argparse
+    from simcore.bench import BenchOptions, plan_specs
 
-    from simcore.bench import plan_specs  # type: ignore[attr-defined]
-
-    args = argparse.Namespace(
-        schedulers="all", scenarios="google", seed=0, load=0.9, machines_per_config=10, max_seconds=5.0,
-        hours=0.01, trace_jobs=10, big=False, big_jobs=0, big_scheduler="greedy",
-    )  # fmt: skip
+    args = BenchOptions(scenarios="google", machines_per_config=10, hours=0.01)
     specs = plan_specs(args)
     where = {(s["scheduler"], s["scenario"]) for s in specs}
     assert ("fcfs", "google") in where and ("fcfs", "profile") in where

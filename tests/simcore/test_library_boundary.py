@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
+
+import simcore
 
 CODE = """
 import importlib, pkgutil, sys
@@ -23,3 +27,33 @@ print(','.join(bad))
 def test_simcore_never_imports_django_or_celery() -> None:
     out = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def _argparse_importers(root: Path) -> list[str]:
+    """Modules under ``root`` (a simcore tree) outside its cli package that import argparse."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        if rel.parts[0] == "cli":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(n.split(".")[0] == "argparse" for n in names):
+                out.append(str(rel))
+    return out
+
+
+def test_only_the_command_line_imports_argparse() -> None:
+    # Argument parsing lives in simcore.cli; the library takes plain arguments.
+    assert _argparse_importers(Path(simcore.__file__).parent) == []
+
+
+def test_the_argparse_rule_catches_an_offender(tmp_path: Path) -> None:
+    (tmp_path / "cli").mkdir()
+    (tmp_path / "cli" / "ok.py").write_text("import argparse\n")
+    (tmp_path / "engine.py").write_text("from argparse import Namespace\n")
+    assert _argparse_importers(tmp_path) == ["engine.py"]

@@ -19,7 +19,8 @@ from contextlib import closing
 from typing import Any, NoReturn
 
 from simcore import sweep, sweep_report
-from simcore.argtypes import finite_float, nonneg_int, positive_int
+from simcore.cli.argtypes import argtype, finite_float, nonneg_int, positive_int
+from simcore.cli.progress import progress_printer
 from simcore.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, workload_provides
 from simcore.schedulers import SCHEDULERS
@@ -83,7 +84,7 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
         group.add_argument(
             f"--{name.replace('_', '-')}",
             dest=f"param_{name}",
-            type=sweep.param_converter(prm),
+            type=argtype(sweep.param_converter(prm)),
             default=None,
             help=f"{prm.help} (default {prm.default})",
         )
@@ -146,9 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     pre.add_argument("--json", action="store_true", help="machine-readable output")
 
     for name, module, text in (
-        ("bench", "simcore.bench", "print simulation speed per scheduler"),
-        ("import", "simcore.importer", "convert a real trace to the project's format"),
-        ("rerun", "simcore.archive", "re-run an experiment archive"),
+        ("bench", "simcore.cli.bench", "print simulation speed per scheduler"),
+        ("import", "simcore.cli.importer", "convert a real trace to the project's format"),
+        ("rerun", "simcore.cli.archive", "re-run an experiment archive"),
     ):
         try:
             mod = importlib.import_module(module)
@@ -170,20 +171,6 @@ def _split_params(
     return sweep.split_params(_given_params(args), cluster, workload, schedulers)
 
 
-def _progress_printer(label: str) -> Any:
-    def show(p: Any) -> None:
-        eta = ""
-        if 0 < p.fraction < 1:
-            eta = f", ETA {p.wall_s * (1 - p.fraction) / p.fraction:.0f}s"
-        print(
-            f"[{label}] {100 * p.fraction:5.1f}% simulated, {p.completed}/{p.jobs} jobs done{eta}",
-            file=sys.stderr,
-            flush=True,
-        )
-
-    return show
-
-
 def _run_one(
     args: argparse.Namespace, scheduler: str, c: dict[str, Any], w: dict[str, Any], s: dict[str, Any], out: str | None
 ) -> dict[str, Any]:
@@ -201,7 +188,7 @@ def _run_one(
         workload_params=w,
         scheduler_params=s,
     )
-    outcome = api.run(spec, progress=_progress_printer(scheduler) if args.progress else None)
+    outcome = api.run(spec, progress=progress_printer(scheduler) if args.progress else None)
     if out:
         outcome.write(out)
     return outcome.summary

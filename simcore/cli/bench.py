@@ -1,0 +1,80 @@
+"""``simcore bench``: its options, and the report it prints (the measuring is simcore.bench)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from dataclasses import fields
+
+from simcore import bench
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--schedulers",
+        "--scheduler",
+        dest="schedulers",
+        default="all",
+        help="comma-separated scheduler names, or 'all' (default)",
+    )
+    p.add_argument("--scenarios", default="google,trace", help="comma-separated: google, trace (default both)")
+    p.add_argument(
+        "--hours",
+        type=float,
+        default=0.1,
+        help="arrival window of the google scenario in hours (default 0.1: ~307,000 jobs)",
+    )
+    p.add_argument("--load", type=float, default=0.9, help="load as a fraction of lambda* (default 0.9)")
+    p.add_argument(
+        "--machines-per-config",
+        type=int,
+        default=1000,
+        help="machines per configuration of google-balanced (default 1000: 10,000 machines)",
+    )
+    p.add_argument("--trace-jobs", type=int, default=100_000, help="jobs in the trace scenario (default 100,000)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=300.0,
+        help="stop a run after this many wall seconds and report its rate so far (default 300)",
+    )
+    p.add_argument(
+        "--big", action="store_true", help=f"also run the {bench.BIG_JOBS:,}-job memory check (several minutes)"
+    )
+    p.add_argument(
+        "--big-jobs", type=int, default=bench.BIG_JOBS, help=f"jobs in the --big check (default {bench.BIG_JOBS:,})"
+    )
+    p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--child", help=argparse.SUPPRESS)
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.child:
+        print(json.dumps(bench.child(json.loads(args.child))), flush=True)
+        return 0
+    opts = bench.BenchOptions(**{f.name: getattr(args, f.name) for f in fields(bench.BenchOptions)})
+    opts.check()
+    specs = bench.plan_specs(opts)
+    load_before = os.getloadavg()
+    results = []
+    for spec in specs:
+        if not args.json:
+            print(f"running {spec['scenario']:<7} {spec['scheduler']:<10} ...", file=sys.stderr, flush=True)
+        results.append(bench.run_child(spec))
+    load_after = os.getloadavg()
+    report = {
+        "results": results,
+        "load_average_before": list(load_before),
+        "load_average_after": list(load_after),
+        "cpu_count": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        bench.print_table(report)
+    return 0

@@ -1,0 +1,191 @@
+"""``simcore import``: its options and progress line; the conversion is simcore.importer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int
+from simcore.errors import InputError, ParameterError
+from simcore.importer import FORMATS, classify, import_trace, summary, write_outputs
+from simcore.traces import ImportProgress, ProgressFn
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``simcore import`` options."""
+    p.description = (
+        "Convert a real trace into the project's trace CSV and JSON cluster files "
+        "(DIR/trace.csv, DIR/cluster.json, DIR/classes.json with --classes) and print a JSON summary."
+    )
+    p.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="google2011: task_events parts in time order (or the dataset directory); "
+        "swf: Parallel Workloads Archive file; csv: the project's trace format",
+    )
+    p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files (.gz or plain)")
+    p.add_argument("--out", default=".", metavar="DIR", help="output directory (default: current directory)")
+    p.add_argument("--name", help="workload name (default: from the input)")
+    p.add_argument(
+        "--cluster",
+        help="cluster preset or JSON file to normalise against and write "
+        "(default: google-2011 / machine events for Google and CSV, one machine for SWF)",
+    )
+    p.add_argument(
+        "--start",
+        type=nonneg_seconds,
+        default=0.0,
+        metavar="S",
+        help="window start in seconds (Google: trace time minus the 600 s offset); default 0",
+    )
+    p.add_argument(
+        "--end", type=nonneg_seconds, default=None, metavar="S", help="window end in seconds (default: trace end)"
+    )
+    p.add_argument(
+        "--on-error",
+        choices=("raise", "skip"),
+        default="raise",
+        help="malformed rows: stop with an error naming file, line and column (default), "
+        "or skip them and count them in the summary",
+    )
+    p.add_argument("--gzip", action="store_true", help="write DIR/trace.csv.gz")
+    p.add_argument("--progress", action="store_true", help="print progress to stderr")
+    g = p.add_argument_group("Google 2011")
+    g.add_argument(
+        "--job-events",
+        nargs="+",
+        default=[],
+        metavar="FILE",
+        help="job_events parts, cross-checked against the task events (give INPUT first)",
+    )
+    g.add_argument(
+        "--machine-events",
+        metavar="FILE",
+        help="machine_events file: machine configurations from the initial machines (LoTES Table 1)",
+    )
+    g.add_argument(
+        "--unfinished",
+        choices=("cut", "drop"),
+        default="cut",
+        help="tasks running at the window's end: cut their duration there (default) or drop them",
+    )
+    s = p.add_argument_group("SWF")
+    s.add_argument(
+        "--procs",
+        choices=("allocated", "requested"),
+        default="allocated",
+        help="processor field used for the cpu request (default allocated)",
+    )
+    s.add_argument(
+        "--memory",
+        choices=("requested", "used"),
+        default="requested",
+        help="memory field used for the mem request (default requested)",
+    )
+    s.add_argument(
+        "--machine-procs",
+        type=positive_float,
+        metavar="N",
+        help="processors of the largest machine (default: header MaxProcs, else MaxNodes)",
+    )
+    s.add_argument(
+        "--machine-mem-kb",
+        type=positive_float,
+        metavar="KB",
+        help="memory of the largest machine in KB (default: the largest job's memory)",
+    )
+    c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
+    c.add_argument("--classes", type=positive_int, metavar="K", help="cluster the jobs into K classes")
+    c.add_argument(
+        "--class-window-hours",
+        type=positive_float,
+        default=24.0,
+        metavar="H",
+        help="learn the classes on the jobs of the first H hours (default 24)",
+    )
+    c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
+    c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed (default 0)")
+
+
+def _expand_google(args: argparse.Namespace) -> tuple[list[str], list[str], str | None]:
+    """Directories as inputs: DIR/task_events/*, and job/machine events beside them unless given."""
+    tasks: list[str] = []
+    jobs = list(args.job_events)
+    machines = args.machine_events
+    for inp in args.inputs:
+        p = Path(inp)
+        if not p.is_dir():
+            tasks.append(inp)
+            continue
+        sub = p / "task_events"
+        if sub.is_dir():
+            tasks += sorted(str(f) for f in sub.iterdir() if f.is_file())
+            if not args.job_events and (p / "job_events").is_dir():
+                jobs += sorted(str(f) for f in (p / "job_events").iterdir() if f.is_file())
+            me = sorted((p / "machine_events").glob("*")) if (p / "machine_events").is_dir() else []
+            if machines is None and me:
+                machines = str(me[0])
+        else:
+            tasks += sorted(str(f) for f in p.iterdir() if f.is_file())
+    if not tasks:
+        raise InputError("no task_events files found", file=", ".join(args.inputs))
+    return tasks, jobs, machines
+
+
+def _printer() -> ProgressFn:
+    last = [0.0]
+
+    def show(p: ImportProgress) -> None:
+        now = time.perf_counter()
+        if now - last[0] < 0.5 and p.bytes_done != p.bytes_total:
+            return
+        last[0] = now
+        print(
+            f"[import {p.stage}] file {p.file_index + 1}/{p.n_files} {100 * p.fraction:5.1f}%, {p.rows:,} rows",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return show
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run ``simcore import``; prints the JSON summary. Errors propagate as SimcoreError (exit 2)."""
+    cpu0 = time.process_time()
+    if args.end is not None and args.end <= args.start:
+        raise ParameterError(f"--end ({args.end}) must be after --start ({args.start})")
+    inputs: list[str] = list(args.inputs)
+    jobs: list[str] = list(args.job_events)
+    machines = args.machine_events
+    if args.format == "google2011":
+        inputs, jobs, machines = _expand_google(args)
+    result = import_trace(
+        args.format,
+        inputs,
+        job_events=jobs,
+        machine_events=machines,
+        cluster=args.cluster,
+        start_s=args.start,
+        end_s=args.end,
+        unfinished=args.unfinished,
+        on_error=args.on_error,
+        procs=args.procs,
+        memory=args.memory,
+        machine_procs=args.machine_procs,
+        machine_mem_kb=args.machine_mem_kb,
+        name=args.name,
+        progress=_printer() if args.progress else None,
+    )
+    if args.classes is not None:
+        result = classify(
+            result, args.classes, window_hours=args.class_window_hours, seed=args.seed, use_duration=args.class_duration
+        )
+    files = write_outputs(result, args.out, gzip=args.gzip)
+    out = summary(result, files)
+    out["total_cpu_s"] = round(time.process_time() - cpu0, 3)
+    print(json.dumps(out, indent=2))
+    return 0
