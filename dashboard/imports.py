@@ -39,12 +39,14 @@ from django.utils import timezone
 from dashboard import queueing
 from dashboard.models import (
     IMPORT_ACTIVE,
+    IMPORT_TRANSITIONS,
     ClusterUpload,
     ImportRole,
     ImportStatus,
     TraceFormat,
     TraceImportFile,
     TraceUpload,
+    move,
 )
 from dashboard.services import (
     GZIP_MAGIC,
@@ -279,11 +281,13 @@ def enqueue_import(upload_id: int) -> bool:
 def cancel_import(upload: TraceUpload) -> bool:
     """Stop a pending or running import; a running one stops at its reader's next progress report."""
     with transaction.atomic():
-        won = (
-            TraceUpload.objects.filter(pk=upload.pk, status__in=IMPORT_ACTIVE).update(
-                status=ImportStatus.CANCELLED, finished_at=timezone.now()
-            )
-            == 1
+        won = move(
+            TraceUpload,
+            upload.pk,
+            IMPORT_ACTIVE,
+            ImportStatus.CANCELLED,
+            IMPORT_TRANSITIONS,
+            finished_at=timezone.now(),
         )
         if won:
             TraceImportFile.objects.filter(upload_id=upload.pk).delete()
@@ -510,8 +514,16 @@ def execute_import(upload_id: int, worker: str = "") -> str:
     Errors become the row's message; nothing usable is stored.
     """
     now = timezone.now()
-    if not TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.PENDING).update(
-        status=ImportStatus.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], stage="starting"
+    if not move(
+        TraceUpload,
+        upload_id,
+        ImportStatus.PENDING,
+        ImportStatus.RUNNING,
+        IMPORT_TRANSITIONS,
+        started_at=now,
+        heartbeat_at=now,
+        worker=worker[:200],
+        stage="starting",
     ):
         return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
     try:
@@ -545,8 +557,14 @@ def _finish_failed(upload_id: int, message: str | None) -> str:
     """Record the error (None: it was cancelled) and drop the raw files; nothing usable remains."""
     with transaction.atomic():
         if message is not None:
-            TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING).update(
-                status=ImportStatus.FAILED, error=message[:4000], finished_at=timezone.now()
+            move(
+                TraceUpload,
+                upload_id,
+                ImportStatus.RUNNING,
+                ImportStatus.FAILED,
+                IMPORT_TRANSITIONS,
+                error=message[:4000],
+                finished_at=timezone.now(),
             )
         TraceImportFile.objects.filter(upload_id=upload_id).delete()
     return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
@@ -576,8 +594,12 @@ def _store(up: TraceUpload, conv: Converted) -> str:
                     "from_trace": up.pk,
                 },
             )
-        won = TraceUpload.objects.filter(pk=up.pk, status=ImportStatus.RUNNING).update(
-            status=ImportStatus.READY,
+        won = move(
+            TraceUpload,
+            up.pk,
+            ImportStatus.RUNNING,
+            ImportStatus.READY,
+            IMPORT_TRANSITIONS,
             content_gz=conv.content_gz,
             filename=conv.filename,
             sha256=conv.sha256,

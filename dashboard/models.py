@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import secrets
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -163,6 +164,42 @@ class ImportStatus(models.TextChoices):
 
 
 IMPORT_ACTIVE = (ImportStatus.PENDING, ImportStatus.RUNNING)
+
+#: Allowed trace-import transitions; the same guarded state machine as runs (:func:`move`).
+IMPORT_TRANSITIONS: dict[str, frozenset[str]] = {
+    ImportStatus.PENDING: frozenset({ImportStatus.RUNNING, ImportStatus.CANCELLED}),
+    ImportStatus.RUNNING: frozenset({ImportStatus.READY, ImportStatus.FAILED, ImportStatus.CANCELLED}),
+    ImportStatus.READY: frozenset(),
+    ImportStatus.FAILED: frozenset(),
+    ImportStatus.CANCELLED: frozenset(),
+}
+
+
+def move(
+    model: type[models.Model],
+    pk: int,
+    old: str | Iterable[str],
+    new: str,
+    table: Mapping[str, frozenset[str]],
+    *,
+    guard: Q | None = None,
+    **fields: Any,
+) -> bool:
+    """Move row ``pk`` of ``model`` from ``old`` (one status or several) to ``new``; False if another moved it first.
+
+    The one claim rule for runs and trace imports (healthchecks' conditional
+    UPDATE, OpenDC's guarded state machine): the transition must be in
+    ``table``, and the row changes only if it is still in ``old`` (and meets
+    ``guard``), so of two workers, or a worker and a cancel, exactly one wins.
+    """
+    olds = [old] if isinstance(old, str) else list(old)
+    for o in olds:
+        if new not in table[o]:
+            raise ValueError(f"{model.__name__} {pk}: {o} -> {new} is not an allowed transition")
+    rows = model._default_manager.filter(pk=pk, status__in=olds)
+    if guard is not None:
+        rows = rows.filter(guard)
+    return bool(rows.update(status=new, **fields) == 1)
 
 
 class TraceFormat(models.TextChoices):
@@ -366,12 +403,7 @@ class Run(models.Model):
         worker and a cancel, exactly one wins. ``guard``: a further condition
         the row must meet in the same UPDATE (the lost-worker rule's stale heartbeat).
         """
-        if new not in TRANSITIONS[self.status]:
-            raise ValueError(f"run {self.pk}: {self.status} -> {new} is not an allowed transition")
-        rows = Run.objects.filter(pk=self.pk, status=self.status)
-        if guard is not None:
-            rows = rows.filter(guard)
-        won = rows.update(status=new, **fields) == 1
+        won = move(Run, self.pk, self.status, new, TRANSITIONS, guard=guard, **fields)
         if won:
             self.status = new
             for k, v in fields.items():
@@ -469,8 +501,15 @@ def fail_lost_imports(now: datetime | None = None) -> list[int]:
     stale = TraceUpload.objects.filter(stale_heartbeat(now), status=ImportStatus.RUNNING)
     for pk, heard in stale.values_list("pk", "heartbeat_at"):
         with transaction.atomic():
-            won = TraceUpload.objects.filter(stale_heartbeat(now), pk=pk, status=ImportStatus.RUNNING).update(
-                status=ImportStatus.FAILED, finished_at=now, error=lost_message(heard, now, RERUN_IMPORT)
+            won = move(
+                TraceUpload,
+                pk,
+                ImportStatus.RUNNING,
+                ImportStatus.FAILED,
+                IMPORT_TRANSITIONS,
+                guard=stale_heartbeat(now),
+                finished_at=now,
+                error=lost_message(heard, now, RERUN_IMPORT),
             )
             if won:
                 TraceImportFile.objects.filter(upload_id=pk).delete()

@@ -423,3 +423,26 @@ def test_deleting_an_upload_used_by_others_private_forks_does_not_reveal_them(ow
         services.delete_upload(cluster)
     assert str(e.value) == f"{cluster} is in use by experiments; it stays so they can be re-run and forked"
     assert ClusterUpload.objects.filter(pk=cluster.pk).exists()
+
+
+# -- one state machine for runs and imports -------------------------------------------------------------
+
+
+def test_runs_and_imports_share_one_guarded_transition_rule(owner) -> None:
+    from dashboard.models import (
+        IMPORT_TRANSITIONS,
+        TRANSITIONS,
+        ImportStatus,
+        Run,
+        Status,
+        TraceUpload,
+        move,
+    )
+
+    up = TraceUpload.objects.create(owner=owner, name="t", filename="t.csv", content_gz=b"", size_bytes=0, sha256="")
+    assert move(TraceUpload, up.pk, ImportStatus.PENDING, ImportStatus.RUNNING, IMPORT_TRANSITIONS)
+    assert not move(TraceUpload, up.pk, ImportStatus.PENDING, ImportStatus.RUNNING, IMPORT_TRANSITIONS)  # claimed
+    with pytest.raises(ValueError, match="running -> pending is not an allowed transition"):
+        move(TraceUpload, up.pk, ImportStatus.RUNNING, ImportStatus.PENDING, IMPORT_TRANSITIONS)
+    with pytest.raises(ValueError, match="finished -> running"):
+        move(Run, 1, Status.FINISHED, Status.RUNNING, TRANSITIONS)
