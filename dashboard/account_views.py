@@ -38,9 +38,9 @@ class ThrottledLoginView(LoginView):
 @login_required
 def account(request: HttpRequest) -> HttpResponse:
     ctx = {
-        "tokens": ApiToken.objects.filter(user=request.user),
+        "tokens": ApiToken.objects.filter(user=access.signed_in(request)),
         "token_form": TokenForm(),
-        "memberships": Membership.objects.filter(user=request.user).select_related("team"),
+        "memberships": Membership.objects.filter(user=access.signed_in(request)).select_related("team"),
         "new_token": request.session.pop("new_token", None),
     }
     return render(request, "dashboard/account.html", ctx)
@@ -81,7 +81,10 @@ def team_list(request: HttpRequest) -> HttpResponse:
             form.add_error("name", str(e))
         else:
             return redirect(team)
-    ctx = {"form": form, "memberships": Membership.objects.filter(user=request.user).select_related("team")}
+    ctx = {
+        "form": form,
+        "memberships": Membership.objects.filter(user=access.signed_in(request)).select_related("team"),
+    }
     return render(request, "dashboard/team_list.html", ctx, status=400 if form.errors else 200)
 
 
@@ -172,7 +175,7 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
             return render(request, "dashboard/invitation.html", {"inv": inv, "form": form}, status=400)
         try:
             with transaction.atomic():  # a new account exists only if it got into the team
-                user = form.save() if form is not None else request.user
+                user = form.save() if form is not None else access.signed_in(request)
                 accounts.accept_invitation(inv, user)
         except SimcoreError as e:
             messages.error(request, str(e))

@@ -10,16 +10,17 @@ name.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
-from django.contrib.auth.models import AbstractBaseUser, User
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from dashboard import accounts, services
 from dashboard.access import run_teams
-from dashboard.models import ClusterUpload, Role, Team, TraceFormat, Visibility
+from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
 from simcore import sweep
 from simcore.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
@@ -30,17 +31,26 @@ SEP = "__"
 MAX_SEEDS = services.MAX_SEEDS
 
 
+def _coerce(t: type) -> Callable[[Any], Any]:
+    return lambda v: t(v)
+
+
 def param_field(p: Param) -> forms.Field:
     """A form field for one registry parameter, with its default, range and help."""
     common: dict[str, Any] = {"required": False, "help_text": p.help, "label": p.name.replace("_", " ")}
     if p.choices is not None:
         return forms.TypedChoiceField(
-            choices=[(c, str(c)) for c in p.choices], coerce=p.type, initial=p.default, **common
+            choices=[(c, str(c)) for c in p.choices], coerce=_coerce(p.type), initial=p.default, **common
         )
     if p.type is bool:
         return forms.BooleanField(initial=bool(p.default), **common)
     if p.type is int:
-        return forms.IntegerField(initial=p.default, min_value=p.min, max_value=p.max, **common)
+        return forms.IntegerField(
+            initial=p.default,
+            min_value=None if p.min is None else int(p.min),
+            max_value=None if p.max is None else int(p.max),
+            **common,
+        )
     if p.type is float:
         return forms.FloatField(
             initial=p.default,
@@ -103,11 +113,11 @@ class ExperimentForm(forms.Form):
         help_text="who can read it; a public link can be revoked later",
     )
 
-    def __init__(self, *args: Any, owner: AbstractBaseUser, source: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, owner: User, source: Any = None, **kwargs: Any) -> None:
         """``source``: the experiment being forked; its uploads are offered besides the owner's."""
         super().__init__(*args, **kwargs)
         self.owner = owner
-        self.fields["team"].queryset = run_teams(owner)
+        cast(forms.ModelChoiceField, self.fields["team"]).queryset = run_teams(owner)
         self.cluster_uploads = {str(u.pk): u for u in ClusterUpload.objects.filter(owner=owner).defer("content_gz")}
         # Only traces whose import finished: a pending or failed one has no trace to run.
         self.trace_uploads = {str(u.pk): u for u in services.usable_traces(owner)}
@@ -128,12 +138,12 @@ class ExperimentForm(forms.Form):
         ]
         if self.trace_uploads:
             workload_choices.append(("Uploaded", [(f"upload:{k}", str(u)) for k, u in self.trace_uploads.items()]))
-        self.fields["cluster"].choices = cluster_choices
-        self.fields["workload"].choices = workload_choices
+        cast(forms.ChoiceField, self.fields["cluster"]).choices = cluster_choices
+        cast(forms.ChoiceField, self.fields["workload"]).choices = workload_choices
         names = SCHEDULERS.names()
         # A scheduler's declared needs (Scheduler.requires) show beside it; an incompatible
         # choice is refused by validation with the reason.
-        self.fields["schedulers"].choices = [(n, _scheduler_label(n)) for n in names]
+        cast(forms.ChoiceField, self.fields["schedulers"]).choices = [(n, _scheduler_label(n)) for n in names]
         self.fields["schedulers"].initial = names[:3]
         if WORKLOADS.names():
             first = WORKLOADS.names()[0]
@@ -183,13 +193,13 @@ class ExperimentForm(forms.Form):
         return out
 
     def _clean_fields(self) -> None:
-        super()._clean_fields()
+        super()._clean_fields()  # type: ignore[misc]  # Django's hook, absent from the stubs
         # Parameters of presets and schedulers that were not chosen do not matter.
         chosen = self._selected()
         for kind, name, keys in self.param_groups:
             if (kind, name) not in chosen:
                 for key in keys:
-                    self._errors.pop(key, None)
+                    self.errors.pop(key, None)
                     self.cleaned_data.pop(key, None)
 
     def clean_visibility(self) -> str:
@@ -209,7 +219,8 @@ class ExperimentForm(forms.Form):
         return out
 
     def clean(self) -> dict[str, Any]:
-        cd = super().clean()
+        super().clean()
+        cd = self.cleaned_data
         if self.errors:
             return cd
         scenario: dict[str, Any] = {
@@ -219,17 +230,16 @@ class ExperimentForm(forms.Form):
             "schedulers": cd["schedulers"],
             "seeds": cd["seeds"],
         }
-        self.cluster_upload = self.trace_upload = None
-        for kind, uploads in (("cluster", self.cluster_uploads), ("workload", self.trace_uploads)):
+        self.cluster_upload: ClusterUpload | None = None
+        self.trace_upload: TraceUpload | None = None
+        for kind in ("cluster", "workload"):
             src, _, ref = cd[kind].partition(":")
             if src == "preset":
                 scenario[kind] = {"preset": ref, "params": self._params(kind, ref)}
+            elif kind == "cluster":
+                self.cluster_upload = self.cluster_uploads[ref]
             else:
-                up = uploads[ref]
-                if kind == "cluster":
-                    self.cluster_upload = up
-                else:
-                    self.trace_upload = up
+                self.trace_upload = self.trace_uploads[ref]
         scenario.update(services.upload_specs(self.cluster_upload, self.trace_upload))
         if "preset" in scenario["workload"] and "file" in scenario["cluster"]:
             pass  # a generated workload on an uploaded cluster: fine, the LP sizes the arrival rate
@@ -400,7 +410,9 @@ class TraceUploadForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["cluster"].choices = [("", "from the trace (default)")] + [(n, n) for n in CLUSTERS.names()]
+        cast(forms.ChoiceField, self.fields["cluster"]).choices = [("", "from the trace (default)")] + [
+            (n, n) for n in CLUSTERS.names()
+        ]
 
     def clean_machine_events(self) -> Any:
         f = self.cleaned_data.get("machine_events")
@@ -469,13 +481,14 @@ class ShareForm(forms.Form):
     team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team")
     visibility = forms.ChoiceField(choices=Visibility.choices)
 
-    def __init__(self, *args: Any, owner: AbstractBaseUser, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, owner: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.owner = owner
-        self.fields["team"].queryset = run_teams(owner)
+        cast(forms.ModelChoiceField, self.fields["team"]).queryset = run_teams(owner)
 
     def clean(self) -> dict[str, Any]:
-        cd = super().clean()
+        super().clean()
+        cd = self.cleaned_data
         if not self.errors:
             try:
                 services.check_team_choice(self.owner, cd.get("team"), cd["visibility"])

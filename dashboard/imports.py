@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -195,12 +195,12 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
 def _named(content: bytes, name: str) -> io.BytesIO:
     """A binary file object whose ``name`` the readers put in their error messages."""
     f = io.BytesIO(content)
-    f.name = name  # type: ignore[misc]
+    f.name = name
     return f
 
 
 def create_trace_import(
-    owner: AbstractBaseUser,
+    owner: User,
     name: str,
     filename: str,
     content: bytes,
@@ -331,7 +331,7 @@ class _Reporter:
         self.upload_id = upload_id
         self.last = 0.0
         self.rows: dict[str, int] = {}
-        ordered = sorted(files, key=lambda f: (self.ORDER.index(f.role), f.position))  # type: ignore[arg-type]
+        ordered = sorted(files, key=lambda f: (self.ORDER.index(f.role), f.position))
         self.total = max(1, sum(len(f.content_gz) for f in ordered))
         self.before: dict[tuple[str, int], int] = {}
         acc = 0

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = DEMO_PASSWORD = "demo"
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     while not stopping:
         for p in procs:
             if p.poll() is not None:
-                print(f"{p.args[2]} exited with status {p.returncode}; stopping", file=sys.stderr)
+                print(f"{cast(list[str], p.args)[2]} exited with status {p.returncode}; stopping", file=sys.stderr)
                 code = p.returncode or 1
                 stopping = True
         time.sleep(0.3)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -192,7 +192,7 @@ UPLOAD_KINDS: dict[str, UploadKind] = {
 
 def create_upload(
     kind: str,
-    owner: AbstractBaseUser,
+    owner: User,
     name: str,
     filename: str = "",
     content: bytes = b"",
@@ -242,17 +242,15 @@ def create_upload(
     )
 
 
-def create_cluster_upload(owner: AbstractBaseUser, name: str, filename: str, content: bytes) -> ClusterUpload:
+def create_cluster_upload(owner: User, name: str, filename: str, content: bytes) -> ClusterUpload:
     return create_upload("cluster", owner, name, filename, content)  # type: ignore[return-value]
 
 
-def create_trace_upload(
-    owner: AbstractBaseUser, name: str, filename: str, content: bytes, **options: Any
-) -> TraceUpload:
+def create_trace_upload(owner: User, name: str, filename: str, content: bytes, **options: Any) -> TraceUpload:
     return create_upload("trace", owner, name, filename, content, options=options)  # type: ignore[return-value]
 
 
-def usable_traces(owner: AbstractBaseUser) -> QuerySet[TraceUpload]:
+def usable_traces(owner: User) -> QuerySet[TraceUpload]:
     """``owner``'s traces that experiments may use: imported completely (never pending or failed ones)."""
     return TraceUpload.objects.filter(owner=owner, status=ImportStatus.READY).defer("content_gz")
 
@@ -398,7 +396,7 @@ def check_scenario(scenario: Any) -> dict[str, Any]:
     return sc
 
 
-def check_team_choice(owner: AbstractBaseUser, team: Team | None, visibility: str) -> None:
+def check_team_choice(owner: User, team: Team | None, visibility: str) -> None:
     """The owner may only put experiments in teams where they run experiments; ``team`` visibility needs a team."""
     from dashboard.access import run_teams
 
@@ -434,7 +432,7 @@ def check_resources(
 
 
 def create_experiment(
-    owner: AbstractBaseUser,
+    owner: User,
     scenario: dict[str, Any],
     *,
     name: str = "",
@@ -670,11 +668,12 @@ def _simulate(run: Run) -> str:
 def _upload_names(message: str, files: dict[str, Path], experiment: Experiment) -> str:
     """``message`` with the worker's temporary paths replaced by the names the user gave the uploads."""
     names = {}
-    if experiment.cluster_upload_id:
-        names["cluster"] = f"cluster upload {experiment.cluster_upload.name!r}"
-    if experiment.trace_upload_id:
-        names["trace"] = f"trace upload {experiment.trace_upload.name!r}"
-        names["classes"] = f"the job classes of trace upload {experiment.trace_upload.name!r}"
+    cluster, trace = experiment.cluster_upload, experiment.trace_upload
+    if cluster is not None:
+        names["cluster"] = f"cluster upload {cluster.name!r}"
+    if trace is not None:
+        names["trace"] = f"trace upload {trace.name!r}"
+        names["classes"] = f"the job classes of trace upload {trace.name!r}"
     for key, path in files.items():
         kind = "classes" if key.endswith(".classes.json") or key.startswith("classes") else key.split("_", 1)[0]
         message = message.replace(str(path), names.get(kind, key))
@@ -772,7 +771,8 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
     )
     for r in runs:
         for k in ("started_at", "finished_at"):
-            r[k] = r[k].isoformat() if r[k] else None
+            when = r[k]
+            r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready
     experiment.refresh_from_db(fields=["status"])
     return {"status": experiment.status, "runs": runs}
 

@@ -17,6 +17,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
@@ -42,7 +43,7 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str
     f = {k: request.GET.get(k, "").strip() for k in ("owner", "team", "status", "cluster", "workload", "scheduler")}
     qs = access.visible_experiments(request.user).select_related("owner", "team")
     if f["owner"] == "me":
-        qs = qs.filter(owner=request.user)
+        qs = qs.filter(owner=access.signed_in(request))
     elif f["owner"]:
         qs = qs.filter(owner__username=f["owner"])
     if f["team"].isdigit():
@@ -94,11 +95,11 @@ def _new_experiment(
     initial: dict[str, Any] | None = None,
 ) -> HttpResponse:
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
-    form = ExperimentForm(request.POST or None, owner=request.user, source=source, initial=initial)
+    form = ExperimentForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
             exp = services.create_experiment(
-                request.user,
+                access.signed_in(request),
                 form.scenario,
                 name=form.cleaned_data["name"],
                 cluster_upload=form.cluster_upload,
@@ -162,7 +163,9 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "active": any(r.is_active for r in runs),
         "can_cancel": not shared and access.can(request.user, exp, "cancel"),
         "can_share": is_owner,
-        "share_form": ShareForm(owner=request.user, initial={"team": exp.team, "visibility": exp.visibility})
+        "share_form": ShareForm(
+            owner=access.signed_in(request), initial={"team": exp.team, "visibility": exp.visibility}
+        )
         if is_owner
         else None,
         "share_url": request.build_absolute_uri(reverse("shared-detail", args=[exp.share_token]))
@@ -221,12 +224,12 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk, "share")
-    form = ShareForm(request.POST, owner=request.user)
+    form = ShareForm(request.POST, owner=access.signed_in(request))
     if form.is_valid():
         services.set_sharing(exp, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
         messages.success(request, f"visibility: {exp.get_visibility_display()}")
     else:
-        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
     return redirect(exp)
 
 
@@ -253,24 +256,24 @@ def experiment_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_safe
 @login_required
-def experiment_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse:
+def experiment_download(request: HttpRequest, pk: int, kind: str) -> HttpResponseBase:
     return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
 
 
 @require_safe
 @login_required
-def run_download(request: HttpRequest, pk: int, run: int, kind: str) -> HttpResponse:
+def run_download(request: HttpRequest, pk: int, run: int, kind: str) -> HttpResponseBase:
     exp = access.get_experiment_for_user(request.user, pk)
     return downloads.run_file(access.get_run_for_user(request.user, run, experiment=exp), kind)
 
 
 @require_safe
-def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse:
+def shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponseBase:
     return downloads.experiment_file(access.get_shared_experiment(token), kind)
 
 
 @require_safe
-def shared_run_download(request: HttpRequest, token: str, run: int, kind: str) -> HttpResponse:
+def shared_run_download(request: HttpRequest, token: str, run: int, kind: str) -> HttpResponseBase:
     exp = access.get_shared_experiment(token)
     return downloads.run_file(access.get_run_for_user(None, run, experiment=exp), kind)
 
@@ -319,7 +322,9 @@ def uploads(request: HttpRequest) -> HttpResponse:
         forms_[kind] = form
         if form.is_valid():
             try:
-                up = services.create_upload(kind, request.user, form.cleaned_data["name"], **form.upload_args())
+                up = services.create_upload(
+                    kind, access.signed_in(request), form.cleaned_data["name"], **form.upload_args()
+                )
             except SimcoreError as e:
                 form.add_error(form.field_for(str(e)), str(e))
             else:
@@ -331,11 +336,13 @@ def uploads(request: HttpRequest) -> HttpResponse:
                     messages.success(request, f"stored {up}")
                 return redirect("uploads")
         status = 400
-    traces = list(TraceUpload.objects.filter(owner=request.user).defer("content_gz").select_related("cluster_upload"))
+    traces = list(
+        TraceUpload.objects.filter(owner=access.signed_in(request)).defer("content_gz").select_related("cluster_upload")
+    )
     ctx = {
         "forms": forms_,
         "kinds": services.UPLOAD_KINDS,
-        "clusters": ClusterUpload.objects.filter(owner=request.user).defer("content_gz"),
+        "clusters": ClusterUpload.objects.filter(owner=access.signed_in(request)).defer("content_gz"),
         "traces": traces,
         "active": any(t.is_active for t in traces),
     }

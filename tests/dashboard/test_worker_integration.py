@@ -176,7 +176,10 @@ def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
     exp = wait_for(exp)
     run.refresh_from_db()
     assert run.status == Status.CANCELLED and exp.status == Status.CANCELLED
-    time.sleep(1.5)  # the worker notices at its next progress report and stores nothing
+    # The worker notices at its next progress report and stores nothing. It has one slot, so once a
+    # run queued after the cancel has finished, the cancelled one has certainly let go (no fixed sleep).
+    later = wait_for(services.create_experiment(owner, small_scenario(schedulers=["greedy"], hours=0.1)))
+    assert later.status == Status.FINISHED
     assert not RunResult.objects.filter(run=run).exists()
 
 

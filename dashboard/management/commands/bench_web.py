@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -66,7 +66,8 @@ class Command(BaseCommand):
         user, _ = User.objects.get_or_create(username="bench")
         # Requests as a browser would send them to this deployment: an allowed host, HTTPS when it redirects there.
         host = next((h for h in settings.ALLOWED_HOSTS if h != "*" and not h.startswith(".")), "localhost")
-        client = Client(HTTP_HOST=host, **{"wsgi.url_scheme": "https" if settings.SECURE_SSL_REDIRECT else "http"})
+        scheme: dict[str, Any] = {"wsgi.url_scheme": "https" if settings.SECURE_SSL_REDIRECT else "http"}
+        client = Client(HTTP_HOST=host, **scheme)
         client.force_login(user)
         self.stdout.write(f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':')[0]}")
         created: list[int] = []
@@ -173,7 +174,7 @@ class Command(BaseCommand):
         for kind in ("jobs.csv", "jobs.parquet"):
             t0 = time.perf_counter()
             resp = client.get(reverse("run-download", args=[run.pk, kind]))
-            size = sum(len(chunk) for chunk in resp.streaming_content)
+            size = sum(len(chunk) for chunk in cast(Any, resp).streaming_content)
             dt = time.perf_counter() - t0
             self.stdout.write(f"    download {kind}: {size / 1e6:.0f} MB in {dt:.2f} s")
         times = []
