@@ -21,8 +21,8 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 
-from dashboard import services
 from dashboard.models import Experiment, Run, Status
+from dashboard.services.results import run_jobs, runs_with_results, write_experiment_archive
 from simcore.archive import JOB_COLUMNS
 from simcore.sweep_report import flatten
 
@@ -52,7 +52,7 @@ def _table(cols: dict[str, np.ndarray], lo: int, hi: int, extra: dict[str, Any])
 
 def _job_tables(runs: Iterable[Run], with_run: bool) -> Iterator[pa.Table]:
     for run in runs:
-        cols = services.run_jobs(run)
+        cols = run_jobs(run)
         n = len(cols["job"])
         extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
         for lo in range(0, n, CSV_CHUNK_ROWS):
@@ -83,7 +83,7 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
     schema = None
     writer = None
     for run in _finished(runs):
-        cols = services.run_jobs(run)
+        cols = run_jobs(run)
         n = len(cols["job"])
         extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
         for lo in range(0, max(n, 1), PARQUET_ROW_GROUP):
@@ -213,7 +213,7 @@ def series_csv(runs: list[Run], filename: str) -> HttpResponse:
 
 def experiment_archive(experiment: Experiment, filename: str) -> FileResponse:
     tmp = tempfile.TemporaryFile()
-    services.write_experiment_archive(experiment, tmp)
+    write_experiment_archive(experiment, tmp)
     tmp.seek(0)
     return FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/zip")
 
@@ -245,9 +245,7 @@ def experiment_file(experiment: Experiment, kind: str) -> HttpResponse | Streami
     """A download of a whole experiment (the caller checked the user may see it)."""
     if kind == "archive.zip":
         return experiment_archive(experiment, f"experiment-{experiment.pk}.zip")
-    return _runs_file(
-        services.runs_with_results(experiment), kind, f"experiment-{experiment.pk}", True, experiment.scenario
-    )
+    return _runs_file(runs_with_results(experiment), kind, f"experiment-{experiment.pk}", True, experiment.scenario)
 
 
 def run_file(run: Run, kind: str) -> HttpResponse | StreamingHttpResponse | FileResponse:

@@ -18,9 +18,17 @@ from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from dashboard import accounts, services
+from dashboard import accounts
 from dashboard.access import run_teams
 from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
+from dashboard.services.experiments import (
+    MAX_SEEDS,
+    SERVER_PATH_PARAMS,
+    check_scenario,
+    check_team_choice,
+    fork_uploads,
+)
+from dashboard.services.uploads import InputFile, check_upload_size, upload_specs, usable_traces
 from simcore import sweep
 from simcore.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
@@ -28,7 +36,7 @@ from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
 
 SEP = "__"
-MAX_SEEDS = services.MAX_SEEDS
+MAX_SEEDS = MAX_SEEDS
 
 
 def _coerce(t: type) -> Callable[[Any], Any]:
@@ -120,10 +128,10 @@ class ExperimentForm(forms.Form):
         cast(forms.ModelChoiceField, self.fields["team"]).queryset = run_teams(owner)
         self.cluster_uploads = {str(u.pk): u for u in ClusterUpload.objects.filter(owner=owner).defer("content_gz")}
         # Only traces whose import finished: a pending or failed one has no trace to run.
-        self.trace_uploads = {str(u.pk): u for u in services.usable_traces(owner)}
+        self.trace_uploads = {str(u.pk): u for u in usable_traces(owner)}
         if source is not None:
             # Readable through the experiment being forked, and only for this fork.
-            cu, tu = services.fork_uploads(source)
+            cu, tu = fork_uploads(source)
             if cu is not None:
                 self.cluster_uploads.setdefault(str(cu.pk), cu)
             if tu is not None:
@@ -160,7 +168,7 @@ class ExperimentForm(forms.Form):
             for name, obj in items:
                 keys = []
                 for p in obj.params:
-                    if p.name in services.SERVER_PATH_PARAMS:
+                    if p.name in SERVER_PATH_PARAMS:
                         continue  # names a file on the server: the web never sets it
                     key = SEP.join((kind, name, p.name))
                     self.fields[key] = param_field(p)
@@ -240,13 +248,13 @@ class ExperimentForm(forms.Form):
                 self.cluster_upload = self.cluster_uploads[ref]
             else:
                 self.trace_upload = self.trace_uploads[ref]
-        scenario.update(services.upload_specs(self.cluster_upload, self.trace_upload))
+        scenario.update(upload_specs(self.cluster_upload, self.trace_upload))
         if "preset" in scenario["workload"] and "file" in scenario["cluster"]:
             pass  # a generated workload on an uploaded cluster: fine, the LP sizes the arrival rate
         scenario["scheduler_params"] = {s: self._params("scheduler", s) for s in cd["schedulers"]}
         try:
-            self.scenario = services.check_scenario(scenario)
-            services.check_team_choice(self.owner, cd.get("team"), cd["visibility"])
+            self.scenario = check_scenario(scenario)
+            check_team_choice(self.owner, cd.get("team"), cd["visibility"])
         except SimcoreError as e:
             self.add_error(self._field_for(str(e)), str(e))
         return cd
@@ -277,7 +285,7 @@ def _scheduler_label(name: str) -> str:
 
 def _check_size(f: Any) -> Any:
     try:
-        services.check_upload_size(f.size)  # before the content is read
+        check_upload_size(f.size)  # before the content is read
     except SimcoreError as e:
         raise forms.ValidationError(f"{f.name}: {e}" if f.size else str(e)) from None
     return f
@@ -292,13 +300,13 @@ class UploadForm(forms.Form):
     def clean_file(self) -> Any:
         f = self.cleaned_data["file"]
         try:
-            services.check_upload_size(f.size)  # before the content is read
+            check_upload_size(f.size)  # before the content is read
         except SimcoreError as e:
             raise forms.ValidationError(str(e)) from None
         return f
 
     def upload_args(self) -> dict[str, Any]:
-        """The keyword arguments of services.create_upload (reads the file)."""
+        """The keyword arguments of create_upload (reads the file)."""
         f = self.cleaned_data["file"]
         return {"filename": f.name or "", "content": f.read()}
 
@@ -419,16 +427,14 @@ class TraceUploadForm(forms.Form):
         return _check_size(f) if f else None
 
     def upload_args(self) -> dict[str, Any]:
-        """The keyword arguments of services.create_upload (reads the files)."""
+        """The keyword arguments of create_upload (reads the files)."""
         cd = self.cleaned_data
         fmt = cd.get("format") or TraceFormat.CSV
         main = "task_events" if fmt == TraceFormat.GOOGLE2011 else "trace"
-        files = [services.InputFile(main, f.name or "", f.read()) for f in cd["file"]]
-        files += [services.InputFile("job_events", f.name or "", f.read()) for f in cd.get("job_events") or []]
+        files = [InputFile(main, f.name or "", f.read()) for f in cd["file"]]
+        files += [InputFile("job_events", f.name or "", f.read()) for f in cd.get("job_events") or []]
         if cd.get("machine_events"):
-            files.append(
-                services.InputFile("machine_events", cd["machine_events"].name or "", cd["machine_events"].read())
-            )
+            files.append(InputFile("machine_events", cd["machine_events"].name or "", cd["machine_events"].read()))
         return {"files": files, "options": {k: cd.get(k) for k in self.OPTIONS}}
 
     def field_for(self, message: str) -> str:
@@ -491,7 +497,7 @@ class ShareForm(forms.Form):
         cd = self.cleaned_data
         if not self.errors:
             try:
-                services.check_team_choice(self.owner, cd.get("team"), cd["visibility"])
+                check_team_choice(self.owner, cd.get("team"), cd["visibility"])
             except SimcoreError as e:
                 self.add_error("visibility", str(e))
         return cd

@@ -48,16 +48,8 @@ from dashboard.models import (
     TraceUpload,
     move,
 )
-from dashboard.services import (
-    GZIP_MAGIC,
-    PROGRESS_EVERY_S,
-    Heartbeat,
-    InputFile,
-    check_file_type,
-    check_upload_size,
-    clean_json,
-    safe_filename,
-)
+from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json
+from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult

@@ -221,7 +221,7 @@ class TraceUpload(Upload):
 
     format = models.CharField(max_length=16, choices=TraceFormat.choices, default=TraceFormat.CSV)
     status = models.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.PENDING, db_index=True)
-    #: The import options (bad-input policy, window, k-means classes...), as services.check_import_options returns.
+    #: The import options (bad-input policy, window, k-means classes...), as imports.check_import_options returns.
     options = models.JSONField(default=dict)
     #: Progress while importing: the reader's stage, the fraction of input bytes read, data rows parsed.
     stage = models.CharField(max_length=40, blank=True)
@@ -434,7 +434,7 @@ class RunJobs(models.Model):
 #
 # A worker that dies (SIGKILL, out of memory, a machine restart) cannot mark its
 # run or import failed. While it works it stamps ``heartbeat_at`` every few
-# seconds (dashboard.services.Heartbeat); work still ``running`` whose stamp is
+# seconds (dashboard.services.execution.Heartbeat); work still ``running`` whose stamp is
 # older than SIMCORE_WORKER_TIMEOUT_S is declared lost. The rule is applied
 # lazily wherever experiments and uploads are read (dashboard.access) and when a
 # worker starts (dashboard.tasks); a live worker, wherever it runs, keeps its

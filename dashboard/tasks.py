@@ -8,16 +8,17 @@ from typing import Any
 from celery import shared_task
 from celery.signals import worker_ready
 
-from dashboard import imports, services
+from dashboard import imports
+from dashboard.services.execution import execute_run
 
 log = logging.getLogger(__name__)
 
 
 @shared_task(name="dashboard.run_simulation", ignore_result=True)
 def run_simulation(run_id: int) -> str:
-    """Claim run ``run_id``, simulate it with simcore, store its results (see services.execute_run)."""
+    """Claim run ``run_id``, simulate it with simcore, store its results (see execute_run)."""
     worker = run_simulation.request.hostname or ""
-    return services.execute_run(run_id, worker=worker)
+    return execute_run(run_id, worker=worker)
 
 
 @shared_task(name="dashboard.import_trace", ignore_result=True)

@@ -22,9 +22,19 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import access, charts, downloads, imports, queueing, services
+from dashboard import access, charts, downloads, imports, queueing
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
+from dashboard.services.experiments import (
+    cancel_experiment,
+    cancel_run,
+    create_experiment,
+    new_share_link,
+    revoke_share_link,
+    set_sharing,
+)
+from dashboard.services.results import labelled_series, progress_payload, runs_with_results
+from dashboard.services.uploads import UPLOAD_KINDS, create_upload, delete_upload
 from simcore.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
 from simcore.version import code_version
@@ -98,7 +108,7 @@ def _new_experiment(
     form = ExperimentForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:
-            exp = services.create_experiment(
+            exp = create_experiment(
                 access.signed_in(request),
                 form.scenario,
                 name=form.cleaned_data["name"],
@@ -146,7 +156,7 @@ def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
-    runs = services.runs_with_results(exp)
+    runs = runs_with_results(exp)
     for r in runs:
         r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]
     done = [r for r in runs if r.status == Status.FINISHED]
@@ -157,7 +167,7 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "finished": done,
         "base": base,
         "shared": shared,
-        "charts": charts.all_charts(services.labelled_series(runs)) if done else None,
+        "charts": charts.all_charts(labelled_series(runs)) if done else None,
         "offline": [r for r in done if r.result.offline],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
         "active": any(r.is_active for r in runs),
@@ -191,19 +201,19 @@ def shared_detail(request: HttpRequest, token: str) -> HttpResponse:
 @require_safe
 @login_required
 def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(services.progress_payload(access.get_experiment_for_user(request.user, pk)))
+    return JsonResponse(progress_payload(access.get_experiment_for_user(request.user, pk)))
 
 
 @require_safe
 def shared_progress(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(services.progress_payload(access.get_shared_experiment(token)))
+    return JsonResponse(progress_payload(access.get_shared_experiment(token)))
 
 
 @login_required
 @require_POST
 def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk, "cancel")
-    n = services.cancel_experiment(exp)
+    n = cancel_experiment(exp)
     messages.info(request, f"cancelled {n} run(s)")
     return redirect(exp)
 
@@ -212,7 +222,7 @@ def experiment_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     run = access.get_run_for_user(request.user, pk, "cancel")
-    if services.cancel_run(run):
+    if cancel_run(run):
         messages.info(request, f"cancelled {run}")
     return redirect(run.experiment)
 
@@ -226,7 +236,7 @@ def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk, "share")
     form = ShareForm(request.POST, owner=access.signed_in(request))
     if form.is_valid():
-        services.set_sharing(exp, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
+        set_sharing(exp, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
         messages.success(request, f"visibility: {exp.get_visibility_display()}")
     else:
         messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
@@ -237,7 +247,7 @@ def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_new_link(request: HttpRequest, pk: int) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk, "share")
-    services.new_share_link(exp)
+    new_share_link(exp)
     messages.success(request, "a new public link was made; the previous one no longer works")
     return redirect(exp)
 
@@ -246,7 +256,7 @@ def experiment_new_link(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def experiment_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
     exp = access.get_experiment_for_user(request.user, pk, "share")
-    services.revoke_share_link(exp)
+    revoke_share_link(exp)
     messages.success(request, "the public link was revoked")
     return redirect(exp)
 
@@ -312,7 +322,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def uploads(request: HttpRequest) -> HttpResponse:
-    forms_ = {kind: upload_form(kind, prefix=kind) for kind in services.UPLOAD_KINDS}
+    forms_ = {kind: upload_form(kind, prefix=kind) for kind in UPLOAD_KINDS}
     status = 200
     if request.method == "POST":
         kind = request.POST.get("kind", "")
@@ -322,9 +332,7 @@ def uploads(request: HttpRequest) -> HttpResponse:
         forms_[kind] = form
         if form.is_valid():
             try:
-                up = services.create_upload(
-                    kind, access.signed_in(request), form.cleaned_data["name"], **form.upload_args()
-                )
+                up = create_upload(kind, access.signed_in(request), form.cleaned_data["name"], **form.upload_args())
             except SimcoreError as e:
                 form.add_error(form.field_for(str(e)), str(e))
             else:
@@ -341,7 +349,7 @@ def uploads(request: HttpRequest) -> HttpResponse:
     )
     ctx = {
         "forms": forms_,
-        "kinds": services.UPLOAD_KINDS,
+        "kinds": UPLOAD_KINDS,
         "clusters": ClusterUpload.objects.filter(owner=access.signed_in(request)).defer("content_gz"),
         "traces": traces,
         "active": any(t.is_active for t in traces),
@@ -377,7 +385,7 @@ def trace_import_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 def upload_delete(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
     up = access.get_upload_for_user(request.user, kind, pk)
     try:
-        services.delete_upload(up)
+        delete_upload(up)
     except SimcoreError as e:
         messages.error(request, str(e))
     else:

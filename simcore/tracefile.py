@@ -47,14 +47,12 @@ slower, about 4x).
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
 import io
 import math
 import os
 import re
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,9 +61,10 @@ from typing import IO, Any
 import numpy as np
 
 from simcore.errors import InputError, ParameterError
-from simcore.limits import DecompressionGuard, check_line_length, max_request, max_trace_seconds
+from simcore.limits import max_request, max_trace_seconds
 from simcore.model import FixedRuntime, FloatArray, IntArray, Workload
 from simcore.sources import source_label
+from simcore.traces._stream import RowErrors, iter_blocks
 
 SUBMIT = "submit_s"
 DURATION = "duration_s"
@@ -107,80 +106,22 @@ class _Layout:
     class_mode: str | None = None
 
 
-def _open_binary(source: Source, label: str, stack: contextlib.ExitStack) -> IO[bytes]:
-    """A binary stream of the decompressed data; what we open is closed by ``stack``."""
-    raw: IO[bytes]
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            raw = stack.enter_context(open(source, "rb"))
-        except OSError as e:
-            raise InputError(f"cannot open: {e.strerror or e}", file=label) from None
-    elif isinstance(source, io.TextIOBase):
-        raw = io.BytesIO(source.read().encode("utf-8"))
-    else:
-        raw = source
-    head = _peek(raw, 2)
-    if head is None:  # neither peekable nor seekable: take it all
-        raw = io.BytesIO(raw.read())
-        head = raw.getvalue()[:2]
-    if head == GZIP_MAGIC:
-        # Closing the GzipFile leaves ``raw`` open; the stack closes it if it is ours.
-        gz = stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
-        return gz  # type: ignore[return-value]  # GzipFile is a binary stream; typeshed types it apart
-    return raw
+def _text_blocks(source: Source, label: str) -> Iterator[tuple[int, str]]:
+    """``(line number of the first line, text)`` blocks of whole lines, without the last newline.
 
-
-def _peek(raw: IO[bytes], n: int) -> bytes | None:
-    if hasattr(raw, "peek"):
-        return raw.peek(n)[:n]  # type: ignore[no-any-return]
-    if raw.seekable():
-        pos = raw.tell()
-        head = raw.read(n)
-        raw.seek(pos)
-        return head
-    return None
-
-
-def _blocks(stream: IO[bytes], label: str) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number of the first line, text)`` blocks of whole lines, without the last newline."""
-    line = 1
-    carry = b""
+    The one block reader of every trace format (:func:`simcore.traces._stream.iter_blocks`:
+    16 MB blocks, gzip detected from its magic bytes, the size, ratio and line-length bounds
+    of :mod:`simcore.limits`); a text stream is encoded to UTF-8 first.
+    """
+    src: Any = source
+    if isinstance(source, io.TextIOBase):
+        src = source.read().encode("utf-8")
     first = True
-    guard = DecompressionGuard(label)
-    raw = getattr(stream, "fileobj", None) if isinstance(stream, gzip.GzipFile) else None
-    # A line longer than SIMCORE_MAX_LINE_BYTES stops the reader within one block (16 MB) of its start.
-    while True:
-        try:
-            data = stream.read(BLOCK_BYTES)
-        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-            complete = line - 1 + carry.count(b"\n")
-            raise InputError(f"truncated or corrupt gzip data after line {complete} ({e})", file=label) from None
-        if not data:
-            if carry:
-                yield line, _decode(carry, label, line, first)
-            return
-        consumed = _tell(raw)
-        guard.add(len(data), consumed, line + carry.count(b"\n"))
-        buf = carry + data
-        cut = buf.rfind(b"\n")
-        if cut < 0:
-            check_line_length(len(buf), label, line)
-            carry = buf
+    for block in iter_blocks(src, label, RowErrors()):
+        if not block.n_lines:
             continue
-        carry = buf[cut + 1 :]
-        check_line_length(len(carry), label, line + buf.count(b"\n", 0, cut + 1))
-        text = _decode(buf[:cut], label, line, first)
+        yield block.first_line, _decode(block.data[:-1], label, block.first_line, first)
         first = False
-        yield line, text
-        line += text.count("\n") + 1
-
-
-def _tell(raw: Any) -> int | None:
-    """Compressed bytes read so far, or None when the stream cannot tell (no ratio check then)."""
-    try:
-        return int(raw.tell()) if raw is not None else None
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def _decode(b: bytes, label: str, line: int, first: bool) -> str:
@@ -423,11 +364,10 @@ def read_trace(
     overrides the ``# name:`` comment and the file name. Times are seconds.
     """
     label = source_label(source)
-    with contextlib.ExitStack() as stack:
-        return _read(_open_binary(source, label, stack), label, resources, name)
+    return _read(_text_blocks(source, label), label, resources, name)
 
 
-def _read(stream: IO[bytes], label: str, resources: Sequence[str] | None, name: str | None) -> Workload:
+def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str] | None, name: str | None) -> Workload:
     meta: dict[str, Any] = {}
     lay: _Layout | None = None
     res: list[str] = []
@@ -436,7 +376,7 @@ def _read(stream: IO[bytes], label: str, resources: Sequence[str] | None, name: 
     # Whether row z of the data is line first_data_line + z (no skipped lines, no sorting).
     one_to_one = True
     first_data_line: int | None = None
-    for first_line, text in _blocks(stream, label):
+    for first_line, text in blocks:
         skippable = _has_skippable(text)
         lines = text.split("\n")
         if lay is None:

@@ -10,7 +10,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dashboard import services
 from dashboard.imports import MAX_CLASSES
 from dashboard.imports import MAX_FILES as MAX_IMPORT_FILES
 from dashboard.models import (
@@ -26,6 +25,8 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
+from dashboard.services.experiments import MAX_HOURS, MAX_LOAD, MAX_SEED, MAX_SEEDS
+from dashboard.services.uploads import check_upload_size
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
@@ -144,13 +145,13 @@ class ScenarioSerializer(StrictSerializer):
     workload = WorkloadSourceSerializer()
     load = serializers.FloatField(
         min_value=0.01,
-        max_value=services.MAX_LOAD,
+        max_value=MAX_LOAD,
         default=0.9,
         help_text="arrival rate as a fraction of the allocation-LP bound lambda*",
     )
     hours = serializers.FloatField(
         min_value=0.01,
-        max_value=services.MAX_HOURS,
+        max_value=MAX_HOURS,
         required=False,
         allow_null=True,
         default=None,
@@ -160,9 +161,9 @@ class ScenarioSerializer(StrictSerializer):
     schedulers = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=64)
     scheduler_params = serializers.DictField(child=serializers.DictField(), required=False, default=dict)
     seeds = serializers.ListField(
-        child=serializers.IntegerField(min_value=0, max_value=services.MAX_SEED),
+        child=serializers.IntegerField(min_value=0, max_value=MAX_SEED),
         min_length=1,
-        max_length=services.MAX_SEEDS,
+        max_length=MAX_SEEDS,
         default=[0],
     )
 
@@ -289,7 +290,7 @@ class UploadSerializer(serializers.ModelSerializer):
 def _file_sizes(files: Any) -> Any:
     for f in files if isinstance(files, list) else [files]:
         try:
-            services.check_upload_size(f.size)  # before the content is read
+            check_upload_size(f.size)  # before the content is read
         except Exception as e:
             raise serializers.ValidationError(f"{f.name}: {e}" if f.size else str(e)) from None
     return files
@@ -341,12 +342,12 @@ class UploadCreateSerializer(serializers.Serializer):
     )
     class_window_hours = serializers.FloatField(
         min_value=0.001,
-        max_value=services.MAX_HOURS,
+        max_value=MAX_HOURS,
         required=False,
         help_text="classes: learnt on the jobs of the first hours (24)",
     )
     class_seed = serializers.IntegerField(
-        min_value=0, max_value=services.MAX_SEED, required=False, help_text="classes: k-means seed (0)"
+        min_value=0, max_value=MAX_SEED, required=False, help_text="classes: k-means seed (0)"
     )
     class_duration = serializers.BooleanField(required=False, help_text="classes: cluster on durations too")
 

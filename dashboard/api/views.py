@@ -24,9 +24,22 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from dashboard import access, downloads, imports, queueing, services
+from dashboard import access, downloads, imports, queueing
 from dashboard.api import serializers as s
 from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
+from dashboard.services.experiments import (
+    SERVER_PATH_PARAMS,
+    cancel_experiment,
+    cancel_run,
+    check_scenario,
+    create_experiment,
+    fork_uploads,
+    new_share_link,
+    revoke_share_link,
+    set_sharing,
+)
+from dashboard.services.results import progress_payload, runs_with_results
+from dashboard.services.uploads import UPLOAD_KINDS, InputFile, create_upload, delete_upload, upload_specs
 from simcore.catalog import catalog
 from simcore.errors import SimcoreError
 
@@ -88,7 +101,7 @@ def _scenario_from(
     ser = s.ScenarioSerializer(data=data)
     ser.is_valid(raise_exception=True)
     sc = dict(ser.validated_data)
-    allowed_c, allowed_t = services.fork_uploads(source) if source is not None else (None, None)
+    allowed_c, allowed_t = fork_uploads(source) if source is not None else (None, None)
     picked: dict[str, Upload | None] = {"cluster": None, "workload": None}
     for part, model, allowed in (("cluster", ClusterUpload, allowed_c), ("workload", TraceUpload, allowed_t)):
         spec = dict(sc[part])
@@ -114,8 +127,8 @@ def _scenario_from(
         else:
             sc[part] = {"preset": spec["preset"], "params": spec.get("params") or {}}
     cu, tu = picked["cluster"], picked["workload"]
-    sc.update(services.upload_specs(cu, tu))  # type: ignore[arg-type]
-    return services.check_scenario(sc), cu, tu  # type: ignore[return-value]
+    sc.update(upload_specs(cu, tu))  # type: ignore[arg-type]
+    return check_scenario(sc), cu, tu  # type: ignore[return-value]
 
 
 def _team(request: Request, team_id: int | None) -> Team | None:
@@ -167,7 +180,7 @@ class ExperimentList(GenericAPIView):
         d = ser.validated_data
         # The raw scenario (the serializer checked its shape; simcore checks the rest).
         scenario, cu, tu = _scenario_from(request, cast(dict[str, Any], request.data)["scenario"])
-        exp = services.create_experiment(
+        exp = create_experiment(
             access.signed_in(request),
             scenario,
             name=d["name"],
@@ -208,7 +221,7 @@ class ExperimentDetail(APIView):
             exp.save(update_fields=["name"])
         if "team" in d or "visibility" in d:
             team = _team(request, d["team"]) if "team" in d else exp.team
-            services.set_sharing(exp, team=team, visibility=d.get("visibility", exp.visibility))
+            set_sharing(exp, team=team, visibility=d.get("visibility", exp.visibility))
         return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
 
 
@@ -219,7 +232,7 @@ class ExperimentCancel(APIView):
         responses={200: s.ExperimentSerializer, **_errors(401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        services.cancel_experiment(access.get_experiment_for_user(request.user, pk, "cancel"))
+        cancel_experiment(access.get_experiment_for_user(request.user, pk, "cancel"))
         return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
 
 
@@ -235,7 +248,7 @@ class ExperimentFork(APIView):
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         scenario, cu, tu = _scenario_from(request, {**_api_scenario_of(source), **d["changes"]}, source)
-        exp = services.create_experiment(
+        exp = create_experiment(
             access.signed_in(request),
             scenario,
             name=d.get("name") or f"{source.title} (fork)"[:200],
@@ -256,14 +269,14 @@ class ExperimentShareLink(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk, "share")
-        token = services.new_share_link(exp)
+        token = new_share_link(exp)
         from django.urls import reverse
 
         return Response({"share_url": request.build_absolute_uri(reverse("shared-detail", args=[token]))})
 
     @extend_schema(summary="Revoke the public link", responses={204: None, **_errors(401, 403, 404)})
     def delete(self, request: Request, pk: int) -> Response:
-        services.revoke_share_link(access.get_experiment_for_user(request.user, pk, "share"))
+        revoke_share_link(access.get_experiment_for_user(request.user, pk, "share"))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -272,7 +285,7 @@ class ExperimentProgress(APIView):
         summary="Status and progress of every run", responses={200: s.ProgressSerializer, **_errors(401, 404)}
     )
     def get(self, request: Request, pk: int) -> Response:
-        return Response(services.progress_payload(access.get_experiment_for_user(request.user, pk)))
+        return Response(progress_payload(access.get_experiment_for_user(request.user, pk)))
 
 
 class ExperimentSummary(APIView):
@@ -282,7 +295,7 @@ class ExperimentSummary(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk)
-        return Response(downloads.summary_body(services.runs_with_results(exp), exp.scenario))
+        return Response(downloads.summary_body(runs_with_results(exp), exp.scenario))
 
 
 class ExperimentSeries(APIView):
@@ -292,7 +305,7 @@ class ExperimentSeries(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         exp = access.get_experiment_for_user(request.user, pk)
-        return Response(downloads.series_body(services.runs_with_results(exp)))
+        return Response(downloads.series_body(runs_with_results(exp)))
 
 
 FILE_RESPONSE = OpenApiResponse(OpenApiTypes.BINARY, description="the file (CSV, Parquet, JSON or zip)")
@@ -327,7 +340,7 @@ class RunCancel(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         run = access.get_run_for_user(request.user, pk, "cancel")
-        services.cancel_run(run)
+        cancel_run(run)
         run.refresh_from_db()
         return Response(s.RunSerializer(run).data)
 
@@ -346,7 +359,7 @@ class RunDownload(APIView):
 
 # ---------------------------------------------------------------------------- uploads
 
-KIND_PARAM = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(services.UPLOAD_KINDS))
+KIND_PARAM = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(UPLOAD_KINDS))
 
 
 #: Upload options that apply to traces only (dashboard.imports.check_import_options).
@@ -406,12 +419,12 @@ class UploadList(GenericAPIView):
             if kind == "trace":
                 fmt = d.get("format") or "csv"
                 main = "task_events" if fmt == "google2011" else "trace"
-                files = [services.InputFile(main, f.name or "", f.read()) for f in d["file"]]
-                files += [services.InputFile("job_events", f.name or "", f.read()) for f in d.get("job_events", [])]
+                files = [InputFile(main, f.name or "", f.read()) for f in d["file"]]
+                files += [InputFile("job_events", f.name or "", f.read()) for f in d.get("job_events", [])]
                 if d.get("machine_events") is not None:
                     me = d["machine_events"]
-                    files.append(services.InputFile("machine_events", me.name or "", me.read()))
-                up = services.create_upload(
+                    files.append(InputFile("machine_events", me.name or "", me.read()))
+                up = create_upload(
                     kind,
                     access.signed_in(request),
                     d["name"],
@@ -428,7 +441,7 @@ class UploadList(GenericAPIView):
                         {"file": [f"a cluster upload is one file and takes no trace options (got {got})"]}
                     )
                 f = d["file"][0]
-                up = services.create_upload(kind, access.signed_in(request), d["name"], f.name or "", f.read())
+                up = create_upload(kind, access.signed_in(request), d["name"], f.name or "", f.read())
         except SimcoreError as e:
             raise _upload_error(e) from None
         body = dict(s.UploadSerializer(up).data)
@@ -452,7 +465,7 @@ class UploadDetail(APIView):
         responses={204: None, **_errors(400, 401, 404)},
     )
     def delete(self, request: Request, kind: str, pk: int) -> Response:
-        services.delete_upload(access.get_upload_for_user(request.user, kind, pk))
+        delete_upload(access.get_upload_for_user(request.user, kind, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -499,7 +512,7 @@ class Catalog(APIView):
         responses={200: OpenApiTypes.OBJECT, **_errors(401)},
     )
     def get(self, request: Request) -> Response:
-        return Response(catalog(exclude_params=services.SERVER_PATH_PARAMS))
+        return Response(catalog(exclude_params=SERVER_PATH_PARAMS))
 
 
 class Me(APIView):

@@ -120,7 +120,7 @@ def _open(src: Source, name: str) -> tuple[BinaryIO, int | None, bool]:
     if isinstance(src, (str, os.PathLike)):
         p = Path(src)
         if not p.exists():
-            raise InputError("no such file", file=name)
+            raise InputError("cannot open: no such file", file=name)
         if p.is_dir():
             raise InputError("is a directory, expected a file", file=name)
         return p.open("rb"), p.stat().st_size, True
@@ -204,7 +204,7 @@ def _decompressed(
             status["broken"] = True
             errors.bad(
                 "corrupt gzip data",
-                f"corrupt gzip data after line {lines_before()} ({e}); the rest of the file is unreadable",
+                f"truncated or corrupt gzip data after line {lines_before()} ({e}); the rest of the file is unreadable",
                 file=name,
                 line=lines_before() + 1,
             )
@@ -216,7 +216,7 @@ def _decompressed(
         status["broken"] = True
         errors.bad(
             "truncated gzip file",
-            f"gzip stream ends early after line {lines_before()} "
+            f"truncated or corrupt gzip data: the stream ends early after line {lines_before()} "
             "(truncated download?); the incomplete last line is ignored",
             file=name,
             line=lines_before() + 1,

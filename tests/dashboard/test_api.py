@@ -11,8 +11,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from dashboard import imports, services
+from dashboard import imports
 from dashboard.models import ApiToken, Experiment, Status, Visibility
+from dashboard.services.execution import execute_run
+from dashboard.services.experiments import create_experiment
 from tests.dashboard.conftest import small_scenario
 from tests.dashboard.test_uploads import CLUSTER, TRACE
 
@@ -64,7 +66,7 @@ def test_a_script_creates_an_experiment_follows_it_and_reads_the_same_results_as
     prog = api.get(f"/api/experiments/{exp.pk}/progress/").json()
     assert prog["status"] == "pending" and {r["status"] for r in prog["runs"]} == {"pending"}
     for run in exp.runs.all():  # the worker's code path, in this process
-        assert services.execute_run(run.pk) == Status.FINISHED
+        assert execute_run(run.pk) == Status.FINISHED
     exp.refresh_status()
     assert api.get(f"/api/experiments/{exp.pk}/").json()["status"] == "finished"
     summ = api.get(f"/api/experiments/{exp.pk}/summary/").json()
@@ -110,7 +112,7 @@ def test_bad_scenarios_get_400_naming_the_problem_and_store_nothing(owner, chang
 
 
 def test_teams_and_roles_apply_to_the_api(owner, other, viewer, outsider, team):
-    exp = services.create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM)
+    exp = create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM)
     url = f"/api/experiments/{exp.pk}/"
     assert Api(outsider).get(url).status_code == 404
     assert Api(outsider).post(url + "cancel/").status_code == 404
@@ -131,7 +133,7 @@ def test_teams_and_roles_apply_to_the_api(owner, other, viewer, outsider, team):
     exp.refresh_from_db()
     assert exp.visibility == Visibility.TEAM
     # A team owner may cancel a member's team experiment.
-    bobs = services.create_experiment(other, small_scenario(), team=team, visibility=Visibility.TEAM)
+    bobs = create_experiment(other, small_scenario(), team=team, visibility=Visibility.TEAM)
     resp = alice.post(f"/api/experiments/{bobs.pk}/cancel/")
     assert resp.status_code == 200 and {r["status"] for r in resp.json()["runs"]} == {"cancelled"}
     teams = alice.get("/api/teams/").json()
@@ -177,7 +179,7 @@ def test_uploads_and_forks_through_the_api(owner, other, team):
     fork = Experiment.objects.get(pk=resp.json()["id"])
     assert fork.owner == other and fork.forked_from == src and fork.cluster_upload_id == cid
     assert fork.scenario == {**src.scenario, "seeds": [4, 5]}
-    assert services.execute_run(fork.runs.first().pk) == Status.FINISHED
+    assert execute_run(fork.runs.first().pk) == Status.FINISHED
 
 
 def test_the_catalog_lists_registries_without_server_file_parameters(owner):

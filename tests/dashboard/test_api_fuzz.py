@@ -20,8 +20,10 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
-from dashboard import services
 from dashboard.models import ApiToken, Membership, Role, Status, Team, Visibility
+from dashboard.services.execution import execute_run
+from dashboard.services.experiments import create_experiment
+from dashboard.services.uploads import create_upload
 from dashboard.wsgi import application
 from tests.dashboard.conftest import small_scenario
 from tests.dashboard.test_uploads import CLUSTER
@@ -50,9 +52,9 @@ def auth(db: None, django_user_model: Any, _keep_connection: None) -> dict[str, 
     user = django_user_model.objects.create_user("fuzzer", password="fuzzer-password-1")
     team = Team.objects.create(name="fuzz-lab")
     Membership.objects.create(team=team, user=user, role=Role.OWNER)
-    services.create_upload("cluster", user, "c", "c.json", json.dumps(CLUSTER).encode())
-    exp = services.create_experiment(user, small_scenario(schedulers=["greedy"]), team=team, visibility=Visibility.TEAM)
-    assert services.execute_run(exp.runs.get().pk) == Status.FINISHED
+    create_upload("cluster", user, "c", "c.json", json.dumps(CLUSTER).encode())
+    exp = create_experiment(user, small_scenario(schedulers=["greedy"]), team=team, visibility=Visibility.TEAM)
+    assert execute_run(exp.runs.get().pk) == Status.FINISHED
     _, secret = ApiToken.issue(user, "fuzz")
     return {"Authorization": f"Bearer {secret}"}
 

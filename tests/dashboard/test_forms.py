@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from dashboard.forms import ExperimentForm, parse_seeds, seeds_text
 from dashboard.models import ClusterUpload, Experiment, Run
-from dashboard.services import SERVER_PATH_PARAMS
+from dashboard.services.experiments import SERVER_PATH_PARAMS
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 

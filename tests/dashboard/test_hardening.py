@@ -15,6 +15,9 @@ from django.test import Client
 
 from dashboard.middleware import CONTENT_SECURITY_POLICY
 from dashboard.models import ApiToken
+from dashboard.services.execution import execute_run
+from dashboard.services.experiments import create_experiment
+from dashboard.services.uploads import create_upload, delete_upload, upload_specs
 from tests.dashboard.conftest import small_scenario
 
 
@@ -363,9 +366,9 @@ def test_pending_work_never_queued_is_queued_once_the_broker_is_back(owner, djan
 
 
 def _ready_trace(owner, text: str, name: str = "my-trace"):
-    from dashboard import imports, services
+    from dashboard import imports
 
-    up = services.create_upload("trace", owner, name, "t.csv", text.encode())
+    up = create_upload("trace", owner, name, "t.csv", text.encode())
     imports.execute_import(up.pk)  # the worker's code, run here
     up.refresh_from_db()
     assert up.is_ready, up.error
@@ -373,54 +376,51 @@ def _ready_trace(owner, text: str, name: str = "my-trace"):
 
 
 def test_a_run_error_names_the_upload_not_the_workers_temporary_path(owner) -> None:
-    from dashboard import services
     from dashboard.models import Status
     from tests.dashboard.test_uploads import CLUSTER
 
     text = "# simcore trace v1\n# horizon_s: 100\nsubmit_s,duration_s,cpu,mem\n0,10,0.2,0.2\n1,10,0.9,0.9\n"
     trace = _ready_trace(owner, text)
     small = {**CLUSTER, "configurations": [{"name": "s", "count": 2, "capacity": {"cpu": 0.5, "mem": 0.5}}]}
-    cluster = services.create_upload("cluster", owner, "tiny", "tiny.json", json.dumps(small).encode())
+    cluster = create_upload("cluster", owner, "tiny", "tiny.json", json.dumps(small).encode())
     scenario = small_scenario(schedulers=["greedy"])
-    scenario.update(services.upload_specs(cluster, trace))
-    exp = services.create_experiment(owner, scenario, cluster_upload=cluster, trace_upload=trace)
-    assert services.execute_run(exp.runs.get().pk) == Status.FAILED
+    scenario.update(upload_specs(cluster, trace))
+    exp = create_experiment(owner, scenario, cluster_upload=cluster, trace_upload=trace)
+    assert execute_run(exp.runs.get().pk) == Status.FAILED
     error = exp.runs.get().error
     assert "trace upload 'my-trace'" in error and "/tmp" not in error and "simcore-run-" not in error
 
 
 def test_a_trace_and_cluster_with_different_resources_are_refused_at_submission(owner) -> None:
-    from dashboard import services
     from simcore.errors import ParameterError
 
     text = "# simcore trace v1\n# horizon_s: 100\nsubmit_s,duration_s,slot\n0,10,1\n"
     trace = _ready_trace(owner, text, "slots")
     scenario = small_scenario(schedulers=["greedy"])
-    scenario.update(services.upload_specs(None, trace))
+    scenario.update(upload_specs(None, trace))
     with pytest.raises(ParameterError, match=r"trace 'slots' requests resources \['slot'\] but cluster"):
-        services.create_experiment(owner, scenario, trace_upload=trace)
+        create_experiment(owner, scenario, trace_upload=trace)
 
 
 def test_deleting_an_upload_used_by_others_private_forks_does_not_reveal_them(owner, outsider) -> None:
-    from dashboard import services
     from dashboard.models import ClusterUpload, Experiment
     from simcore.errors import ParameterError
     from tests.dashboard.test_uploads import CLUSTER
 
-    cluster = services.create_upload("cluster", owner, "c", "c.json", json.dumps(CLUSTER).encode())
+    cluster = create_upload("cluster", owner, "c", "c.json", json.dumps(CLUSTER).encode())
     scenario = small_scenario(schedulers=["greedy"])
-    scenario.update(services.upload_specs(cluster, None))
-    exp = services.create_experiment(owner, scenario, cluster_upload=cluster)
+    scenario.update(upload_specs(cluster, None))
+    exp = create_experiment(owner, scenario, cluster_upload=cluster)
     for _ in range(4):  # private forks by someone else, which alice cannot see
         Experiment.objects.create(
             owner=outsider, scenario=exp.scenario, cluster_upload=cluster, cluster_label="c", workload_label="w"
         )
     with pytest.raises(ParameterError) as e:
-        services.delete_upload(cluster)
+        delete_upload(cluster)
     assert "by 1 experiment(s) you can see" in str(e.value) and "5" not in str(e.value)
     exp.delete()
     with pytest.raises(ParameterError) as e:
-        services.delete_upload(cluster)
+        delete_upload(cluster)
     assert str(e.value) == f"{cluster} is in use by experiments; it stays so they can be re-run and forked"
     assert ClusterUpload.objects.filter(pk=cluster.pk).exists()
 

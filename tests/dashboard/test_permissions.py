@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from dashboard import accounts, services
+from dashboard import accounts
 from dashboard.models import (
     ApiToken,
     ClusterUpload,
@@ -27,6 +27,8 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
+from dashboard.services.execution import execute_run
+from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
@@ -58,12 +60,10 @@ def _names(patterns: list[Any], prefix: str = "") -> set[str]:
 @pytest.fixture
 def world(owner, other, team, outsider) -> dict[str, Any]:
     """alice's things: a private experiment (one run finished), a team one, an upload, a token, an invitation."""
-    exp = services.create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]), name="alice-secret-exp")
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]), name="alice-secret-exp")
     run = exp.runs.get(scheduler="greedy")
-    assert services.execute_run(run.pk) == Status.FINISHED
-    team_exp = services.create_experiment(
-        owner, small_scenario(), team=team, visibility=Visibility.TEAM, name="alice-team-exp"
-    )
+    assert execute_run(run.pk) == Status.FINISHED
+    team_exp = create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM, name="alice-team-exp")
     up = ClusterUpload.objects.create(
         owner=owner,
         name="alice-secret-cluster",
@@ -253,7 +253,7 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
 
 def test_public_urls_with_a_wrong_or_revoked_secret_are_404(client, world):
     exp = world["exp"]
-    token = services.new_share_link(exp)
+    token = new_share_link(exp)
     run = world["run"]
     urls = [
         reverse("shared-detail", args=[token]),
@@ -266,12 +266,12 @@ def test_public_urls_with_a_wrong_or_revoked_secret_are_404(client, world):
     # A run of another experiment is not reachable through this link.
     other_run = world["team_exp"].runs.first()
     assert client.get(reverse("shared-run-download", args=[token, other_run.pk, "jobs.csv"])).status_code == 404
-    services.revoke_share_link(exp)
+    revoke_share_link(exp)
     for url in urls:
         assert client.get(url).status_code == 404, url
     for bad in ("x", "A" * 43, "A" * 200):
         assert client.get(reverse("shared-detail", args=[bad])).status_code == 404
         assert client.get(reverse("invitation", args=[bad])).status_code == 404
     # The shared fork page asks for a sign-in first.
-    resp = client.get(reverse("shared-fork", args=[services.new_share_link(exp)]))
+    resp = client.get(reverse("shared-fork", args=[new_share_link(exp)]))
     assert resp.status_code == 302 and resp["Location"].startswith(reverse("login"))

@@ -16,8 +16,9 @@ from django.test import Client, override_settings
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import services
 from dashboard.models import ApiToken, ClusterUpload, LoginFailure, TraceUpload
+from dashboard.services.experiments import create_experiment
+from dashboard.services.uploads import create_upload, safe_filename
 from simcore.errors import InputError
 from tests.dashboard.conftest import ROOT, small_scenario
 
@@ -111,7 +112,7 @@ def _post_urls(exp, run, team, token) -> list[str]:
 
 
 def test_every_form_needs_its_csrf_token(owner, team):
-    exp = services.create_experiment(owner, small_scenario())
+    exp = create_experiment(owner, small_scenario())
     token, _ = ApiToken.issue(owner, "t")
     c = Client(enforce_csrf_checks=True)
     c.force_login(owner)
@@ -170,7 +171,7 @@ def test_a_token_needs_no_csrf_but_a_session_does_on_the_api(owner):
 )
 def test_uploads_are_checked_for_type_and_content_before_anything_is_stored(owner, kind, filename, content, message):
     with pytest.raises(InputError, match=message):
-        services.create_upload(kind, owner, "x", filename, content)
+        create_upload(kind, owner, "x", filename, content)
     assert ClusterUpload.objects.count() == 0 and TraceUpload.objects.count() == 0
 
 
@@ -192,10 +193,10 @@ def test_user_file_names_never_choose_a_path(owner):
 
     from tests.dashboard.test_uploads import CLUSTER
 
-    up = services.create_upload("cluster", owner, "x", "../../../etc/cron.d/evil.json", json.dumps(CLUSTER).encode())
+    up = create_upload("cluster", owner, "x", "../../../etc/cron.d/evil.json", json.dumps(CLUSTER).encode())
     assert up.filename == "evil.json"
-    assert services.safe_filename("..\\..\\a b;rm -rf.json", "d") == "a_b_rm_-rf.json"
-    assert services.safe_filename("....", "default.csv") == "default.csv"
+    assert safe_filename("..\\..\\a b;rm -rf.json", "d") == "a_b_rm_-rf.json"
+    assert safe_filename("....", "default.csv") == "default.csv"
 
 
 def test_the_web_platform_builds_no_raw_sql():

@@ -10,8 +10,11 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import accounts, services
+from dashboard import accounts
 from dashboard.models import ApiToken, ClusterUpload, Experiment, Invitation, Membership, Role, Status, Team, Visibility
+from dashboard.services.execution import execute_run
+from dashboard.services.experiments import create_experiment, set_sharing
+from dashboard.services.uploads import create_upload
 from simcore import archive
 from tests.dashboard.conftest import small_scenario
 from tests.dashboard.test_forms import GOOD
@@ -19,12 +22,12 @@ from tests.dashboard.test_uploads import CLUSTER
 
 
 def test_visibility_private_team_and_public_link(client, owner, other, viewer, outsider, team):
-    exp = services.create_experiment(owner, small_scenario(), name="shared-thing")
+    exp = create_experiment(owner, small_scenario(), name="shared-thing")
     url = exp.get_absolute_url()
     for user, code in ((owner, 200), (other, 404), (viewer, 404), (outsider, 404)):
         client.force_login(user)
         assert client.get(url).status_code == code, user
-    services.set_sharing(exp, team=team, visibility=Visibility.TEAM)
+    set_sharing(exp, team=team, visibility=Visibility.TEAM)
     for user, code in ((other, 200), (viewer, 200), (outsider, 404)):
         client.force_login(user)
         assert client.get(url).status_code == code, user
@@ -62,7 +65,7 @@ def test_visibility_private_team_and_public_link(client, owner, other, viewer, o
 
 
 def test_only_the_owner_changes_sharing_and_only_into_teams_they_run_in(client, owner, other, viewer, team):
-    exp = services.create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM)
+    exp = create_experiment(owner, small_scenario(), team=team, visibility=Visibility.TEAM)
     client.force_login(other)  # a member sees it but cannot share it
     assert client.post(reverse("experiment-share", args=[exp.pk]), {"visibility": "public"}).status_code == 403
     assert client.post(reverse("experiment-new-link", args=[exp.pk])).status_code == 403
@@ -85,7 +88,7 @@ def test_a_member_runs_an_experiment_in_the_team_and_the_team_page_shows_who_and
     assert resp.status_code == 302
     exp = Experiment.objects.get(name="bobs-run")
     assert exp.owner == other and exp.team == team and exp.visibility == Visibility.TEAM
-    services.create_experiment(owner, small_scenario(), name="alices-private", team=team)  # private: not listed
+    create_experiment(owner, small_scenario(), name="alices-private", team=team)  # private: not listed
     client.force_login(owner)
     page = client.get(team.get_absolute_url())
     html = page.content.decode()
@@ -169,7 +172,7 @@ def test_creating_a_team_makes_its_owner(client, outsider):
 
 
 def test_fork_copies_the_scenario_and_runs_it_in_the_forkers_space(client, owner, other, team):
-    src = services.create_experiment(
+    src = create_experiment(
         owner, small_scenario(seeds=[0, 1, 2, 5], load=0.7), name="src", team=team, visibility=Visibility.TEAM
     )
     client.force_login(other)
@@ -187,8 +190,8 @@ def test_fork_copies_the_scenario_and_runs_it_in_the_forkers_space(client, owner
 
 
 def test_forking_an_experiment_with_uploads_reuses_them_only_through_it(client, owner, other, team, outsider):
-    up = services.create_upload("cluster", owner, "alices-cluster", "c.json", json.dumps(CLUSTER).encode())
-    src = services.create_experiment(
+    up = create_upload("cluster", owner, "alices-cluster", "c.json", json.dumps(CLUSTER).encode())
+    src = create_experiment(
         owner,
         small_scenario(
             cluster={"file": "cluster_c.json", "name": "alices-cluster"},
@@ -214,7 +217,7 @@ def test_forking_an_experiment_with_uploads_reuses_them_only_through_it(client, 
     assert client.post(reverse("experiment-fork", args=[src.pk]), data).status_code == 302
     fork = Experiment.objects.get(forked_from=src)
     assert fork.cluster_upload_id == up.pk and fork.owner == other
-    assert services.execute_run(fork.runs.get().pk) == Status.FINISHED
+    assert execute_run(fork.runs.get().pk) == Status.FINISHED
     # An outsider can do neither.
     client.force_login(outsider)
     assert client.get(reverse("experiment-fork", args=[src.pk])).status_code == 404
@@ -223,7 +226,7 @@ def test_forking_an_experiment_with_uploads_reuses_them_only_through_it(client, 
 
 
 def test_a_public_link_visitor_can_fork_after_signing_in(client, owner, outsider):
-    src = services.create_experiment(owner, small_scenario(), visibility=Visibility.PUBLIC)
+    src = create_experiment(owner, small_scenario(), visibility=Visibility.PUBLIC)
     client.force_login(outsider)
     url = reverse("shared-fork", args=[src.share_token])
     data = {k: v for k, v in client.get(url).context["form"].initial.items() if v is not None}

@@ -24,7 +24,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from dashboard import imports, services
+from dashboard import imports
 from dashboard.models import (
     ApiToken,
     ClusterUpload,
@@ -35,6 +35,10 @@ from dashboard.models import (
     TraceImportFile,
     TraceUpload,
 )
+from dashboard.services.execution import clean_json, execute_run
+from dashboard.services.experiments import check_scenario, create_experiment
+from dashboard.services.results import write_experiment_archive
+from dashboard.services.uploads import InputFile, create_upload, upload_specs, usable_traces
 from simcore import archive, importer
 from simcore.tracefile import read_trace, write_trace
 from tests.dashboard.conftest import wait_for
@@ -157,7 +161,7 @@ def test_each_bad_input_fails_the_import_with_file_line_and_field_and_stores_not
     assert message in up.error, up.error
     assert bytes(up.content_gz) == b"" and up.classes is None and up.cluster_upload is None
     assert not TraceImportFile.objects.exists() and not ClusterUpload.objects.exists()
-    assert services.usable_traces(owner).count() == 0
+    assert usable_traces(owner).count() == 0
     assert message in _text(owner_client.get(reverse("uploads")))
     assert message in _text(owner_client.get(reverse("trace-import-detail", args=[up.pk])))
     assert owner_client.get(reverse("trace-import-progress", args=[up.pk])).json()["error"] == up.error
@@ -197,7 +201,7 @@ def test_the_request_refuses_what_it_can_check_cheaply_and_stores_nothing(owner_
     ]
     for options, files, message in cases:
         with pytest.raises(Exception, match=message):
-            services.create_upload("trace", owner, "x", files=[services.InputFile(*f) for f in files], options=options)
+            create_upload("trace", owner, "x", files=[InputFile(*f) for f in files], options=options)
     # The page puts an option's error next to that option.
     resp = _page_upload(owner_client, "csv", [("t.csv", b"submit_s\n")], start_s="5")
     assert resp.status_code == 400 and 'id="error-trace-start_s"' in resp.content.decode()
@@ -309,13 +313,13 @@ def test_kmeans_classes_are_stored_with_the_trace_and_runs_get_them(owner_client
     exp = Experiment.objects.get()
     assert exp.scenario["workload"] == {"file": "trace_t.csv", "name": "t", "classes": "classes_t.json"}
     run = exp.runs.get()
-    assert services.execute_run(run.pk) == Status.FINISHED, exp.runs.get().error
+    assert execute_run(run.pk) == Status.FINISHED, exp.runs.get().error
     run.refresh_from_db()
     # LoTES planned on the trace's own classes, not on k-means of its own.
     assert run.result.offline["class_source"] == {"source": "workload"}
     # The archive carries the class table, and re-running it gives the same numbers.
     buf = io.BytesIO()
-    services.write_experiment_archive(exp, buf)
+    write_experiment_archive(exp, buf)
     arch = archive.read_archive(io.BytesIO(buf.getvalue()))
     assert json.loads(arch.files["classes_t.json"]) == up.classes
     import tempfile
@@ -326,7 +330,7 @@ def test_kmeans_classes_are_stored_with_the_trace_and_runs_get_them(owner_client
             (Path(tmp) / n).write_bytes(c)
             files[n] = Path(tmp) / n
         again = archive.run_scenario(arch.scenario, "lotes", 0, files)
-    assert archive.same_numbers(run.result.summary, json.loads(json.dumps(services.clean_json(again.summary))))
+    assert archive.same_numbers(run.result.summary, json.loads(json.dumps(clean_json(again.summary))))
 
 
 def test_used_uploads_cannot_be_deleted_unused_ones_can(owner_client, owner):
@@ -336,9 +340,9 @@ def test_used_uploads_cannot_be_deleted_unused_ones_can(owner_client, owner):
     up.refresh_from_db()
     cluster = up.cluster_upload
     assert cluster is not None and cluster.info["machines"] == 1
-    exp = services.create_experiment(
+    exp = create_experiment(
         owner,
-        services.check_scenario({**services.upload_specs(cluster, up), "schedulers": ["greedy"], "seeds": [0]}),
+        check_scenario({**upload_specs(cluster, up), "schedulers": ["greedy"], "seeds": [0]}),
         cluster_upload=cluster,
         trace_upload=up,
     )

@@ -10,8 +10,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard import imports, services
+from dashboard import imports
 from dashboard.models import ClusterUpload, Experiment, ImportStatus, Status, TraceUpload
+from dashboard.services.execution import execute_run
+from dashboard.services.results import write_experiment_archive
 from simcore import archive
 
 CLUSTER = {
@@ -63,14 +65,14 @@ def test_a_valid_cluster_and_trace_are_stored_and_run(owner_client, owner):
     assert exp.cluster_label == "mine" and exp.workload_label == "t"
     # The worker's code path, in this process: the files come from the database, not a disk.
     run = exp.runs.get()
-    assert services.execute_run(run.pk) == Status.FINISHED
+    assert execute_run(run.pk) == Status.FINISHED
     run.refresh_from_db()
     assert run.result.summary["jobs"] == 200 and run.result.summary["machines"] == 12
     # The archive carries the uploads and re-runs to the same numbers.
     import io
 
     buf = io.BytesIO()
-    services.write_experiment_archive(exp, buf)
+    write_experiment_archive(exp, buf)
     arch = archive.read_archive(io.BytesIO(buf.getvalue()))
     assert set(arch.files) == {"cluster_c.json", "trace_t.csv.gz"}
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from dashboard import services
 from dashboard.models import Experiment, Run, RunJobs, RunResult, Status
+from dashboard.services.execution import execute_run, store_outcome
+from dashboard.services.experiments import cancel_run, create_experiment, set_sharing
 from tests.dashboard.conftest import small_scenario
 
 
 def finished(owner, **scenario) -> Experiment:
-    """An experiment whose runs went through services.execute_run, as in a worker."""
-    exp = services.create_experiment(owner, small_scenario(**scenario))
+    """An experiment whose runs went through execute_run, as in a worker."""
+    exp = create_experiment(owner, small_scenario(**scenario))
     for run in exp.runs.all():
-        assert services.execute_run(run.pk, worker="test") == Status.FINISHED
+        assert execute_run(run.pk, worker="test") == Status.FINISHED
     exp.refresh_status()  # on_commit hooks do not fire inside a test transaction
     return exp
 
@@ -49,7 +50,7 @@ def test_a_page_never_reads_the_per_job_blob(owner_client, owner):
 
 
 def test_a_teammate_reads_but_only_the_owner_cancels_and_an_outsider_gets_404(client, owner, other, team, outsider):
-    exp = services.create_experiment(owner, small_scenario(), team=team, visibility="team")
+    exp = create_experiment(owner, small_scenario(), team=team, visibility="team")
     run = exp.runs.first()
     client.force_login(other)  # a member of the team, not its owner
     assert client.get(exp.get_absolute_url()).status_code == 200
@@ -64,11 +65,11 @@ def test_a_teammate_reads_but_only_the_owner_cancels_and_an_outsider_gets_404(cl
     assert client.post(reverse("experiment-cancel", args=[exp.pk])).status_code == 302
     assert set(exp.runs.values_list("status", flat=True)) == {Status.CANCELLED}
     # A cancelled run is never claimed afterwards.
-    assert services.execute_run(run.pk) == Status.CANCELLED
+    assert execute_run(run.pk) == Status.CANCELLED
 
 
 def test_anonymous_users_are_sent_to_the_login_page(client, owner):
-    exp = services.create_experiment(owner, small_scenario())
+    exp = create_experiment(owner, small_scenario())
     for url in (
         exp.get_absolute_url(),
         reverse("experiment-list"),
@@ -84,17 +85,17 @@ def test_anonymous_users_are_sent_to_the_login_page(client, owner):
 def test_unknown_objects_and_downloads_are_404(owner_client, owner):
     assert owner_client.get(reverse("experiment-detail", args=[999])).status_code == 404
     assert owner_client.get(reverse("run-download", args=[999, 999, "jobs.csv"])).status_code == 404
-    exp = services.create_experiment(owner, small_scenario())
+    exp = create_experiment(owner, small_scenario())
     assert owner_client.get(reverse("experiment-download", args=[exp.pk, "nope.exe"])).status_code == 404
 
 
 def test_the_list_filters_and_paginates(owner_client, owner, other, team):
     for i in range(27):
-        services.create_experiment(owner, small_scenario(schedulers=["greedy"] if i % 2 else ["fcfs"]))
-    services.create_experiment(
+        create_experiment(owner, small_scenario(schedulers=["greedy"] if i % 2 else ["fcfs"]))
+    create_experiment(
         other, small_scenario(workload={"preset": "lotes-phi", "params": {}}), team=team, visibility="team"
     )
-    services.create_experiment(other, small_scenario())  # bob's private one: not listed for alice
+    create_experiment(other, small_scenario())  # bob's private one: not listed for alice
     url = reverse("experiment-list")
     first = owner_client.get(url)
     assert len(first.context["page"].object_list) == 25 and first.context["page"].paginator.count == 28
@@ -117,7 +118,7 @@ def test_the_compare_page_overlays_runs_of_different_experiments_it_can_see(owne
     resp = owner_client.get(reverse("compare"), {"run": [ra.pk, rb.pk]})
     assert [r.pk for r in resp.context["chosen"]] == [ra.pk]
     assert rb.pk not in [r.pk for r in resp.context["candidates"]]
-    services.set_sharing(b, team=team, visibility="team")
+    set_sharing(b, team=team, visibility="team")
     resp = owner_client.get(reverse("compare"), {"run": [ra.pk, rb.pk]})
     assert resp.status_code == 200
     names = [t["name"] for t in resp.context["charts"]["chart-cdf"]["data"]]
@@ -128,19 +129,19 @@ def test_a_finished_run_has_all_results_and_a_cancelled_one_none(owner):
     exp = finished(owner, schedulers=["greedy"])
     run = exp.runs.get()
     assert RunResult.objects.filter(run=run).exists() and RunJobs.objects.get(run=run).n_jobs == run.jobs_total
-    exp2 = services.create_experiment(owner, small_scenario(schedulers=["greedy"]))
+    exp2 = create_experiment(owner, small_scenario(schedulers=["greedy"]))
     run2 = exp2.runs.get()
     run2.transition(Status.RUNNING)
-    services.cancel_run(Run.objects.get(pk=run2.pk))
+    cancel_run(Run.objects.get(pk=run2.pk))
     from simcore import archive
 
     outcome = archive.run_scenario(exp2.scenario, "greedy", 0)
-    assert services.store_outcome(run2, outcome) is False  # cancelled meanwhile: nothing written
+    assert store_outcome(run2, outcome) is False  # cancelled meanwhile: nothing written
     assert not RunResult.objects.filter(run=run2).exists() and not RunJobs.objects.filter(run=run2).exists()
 
 
 def test_transitions_are_guarded_and_claims_are_exclusive(owner):
-    exp = services.create_experiment(owner, small_scenario(schedulers=["greedy"]))
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy"]))
     a = exp.runs.get()
     b = Run.objects.get(pk=a.pk)  # a second worker's view of the same row
     assert a.transition(Status.RUNNING) is True
@@ -153,7 +154,7 @@ def test_transitions_are_guarded_and_claims_are_exclusive(owner):
 
 
 def test_the_experiment_status_follows_its_runs(owner):
-    exp = services.create_experiment(owner, small_scenario())
+    exp = create_experiment(owner, small_scenario())
     runs = list(exp.runs.all())
     assert exp.refresh_status() == Status.PENDING
     runs[0].transition(Status.RUNNING)
@@ -166,7 +167,7 @@ def test_the_experiment_status_follows_its_runs(owner):
 
 
 def test_progress_json_reports_each_run(owner_client, owner):
-    exp = services.create_experiment(owner, small_scenario())
+    exp = create_experiment(owner, small_scenario())
     data = owner_client.get(reverse("experiment-progress", args=[exp.pk])).json()
     assert data["status"] == "pending"
     assert [(r["scheduler"], r["status"], r["fraction"]) for r in data["runs"]] == [

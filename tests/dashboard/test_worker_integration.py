@@ -12,8 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from django.urls import reverse
 
-from dashboard import services
 from dashboard.models import Experiment, Run, RunJobs, RunResult, Status
+from dashboard.services.execution import clean_json
+from dashboard.services.experiments import create_experiment
+from dashboard.services.results import run_jobs
 from simcore import archive
 from tests.dashboard.conftest import small_scenario, wait_for
 
@@ -52,7 +54,7 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
     # The worker's numbers are simcore's numbers for the same scenario and seed.
     expected = archive.run_scenario(exp.scenario, "greedy", 0)
     stored = runs["greedy"].result.summary
-    assert archive.same_numbers(stored, json.loads(json.dumps(services.clean_json(expected.summary))))
+    assert archive.same_numbers(stored, json.loads(json.dumps(clean_json(expected.summary))))
     assert stored["jobs"] == expected.summary["jobs"] > 1000
     assert runs["greedy"].jobs_total == stored["jobs"]
 
@@ -68,7 +70,7 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
 
     # Per-job CSV parses back to the stored columns.
     run = runs["greedy"]
-    cols = services.run_jobs(run)
+    cols = run_jobs(run)
     body = b"".join(owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "jobs.csv"])).streaming_content)
     rows = list(csv.DictReader(io.StringIO(body.decode())))
     assert len(rows) == stored["jobs"]
@@ -113,7 +115,7 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
 
 
 def test_the_archive_reruns_to_the_same_numbers(owner, tmp_path, capsys):
-    exp = wait_for(services.create_experiment(owner, small_scenario(schedulers=["greedy"], seeds=[3])))
+    exp = wait_for(create_experiment(owner, small_scenario(schedulers=["greedy"], seeds=[3])))
     from django.test import Client
 
     c = Client()
@@ -135,9 +137,9 @@ def test_the_archive_reruns_to_the_same_numbers(owner, tmp_path, capsys):
 
 def test_a_failing_run_shows_its_message_and_leaves_the_others(owner, owner_client):
     # A scenario naming a trace file that is not there: the run fails inside the worker.
-    exp = services.create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]))
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]))
     wait_for(exp)
-    bad = services.create_experiment(
+    bad = create_experiment(
         owner,
         small_scenario(
             cluster={"preset": "google-balanced", "params": {"machines_per_config": 2}},
@@ -155,7 +157,7 @@ def test_a_failing_run_shows_its_message_and_leaves_the_others(owner, owner_clie
 
 
 def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
-    exp = services.create_experiment(
+    exp = create_experiment(
         owner,
         small_scenario(
             cluster={"preset": "google-balanced", "params": {"machines_per_config": 20}},
@@ -178,7 +180,7 @@ def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
     assert run.status == Status.CANCELLED and exp.status == Status.CANCELLED
     # The worker notices at its next progress report and stores nothing. It has one slot, so once a
     # run queued after the cancel has finished, the cancelled one has certainly let go (no fixed sleep).
-    later = wait_for(services.create_experiment(owner, small_scenario(schedulers=["greedy"], hours=0.1)))
+    later = wait_for(create_experiment(owner, small_scenario(schedulers=["greedy"], hours=0.1)))
     assert later.status == Status.FINISHED
     assert not RunResult.objects.filter(run=run).exists()
 

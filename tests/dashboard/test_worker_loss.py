@@ -28,7 +28,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import imports, services, tasks
+from dashboard import imports, tasks
 from dashboard.celery import READY_FILE_ENV
 from dashboard.models import (
     RERUN_IMPORT,
@@ -48,6 +48,9 @@ from dashboard.models import (
     fail_lost_runs,
     lost_message,
 )
+from dashboard.services.execution import _fail, _Reporter, store_outcome
+from dashboard.services.experiments import cancel_run
+from dashboard.services.uploads import InputFile, usable_traces
 from simcore import archive
 from simcore.engine import Progress
 from simcore.errors import Cancelled
@@ -147,7 +150,7 @@ def test_only_running_runs_with_a_heartbeat_older_than_the_timeout_fail(
     exp.refresh_from_db()
     assert exp.status == Status.RUNNING
     with django_capture_on_commit_callbacks(execute=True):
-        assert services.cancel_run(pending)
+        assert cancel_run(pending)
     exp.refresh_from_db()
     assert exp.status == Status.FAILED  # failed outranks cancelled and finished
 
@@ -168,11 +171,9 @@ def test_a_late_worker_cannot_bring_a_lost_run_back(owner, settings, django_capt
     assert run.status == Status.RUNNING  # the worker's own copy
     assert Run.objects.filter(pk=run.pk, status=Status.RUNNING).update(heartbeat_at=timezone.now()) == 0
     with pytest.raises(Cancelled):
-        services._Reporter(run)(
-            Progress(now=50.0, horizon=100.0, arrived=20, started=15, completed=10, jobs=40, wall_s=1.0)
-        )
-    assert not services.store_outcome(run, outcome)
-    assert services._fail(run, "some error") == Status.FAILED
+        _Reporter(run)(Progress(now=50.0, horizon=100.0, arrived=20, started=15, completed=10, jobs=40, wall_s=1.0))
+    assert not store_outcome(run, outcome)
+    assert _fail(run, "some error") == Status.FAILED
     run = Run.objects.get(pk=run.pk)
     assert (run.status, run.error, run.heartbeat_at) == (Status.FAILED, message, T0)
     assert not RunResult.objects.filter(run=run).exists() and not RunJobs.objects.filter(run=run).exists()
@@ -189,7 +190,7 @@ def test_a_lost_import_fails_drops_its_files_and_a_late_worker_stores_nothing(ow
     _set(fresh, status=ImportStatus.RUNNING, heartbeat_at=T0)
     # A worker claimed it and converted the trace ...
     _set(up, status=ImportStatus.RUNNING, heartbeat_at=T0 - timedelta(seconds=30))
-    files = [services.InputFile(f.role, f.filename, bytes(f.content_gz)) for f in up.inputs.all()]
+    files = [InputFile(f.role, f.filename, bytes(f.content_gz)) for f in up.inputs.all()]
     conv = imports.convert(
         "csv", files, up.options, name=up.name, progress=imports._Reporter(up.pk, list(up.inputs.all()))
     )
@@ -206,7 +207,7 @@ def test_a_lost_import_fails_drops_its_files_and_a_late_worker_stores_nothing(ow
     assert imports._store(up, conv) == ImportStatus.FAILED
     up.refresh_from_db()
     assert up.status == ImportStatus.FAILED and bytes(up.content_gz) == b"" and up.error.startswith(LOST)
-    assert not ClusterUpload.objects.exists() and services.usable_traces(owner).count() == 0
+    assert not ClusterUpload.objects.exists() and usable_traces(owner).count() == 0
 
 
 @pytest.mark.django_db(transaction=True)
@@ -452,7 +453,7 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
         assert up.error == (
             f"{LOST} (lost at {timezone.localtime(up.heartbeat_at):%H:%M} UTC); re-run it: upload the files again"
         )
-        assert not TraceImportFile.objects.filter(upload=up).exists() and services.usable_traces(owner).count() == 0
+        assert not TraceImportFile.objects.filter(upload=up).exists() and usable_traces(owner).count() == 0
     finally:
         for w in workers:
             w.kill()  # b is idle: nothing to wait for

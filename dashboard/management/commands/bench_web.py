@@ -4,7 +4,7 @@
    schedulers, run by a real Celery worker process started here, timed from
    the submit until its page renders with the results.
 2. Store and download a million-job run: simulate it in this process, then
-   time :func:`services.store_outcome` and full downloads (CSV streamed,
+   time :func:`store_outcome` and full downloads (CSV streamed,
    Parquet) through Django's request handling.
 3. Experiment page server time with that run stored (median of 10 GETs).
 
@@ -31,9 +31,10 @@ from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
-from dashboard import services
 from dashboard.celery import READY_FILE_ENV
 from dashboard.models import Experiment, Run, Status
+from dashboard.services.execution import store_outcome
+from dashboard.services.experiments import create_experiment
 from simcore import archive
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -119,7 +120,7 @@ class Command(BaseCommand):
                         raise RuntimeError("worker exited")
                     time.sleep(0.1)
                 t0 = time.perf_counter()
-                exp = services.create_experiment(user, scenario, name="bench submit-to-results")
+                exp = create_experiment(user, scenario, name="bench submit-to-results")
                 t_submit = time.perf_counter() - t0
                 while True:
                     exp.refresh_from_db()
@@ -161,7 +162,7 @@ class Command(BaseCommand):
         run = Run.objects.create(experiment=exp, scheduler="greedy", seed=0)
         run.transition(Status.RUNNING)
         t0 = time.perf_counter()
-        services.store_outcome(run, outcome)
+        store_outcome(run, outcome)
         t_store = time.perf_counter() - t0
         exp.refresh_status()
         n = outcome.summary["jobs"]

@@ -1,0 +1,231 @@
+"""Experiments: checking a scenario from the web, creating an experiment and its runs, sharing, cancelling."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from dashboard import queueing
+from dashboard.models import (
+    ClusterUpload,
+    Experiment,
+    Run,
+    Status,
+    Team,
+    TraceUpload,
+    Visibility,
+)
+from simcore import archive
+from simcore.errors import ParameterError, SimcoreError
+
+log = logging.getLogger(__name__)
+
+
+#: Parameters that name a file on the server (simcore's CLI reads them); never taken from web input.
+SERVER_PATH_PARAMS = frozenset({"profile"})
+#: Ceiling for integer parameters the registry leaves unbounded (machines per configuration...):
+#: a web request must not make the server build a billion-machine cluster.
+WEB_INT_CEILING = 100_000
+#: Bounds the form and the API share.
+MAX_LOAD = 10.0
+MAX_HOURS = 24 * 365
+MAX_SEEDS = 50
+MAX_SEED = 2**32 - 1
+
+
+def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dict[str, Any]) -> None:
+    for p in params:
+        v = values.get(p.name)
+        if p.name in SERVER_PATH_PARAMS and v not in (None, "", p.default):
+            raise ParameterError(f"{kind} {name!r} parameter {p.name!r} names a server file and cannot be set here")
+        # The registry's own default is always allowed (LoTES' max_bins default is above the ceiling).
+        if p.type is int and p.max is None and isinstance(v, int) and v > WEB_INT_CEILING and v != p.default:
+            raise ParameterError(
+                f"{kind} {name!r} parameter {p.name!r} must be at most {WEB_INT_CEILING} here, got {v}"
+            )
+
+
+def check_scenario(scenario: Any) -> dict[str, Any]:
+    """Validate a scenario coming from the web (form or API): simcore's checks plus the platform's bounds.
+
+    Returns the normalised scenario; every problem is a SimcoreError naming
+    the part, parameter or valid choices.
+    """
+    from simcore.presets import CLUSTERS, WORKLOADS
+    from simcore.schedulers import SCHEDULERS
+
+    try:
+        sc = archive.validate_scenario(scenario)
+    except SimcoreError:
+        raise
+    except (TypeError, ValueError, KeyError, AttributeError) as e:  # odd JSON shapes simcore does not expect
+        raise ParameterError(f"the scenario is malformed ({type(e).__name__}: {e})") from None
+    if sc["load"] > MAX_LOAD:
+        raise ParameterError(f"load must be at most {MAX_LOAD:g}, got {sc['load']:g}")
+    if sc["hours"] is not None and sc["hours"] > MAX_HOURS:
+        raise ParameterError(f"hours must be at most {MAX_HOURS}, got {sc['hours']:g}")
+    if len(sc["seeds"]) > MAX_SEEDS or max(sc["seeds"]) > MAX_SEED:
+        raise ParameterError(f"seeds: at most {MAX_SEEDS} seeds, each below 2^32")
+    n_runs = len(sc["schedulers"]) * len(sc["seeds"])
+    if n_runs > settings.SIMCORE_MAX_RUNS:
+        raise ParameterError(
+            f"seeds: {len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
+            f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have"
+        )
+    for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
+        if "preset" in sc[part]:
+            name = sc[part]["preset"]
+            _check_web_params(part, name, registry.get(name).params, sc[part]["params"])
+    for name in sc["schedulers"]:
+        _check_web_params("scheduler", name, SCHEDULERS.get(name).params, sc["scheduler_params"][name])
+    if "preset" in sc["cluster"]:
+        # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
+        archive.build_cluster(sc)
+    return sc
+
+
+def check_team_choice(owner: User, team: Team | None, visibility: str) -> None:
+    """The owner may only put experiments in teams where they run experiments; ``team`` visibility needs a team."""
+    from dashboard.access import run_teams
+
+    if visibility not in Visibility.values:
+        raise ParameterError(f"visibility must be one of {', '.join(Visibility.values)}, got {visibility!r}")
+    if team is not None and not run_teams(owner).filter(pk=team.pk).exists():
+        raise ParameterError(f"you cannot run experiments in team {team.name!r} (owners and members can)")
+    if visibility == Visibility.TEAM and team is None:
+        raise ParameterError("team visibility needs a team")
+
+
+def check_resources(
+    scenario: dict[str, Any], cluster_upload: ClusterUpload | None, trace_upload: TraceUpload | None
+) -> None:
+    """A trace and a cluster must name the same resources: checked at submission, not found by a worker."""
+    if trace_upload is None:
+        return  # a generated workload takes the cluster's resources
+    wanted = list(trace_upload.info.get("resources") or [])
+    if cluster_upload is not None:
+        have, cname = list(cluster_upload.info.get("resources") or []), f"cluster upload {cluster_upload.name!r}"
+    elif "preset" in scenario["cluster"]:
+        from simcore.api import resolve_cluster
+
+        spec = scenario["cluster"]
+        have, cname = list(resolve_cluster(spec["preset"], spec["params"]).resources), f"cluster {spec['preset']!r}"
+    else:
+        return
+    if wanted and have and wanted != have:
+        raise ParameterError(
+            f"trace {trace_upload.name!r} requests resources {wanted} but {cname} has {have}; "
+            "choose a cluster with the trace's resources"
+        )
+
+
+def create_experiment(
+    owner: User,
+    scenario: dict[str, Any],
+    *,
+    name: str = "",
+    cluster_upload: ClusterUpload | None = None,
+    trace_upload: TraceUpload | None = None,
+    team: Team | None = None,
+    visibility: str = Visibility.PRIVATE,
+    forked_from: Experiment | None = None,
+) -> Experiment:
+    """Store an experiment and its runs and enqueue one task per run (after the commit).
+
+    Callers check the scenario (:func:`check_scenario`) and that the uploads
+    are the owner's or come from ``forked_from``, which the owner can see.
+    """
+    scenario = archive.validate_scenario(scenario)
+    check_team_choice(owner, team, visibility)
+    check_resources(scenario, cluster_upload, trace_upload)
+    names = archive.labels_of(scenario)
+    with transaction.atomic():
+        exp = Experiment.objects.create(
+            owner=owner,
+            name=name,
+            scenario=scenario,
+            cluster_upload=cluster_upload,
+            trace_upload=trace_upload,
+            cluster_label=names["cluster"][:200],
+            workload_label=names["workload"][:200],
+            team=team,
+            visibility=visibility,
+            share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
+            forked_from=forked_from,
+        )
+        runs = Run.objects.bulk_create(
+            [Run(experiment=exp, scheduler=s, seed=seed) for seed in scenario["seeds"] for s in scenario["schedulers"]]
+        )
+        ids = (
+            [r.pk for r in runs]
+            if all(r.pk for r in runs)
+            else list(exp.runs.order_by("id").values_list("id", flat=True))
+        )
+        transaction.on_commit(lambda: setattr(exp, "queued", enqueue(ids)))
+    return exp
+
+
+def new_share_token() -> str:
+    """An unguessable public-link secret (256 random bits)."""
+    return secrets.token_urlsafe(32)
+
+
+def set_sharing(experiment: Experiment, *, team: Team | None, visibility: str) -> Experiment:
+    """Change an experiment's team and visibility (the caller checked it is the owner's).
+
+    Making it public creates a link if it has none; leaving public revokes the link.
+    """
+    check_team_choice(experiment.owner, team, visibility)
+    experiment.team = team
+    experiment.visibility = visibility
+    if visibility == Visibility.PUBLIC:
+        experiment.share_token = experiment.share_token or new_share_token()
+    else:
+        experiment.share_token = None
+    experiment.save(update_fields=["team", "visibility", "share_token"])
+    return experiment
+
+
+def new_share_link(experiment: Experiment) -> str:
+    """Replace the public link by a new one (the old one stops working); makes the experiment public."""
+    experiment.visibility = Visibility.PUBLIC
+    experiment.share_token = new_share_token()
+    experiment.save(update_fields=["visibility", "share_token"])
+    return experiment.share_token
+
+
+def revoke_share_link(experiment: Experiment) -> None:
+    """The public link stops working; the experiment stays visible to its team if it has one."""
+    set_sharing(
+        experiment, team=experiment.team, visibility=Visibility.TEAM if experiment.team_id else Visibility.PRIVATE
+    )
+
+
+def fork_uploads(source: Experiment) -> tuple[ClusterUpload | None, TraceUpload | None]:
+    """The uploads a fork of ``source`` may reuse: exactly the ones ``source`` uses."""
+    return source.cluster_upload, source.trace_upload
+
+
+def enqueue(run_ids: list[int]) -> bool:
+    """Queue the runs (:mod:`dashboard.queueing`); False when the broker is unreachable (they stay pending)."""
+    return queueing.enqueue_runs(run_ids)
+
+
+def cancel_run(run: Run) -> bool:
+    """Cancel a pending or running run; a running one stops at its next progress report."""
+    if not run.is_active:
+        return False
+    return run.transition(Status.CANCELLED, finished_at=timezone.now(), eta_s=None)
+
+
+def cancel_experiment(experiment: Experiment) -> int:
+    n = 0
+    for run in experiment.runs.filter(status__in=[Status.PENDING, Status.RUNNING]):
+        n += cancel_run(run)
+    return n

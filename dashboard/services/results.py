@@ -1,0 +1,101 @@
+"""Reading results: runs with results, their series and jobs, progress, archives."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import IO, Any
+
+from dashboard.models import (
+    Experiment,
+    Run,
+    RunJobs,
+    Status,
+)
+from dashboard.services.uploads import experiment_files
+from simcore import archive
+from simcore.errors import ParameterError
+
+log = logging.getLogger(__name__)
+
+
+def runs_with_results(experiment: Experiment) -> list[Run]:
+    """The experiment's runs with their small results (never the per-job blob)."""
+    return list(experiment.runs.select_related("result").order_by("seed", "id"))
+
+
+def labelled_series(runs: list[Run]) -> list[tuple[str, dict[str, Any]]]:
+    """(label, series) of the finished runs; labels carry the seed only when seeds differ."""
+    done = [r for r in runs if r.status == Status.FINISHED and hasattr(r, "result")]
+    seeds = {r.seed for r in done}
+    return [(r.scheduler if len(seeds) <= 1 else f"{r.scheduler} (seed {r.seed})", r.result.series) for r in done]
+
+
+def run_jobs(run: Run) -> dict[str, Any]:
+    """The per-job columns of a finished run (reads the blob: downloads only)."""
+    data = RunJobs.objects.filter(run=run).values_list("data", flat=True).first()
+    if data is None:
+        raise ParameterError(f"run {run.pk} has no per-job results")
+    return archive.unpack_jobs(data)
+
+
+def progress_payload(experiment: Experiment) -> dict[str, Any]:
+    """What the page's progress poller reads."""
+    runs = list(
+        experiment.runs.order_by("seed", "id").values(
+            "id",
+            "scheduler",
+            "seed",
+            "status",
+            "fraction",
+            "jobs_done",
+            "jobs_total",
+            "eta_s",
+            "error",
+            "started_at",
+            "finished_at",
+        )
+    )
+    for r in runs:
+        for k in ("started_at", "finished_at"):
+            when = r[k]
+            r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready
+    experiment.refresh_from_db(fields=["status"])
+    return {"status": experiment.status, "runs": runs}
+
+
+def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
+    """The experiment's runs for an archive, one per-job blob in memory at a time."""
+    for run in runs_with_results(experiment):
+        res = getattr(run, "result", None) if run.status == Status.FINISHED else None
+        blob = RunJobs.objects.filter(run=run).values_list("data", flat=True).first() if res else None
+        yield archive.ArchivedRun(
+            scheduler=run.scheduler,
+            seed=run.seed,
+            status=run.status,
+            error=run.error,
+            summary=res.summary if res else None,
+            series=res.series if res else None,
+            per_class=res.per_class if res else None,
+            offline=res.offline if res else None,
+            jobs=bytes(blob) if blob is not None else None,
+        )
+
+
+def write_experiment_archive(experiment: Experiment, target: IO[bytes]) -> None:
+    versions = set(experiment.runs.exclude(code_version="").values_list("code_version", flat=True))
+    archive.write_archive(
+        target,
+        experiment.scenario,
+        experiment_files(experiment),
+        archive_runs(experiment),
+        name=experiment.title,
+        version=", ".join(sorted(versions)) or None,
+    )
+
+
+def eta_text(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    return str(timedelta(seconds=round(seconds)))
