@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -19,7 +18,9 @@ from contextlib import closing
 from typing import Any, NoReturn
 
 from simcore import sweep, sweep_report
+from simcore.cli import packing
 from simcore.cli.argtypes import argtype, finite_float, nonneg_int, positive_int
+from simcore.cli.errors import UsageError, check_out_file
 from simcore.cli.progress import progress_printer
 from simcore.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, workload_provides
@@ -30,10 +31,6 @@ from simcore.schedulers.base import Param, unmet_needs
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-class UsageError(SimcoreError):
-    pass
 
 
 def _all_params() -> dict[str, Param]:
@@ -158,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
         sp = sub.add_parser(name, help=text)
         mod.add_arguments(sp)
         sp.set_defaults(_module=mod)
+    packing.add_parser(sub)
     return parser
 
 
@@ -254,17 +252,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_out_file(path: str) -> None:
-    # Found now rather than after an hour of runs.
-    if os.path.isdir(path):
-        raise UsageError(f"--out {path!r} is a directory; sweep writes one CSV file")
-    parent = os.path.dirname(path) or "."
-    if not os.path.isdir(parent):
-        raise UsageError(f"--out {path!r}: directory {parent!r} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UsageError(f"--out {path!r}: directory {parent!r} is not writable")
-
-
 def _sweep_progress() -> Any:
     t0 = time.monotonic()
 
@@ -282,7 +269,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise UsageError("--metric applies only with --table")
     metric = args.metric or "mean_response_s"
     if args.out:
-        _check_out_file(args.out)
+        check_out_file(args.out)
     plan = sweep.Sweep(
         cluster=args.cluster,
         workload=args.workload,
@@ -354,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_sweep(args)
         if args.command == "presets":
             return _cmd_presets(args)
+        if args.command == "packing":
+            return packing.run(args)
         return int(args._module.main(args))
     except SimcoreError as e:
         print(f"simcore: error: {e}", file=sys.stderr)

@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from dataclasses import fields
+from typing import Any
 
 from simcore import bench
 
@@ -19,7 +20,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="all",
         help="comma-separated scheduler names, or 'all' (default)",
     )
-    p.add_argument("--scenarios", default="google,trace", help="comma-separated: google, trace (default both)")
+    p.add_argument(
+        "--scenarios",
+        default="google,trace,packing",
+        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench; default all three)",
+    )
     p.add_argument(
         "--hours",
         type=float,
@@ -66,15 +71,21 @@ def main(args: argparse.Namespace) -> int:
             print(f"running {spec['scenario']:<7} {spec['scheduler']:<10} ...", file=sys.stderr, flush=True)
         results.append(bench.run_child(spec))
     load_after = os.getloadavg()
-    report = {
+    report: dict[str, Any] = {
         "results": results,
         "load_average_before": list(load_before),
         "load_average_after": list(load_after),
         "cpu_count": os.cpu_count(),
         "python": sys.version.split()[0],
     }
+    if "packing" in opts.scenarios.split(","):  # issue 11: Algorithm 3, 10,000 machines, 100,000 tasks, 11 trials
+        from simcore.packing.bench import compaction_benchmark
+
+        report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         bench.print_table(report)
+        if "packing" in report:
+            print(f"packing compaction: {json.dumps(report['packing'])}")
     return 0

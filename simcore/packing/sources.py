@@ -1,0 +1,105 @@
+"""Snapshots from a run at time t, from a Google 2011 trace at time t, or from a placement policy.
+
+* :func:`from_result`: a :class:`~simcore.engine.SimResult` (fresh or stored)
+  at time ``t``: jobs running at ``t`` on their machines, jobs submitted by
+  ``t`` and not yet started pending. The engine runs one task per job, so
+  every job is one task (``job`` = job index).
+* :func:`from_google2011`: the task instances of a Google 2011 trace running
+  at ``t`` (simulated seconds, trace time minus the 600 s offset), read by
+  :func:`simcore.traces.google2011.read_google2011` with the window
+  ``[t, t + 1 s)``: tasks scheduled before ``t + 1 s`` and still running at
+  its end. The trace does not record placements on our machines, so every
+  task starts pending: pack the snapshot with an ordering
+  (:func:`~simcore.packing.placement.pack`) or a scheduler
+  (:func:`from_policy`). The reader makes one job per task instance, so
+  ``job`` is per task here too; placement constraints are not read.
+* :func:`from_policy`: a workload packed at once by a registered scheduler's
+  own arrival rule: every job submitted at time 0 with an effectively
+  infinite duration, simulated through the public engine, the snapshot
+  taken just after time 0 (started = placed, queued = pending).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from simcore.engine import SimResult
+from simcore.errors import ParameterError
+from simcore.model import Cluster, Workload
+from simcore.packing.snapshot import Snapshot
+
+#: Durations long enough that nothing finishes during a policy snapshot's 1 s horizon.
+FOREVER_S = 1e15
+
+
+def from_result(result: SimResult, workload: Workload, cluster: Cluster, t: float) -> Snapshot:
+    """The run's state at time ``t`` seconds (0 <= t <= the run's end)."""
+    if not (np.isfinite(t) and 0 <= t <= max(result.end_s, result.horizon_s)):
+        raise ParameterError(f"snapshot time must be in [0, {max(result.end_s, result.horizon_s):g}] s, got {t}")
+    n = int(result.extra.get("arrived", result.n_jobs))
+    start, finish, submit = result.start[:n], result.finish[:n], result.submit[:n]
+    running = (start <= t) & ~(finish <= t)
+    queued = (submit <= t) & ~(start <= t)
+    keep = running | queued
+    idx = np.flatnonzero(keep)
+    placement = np.where(running[idx], result.machine[:n][idx], -1)
+    return Snapshot(
+        resources=tuple(cluster.resources),
+        capacity=cluster.machine_capacity,
+        request=workload.request[idx],
+        placement=placement,
+        job=idx.astype(np.int64),
+        meta={"source": "run", "t_s": float(t), "running": int(running.sum()), "queued": int(queued.sum())},
+    )
+
+
+def from_google2011(
+    task_events: list[str], cluster: Cluster, t: float, *, job_events: list[str] | None = None
+) -> Snapshot:
+    """Tasks of a Google 2011 trace running at ``t`` seconds, all pending, on ``cluster``."""
+    from simcore.traces.google2011 import read_google2011
+
+    res = read_google2011(task_events, job_events=job_events or (), cluster=cluster, start_s=t, end_s=t + 1.0)
+    wl = res.workload
+    running = wl.work > 0  # zero-length tasks ended exactly at t
+    req = wl.request[running]
+    return Snapshot(
+        resources=tuple(cluster.resources),
+        capacity=cluster.machine_capacity,
+        request=req,
+        placement=np.full(len(req), -1, dtype=np.int64),
+        job=np.arange(len(req), dtype=np.int64),
+        meta={"source": "google2011", "t_s": float(t), "dropped": dict(res.report.dropped)},
+    )
+
+
+def from_policy(
+    cluster: Cluster,
+    workload: Workload,
+    scheduler: str,
+    *,
+    seed: int = 0,
+    scheduler_params: dict[str, Any] | None = None,
+) -> Snapshot:
+    """``workload`` placed at once by ``scheduler``'s arrival rule (every job at time 0, never ending)."""
+    from simcore.api import run_objects
+
+    at_once = replace(
+        workload,
+        submit=np.zeros(workload.n_jobs),
+        work=np.full(workload.n_jobs, FOREVER_S),
+        horizon_s=1.0,
+    )
+    out = run_objects(cluster, at_once, scheduler, seed, scheduler_params=scheduler_params)
+    snap = from_result(out.result, at_once, cluster, 0.0)
+    return Snapshot(
+        snap.resources,
+        snap.capacity,
+        snap.request,
+        snap.placement,
+        snap.job,
+        {**snap.meta, "source": "policy", "scheduler": scheduler},
+    )
