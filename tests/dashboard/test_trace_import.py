@@ -75,7 +75,8 @@ BAD: dict[str, tuple[str, str, bytes, str]] = {
         "google2011",
         "task_events.csv.gz",
         GZ[: len(GZ) // 2],
-        "task_events.csv.gz, line 7: truncated or corrupt gzip data: the stream ends early after line 6 (truncated download?)",
+        "task_events.csv.gz, line 7: truncated or corrupt gzip data: the stream ends early after line 6 "
+        "(truncated download?)",
     ),
     "wrong column count": (
         "google2011",
