@@ -7,8 +7,11 @@ from pathlib import Path
 
 import pytest
 
-#: Extracts of real public cluster traces, beside the project (../shared/data, see its README).
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+#: Extracts of real public cluster traces, beside the project (../shared/data, see its README);
+#: SIMCORE_SHARED_DATA points elsewhere (a checkout that does not sit beside ../shared).
+SHARED_DATA = Path(
+    os.environ.get("SIMCORE_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
 
 
 def shared_data(*parts: str) -> Path:

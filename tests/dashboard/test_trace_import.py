@@ -41,11 +41,11 @@ from dashboard.services.results import write_experiment_archive
 from dashboard.services.uploads import InputFile, create_upload, upload_specs, usable_traces
 from simcore import archive, importer
 from simcore.tracefile import read_trace, write_trace
+from tests.conftest import shared_data
 from tests.dashboard.conftest import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-SHARED = ROOT.parent / "shared" / "data"
 TASKS = (DATA / "google2011" / "task_events.csv").read_bytes()
 JOBS = (DATA / "google2011" / "job_events.csv").read_bytes()
 MACHINES = (DATA / "google2011" / "machine_events.csv").read_bytes()
@@ -469,10 +469,7 @@ def test_api_uploads_are_imported_by_the_worker_with_skip_counts(owner):
 
 
 def _shared(*parts: str) -> Path:
-    p = SHARED.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"{p} is not available")
-    return p
+    return shared_data(*parts)  # fails under CI=true when the extracts are missing
 
 
 @pytest.mark.django_db(transaction=True)
