@@ -221,20 +221,30 @@ class Simulation:
         R = self._R
         N = self.n_machines
         jb = job * R
-        for off in range(R):
-            if not free[off * N + machine] >= req[jb + off] - EPS:
-                raise SchedulingError(
-                    f"job {job} (request {self.request[job].tolist()}) does not fit on machine {machine} "
-                    f"(free {self.free[machine].tolist()})"
-                )
+        # One and two resources are unrolled: this runs once per job, and a loop costs more than its body.
+        if R == 2:
+            fits = free[machine] >= req[jb] - EPS and free[N + machine] >= req[jb + 1] - EPS
+        elif R == 1:
+            fits = free[machine] >= req[jb] - EPS
+        else:
+            fits = all(free[off * N + machine] >= req[jb + off] - EPS for off in range(R))
+        if not fits:
+            raise SchedulingError(
+                f"job {job} (request {self.request[job].tolist()}) does not fit on machine {machine} "
+                f"(free {self.free[machine].tolist()})"
+            )
         config = self._config_list[machine]
         p = self._duration(job, config, self._last_mv[machine])
         if not 0.0 <= p < math.inf:  # also rejects NaN
             raise SchedulingError(
                 f"job {job} has processing time {p} on machine {machine} (configuration {config}); it cannot run there"
             )
-        for off in range(R):
-            free[off * N + machine] -= req[jb + off]
+        if R == 2:
+            free[machine] -= req[jb]
+            free[N + machine] -= req[jb + 1]
+        else:
+            for off in range(R):
+                free[off * N + machine] -= req[jb + off]
         now = self.now
         state[job] = RUNNING
         self._running_mv[machine] += 1
@@ -342,18 +352,24 @@ class Simulation:
                 on_arrival(i - 1)
             else:
                 _, _, job, m = heappop(heap)
-                jb = job * R
-                for off in range(R):
-                    free[off * N + m] += req[jb + off]
-                running[m] -= 1
+                left = running[m] - 1
+                running[m] = left
+                if left == 0:
+                    # An idle machine is exactly empty (no accumulated rounding error).
+                    for off in range(R):
+                        free[off * N + m] = cap[off * N + m]
+                elif R == 2:
+                    jb = job * 2
+                    free[m] += req[jb]
+                    free[N + m] += req[jb + 1]
+                else:
+                    jb = job * R
+                    for off in range(R):
+                        free[off * N + m] += req[jb + off]
                 state[job] = DONE
                 finish[job] = t
                 self.completed += 1
                 last[m] = cls[job]
-                if running[m] == 0:
-                    # Drop accumulated rounding error: an idle machine is exactly empty.
-                    for off in range(R):
-                        free[off * N + m] = cap[off * N + m]
                 on_completion(job, m)
             countdown -= 1
             if countdown == 0:

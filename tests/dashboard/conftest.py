@@ -45,6 +45,33 @@ SMALL = {
 }
 
 
+#: A valid new-experiment form submission (the form tests and others start from it).
+GOOD = {
+    "name": "x",
+    "cluster": "preset:google-balanced",
+    "cluster__google-balanced__machines_per_config": "2",
+    "workload": "preset:google-like",
+    "load": "0.9",
+    "hours": "1",
+    "schedulers": ["greedy", "fcfs"],
+    "seeds": "0",
+}
+
+#: A small valid cluster file and trace (uploads, API and fuzz tests).
+CLUSTER = {
+    "name": "two-kinds",
+    "resources": ["cpu", "mem"],
+    "configurations": [
+        {"name": "big", "count": 4, "capacity": {"cpu": 1.0, "mem": 1.0}},
+        {"name": "small", "count": 8, "capacity": {"cpu": 0.5, "mem": 0.25}},
+    ],
+}
+
+TRACE = "# simcore trace v1\n# horizon_s: 600\nsubmit_s,duration_s,cpu,mem\n" + "".join(
+    f"{i * 2.5},{30 + (i % 7) * 10},{0.1 + (i % 3) * 0.1},{0.05 + (i % 4) * 0.05}\n" for i in range(200)
+)
+
+
 def small_scenario(**changes: Any) -> dict[str, Any]:
     return {**SMALL, **changes}
 

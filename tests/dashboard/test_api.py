@@ -15,8 +15,7 @@ from dashboard import imports
 from dashboard.models import ApiToken, Experiment, Status, Visibility
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment
-from tests.dashboard.conftest import small_scenario
-from tests.dashboard.test_uploads import CLUSTER, TRACE
+from tests.dashboard.conftest import CLUSTER, TRACE, small_scenario
 
 
 class Api:

@@ -25,8 +25,7 @@ from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment
 from dashboard.services.uploads import create_upload
 from dashboard.wsgi import application
-from tests.dashboard.conftest import small_scenario
-from tests.dashboard.test_uploads import CLUSTER
+from tests.dashboard.conftest import CLUSTER, small_scenario
 
 schema = schemathesis.openapi.from_wsgi("/api/openapi.json", application)
 

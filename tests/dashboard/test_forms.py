@@ -11,17 +11,7 @@ from dashboard.models import ClusterUpload, Experiment, Run
 from dashboard.services.experiments import SERVER_PATH_PARAMS
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
-
-GOOD = {
-    "name": "x",
-    "cluster": "preset:google-balanced",
-    "cluster__google-balanced__machines_per_config": "2",
-    "workload": "preset:google-like",
-    "load": "0.9",
-    "hours": "1",
-    "schedulers": ["greedy", "fcfs"],
-    "seeds": "0",
-}
+from tests.dashboard.conftest import GOOD
 
 
 def post(client, **over):

@@ -329,7 +329,7 @@ def test_an_api_submission_with_the_broker_down_is_saved_and_says_so(owner, brok
 
 @pytest.mark.django_db(transaction=True)
 def test_a_form_submission_with_the_broker_down_redirects_with_a_warning(owner_client, broker_down) -> None:
-    from tests.dashboard.test_forms import GOOD
+    from tests.dashboard.conftest import GOOD
 
     resp = owner_client.post("/experiments/new/", GOOD, follow=True)
     assert resp.status_code == 200
@@ -377,7 +377,7 @@ def _ready_trace(owner, text: str, name: str = "my-trace"):
 
 def test_a_run_error_names_the_upload_not_the_workers_temporary_path(owner) -> None:
     from dashboard.models import Status
-    from tests.dashboard.test_uploads import CLUSTER
+    from tests.dashboard.conftest import CLUSTER
 
     text = "# simcore trace v1\n# horizon_s: 100\nsubmit_s,duration_s,cpu,mem\n0,10,0.2,0.2\n1,10,0.9,0.9\n"
     trace = _ready_trace(owner, text)
@@ -405,7 +405,7 @@ def test_a_trace_and_cluster_with_different_resources_are_refused_at_submission(
 def test_deleting_an_upload_used_by_others_private_forks_does_not_reveal_them(owner, outsider) -> None:
     from dashboard.models import ClusterUpload, Experiment
     from simcore.errors import ParameterError
-    from tests.dashboard.test_uploads import CLUSTER
+    from tests.dashboard.conftest import CLUSTER
 
     cluster = create_upload("cluster", owner, "c", "c.json", json.dumps(CLUSTER).encode())
     scenario = small_scenario(schedulers=["greedy"])

@@ -191,7 +191,7 @@ def test_the_upload_size_limit_applies_to_pages_and_api_before_reading(owner, ow
 def test_user_file_names_never_choose_a_path(owner):
     import json
 
-    from tests.dashboard.test_uploads import CLUSTER
+    from tests.dashboard.conftest import CLUSTER
 
     up = create_upload("cluster", owner, "x", "../../../etc/cron.d/evil.json", json.dumps(CLUSTER).encode())
     assert up.filename == "evil.json"

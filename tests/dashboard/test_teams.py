@@ -16,9 +16,7 @@ from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, set_sharing
 from dashboard.services.uploads import create_upload
 from simcore import archive
-from tests.dashboard.conftest import small_scenario
-from tests.dashboard.test_forms import GOOD
-from tests.dashboard.test_uploads import CLUSTER
+from tests.dashboard.conftest import CLUSTER, GOOD, small_scenario
 
 
 def test_visibility_private_team_and_public_link(client, owner, other, viewer, outsider, team):

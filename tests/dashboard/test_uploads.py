@@ -15,19 +15,7 @@ from dashboard.models import ClusterUpload, Experiment, ImportStatus, Status, Tr
 from dashboard.services.execution import execute_run
 from dashboard.services.results import write_experiment_archive
 from simcore import archive
-
-CLUSTER = {
-    "name": "two-kinds",
-    "resources": ["cpu", "mem"],
-    "configurations": [
-        {"name": "big", "count": 4, "capacity": {"cpu": 1.0, "mem": 1.0}},
-        {"name": "small", "count": 8, "capacity": {"cpu": 0.5, "mem": 0.25}},
-    ],
-}
-
-TRACE = "# simcore trace v1\n# horizon_s: 600\nsubmit_s,duration_s,cpu,mem\n" + "".join(
-    f"{i * 2.5},{30 + (i % 7) * 10},{0.1 + (i % 3) * 0.1},{0.05 + (i % 4) * 0.05}\n" for i in range(200)
-)
+from tests.dashboard.conftest import CLUSTER, TRACE
 
 
 def upload(client, kind, name, content, filename):

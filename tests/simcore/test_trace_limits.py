@@ -110,3 +110,28 @@ def test_an_absurd_google_time_stamp_is_refused_by_line() -> None:
     with pytest.raises(InputError, match="SIMCORE_MAX_TRACE_SECONDS") as e:
         read_google2011([io.BytesIO(rows)])
     assert e.value.line == 2
+
+
+def test_a_line_of_exactly_the_bound_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    line = b"1.0,10.0,0.25,0.25"
+    monkeypatch.setenv("SIMCORE_MAX_LINE_BYTES", str(len(line)))
+    assert read_trace(io.BytesIO(HEADER + line), resources=("cpu", "mem")).n_jobs == 1
+    monkeypatch.setenv("SIMCORE_MAX_LINE_BYTES", str(len(line) - 1))
+    with pytest.raises(InputError, match="SIMCORE_MAX_LINE_BYTES"):
+        read_trace(io.BytesIO(HEADER + line), resources=("cpu", "mem"))
+
+
+def test_a_request_of_exactly_the_bound_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_REQUEST", "5")
+    assert read_trace(io.BytesIO(HEADER + b"0,1,5,0.5\n"), resources=("cpu", "mem")).n_jobs == 1
+    with pytest.raises(InputError, match="SIMCORE_MAX_REQUEST"):
+        read_trace(io.BytesIO(HEADER + b"0,1,5.5,0.5\n"), resources=("cpu", "mem"))
+
+
+def test_the_json_depth_bound_has_a_tested_boundary(monkeypatch: pytest.MonkeyPatch) -> None:
+    from simcore.sources import check_tree
+
+    monkeypatch.setenv("SIMCORE_MAX_JSON_DEPTH", "3")
+    check_tree({"a": {"b": [1]}})  # three levels: accepted
+    with pytest.raises(InputError, match=r"a\.b\[0\]: nested deeper than 3 levels"):
+        check_tree({"a": {"b": [[1]]}})
