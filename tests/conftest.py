@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 #: Extracts of real public cluster traces, beside the project (../shared/data, see its README);
@@ -26,3 +27,19 @@ def shared_data(*parts: str) -> Path:
             pytest.fail(message + " (CI=true: the extracts must be present)")
         pytest.skip(message)
     return path
+
+
+class NoClass0OnConfig0:
+    """A last-class runtime: class 0 cannot run on configuration 0 (infinite time); else 1 s warm, 2 s cold.
+
+    Shared by the Tetris and LoTES tests of jobs that cannot run everywhere.
+    """
+
+    def __init__(self, job_class: np.ndarray) -> None:
+        self.cls = job_class.tolist()
+
+    def duration(self, job: int, config: int, last_class: int) -> float:
+        k = self.cls[job]
+        if k == 0 and config == 0:
+            return float("inf")
+        return 1.0 if last_class == k else 2.0

@@ -16,6 +16,7 @@ from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.lotes import LoTES
 from simcore.schedulers.lotes.assignment import OfflinePlan, assignment_from_counts
 from simcore.schedulers.lotes.stage1 import solve_stage1
+from tests.conftest import NoClass0OnConfig0
 
 Job = tuple[float, int, float, float]  # submit (s), class, request (one resource), duration (s)
 
@@ -275,19 +276,6 @@ def test_k_means_classes_never_put_a_job_where_its_rate_is_zero() -> None:
     assert _ran_where_they_can(res, cluster, wl, rates)
 
 
-class ColdOnCfg0:
-    """A last-class runtime: class 0 cannot run on configuration 0 (infinite time), else 1 s (warm) or 2 s."""
-
-    def __init__(self, job_class: np.ndarray) -> None:
-        self.cls = job_class.tolist()
-
-    def duration(self, job: int, config: int, last_class: int) -> float:
-        k = self.cls[job]
-        if k == 0 and config == 0:
-            return float("inf")
-        return 1.0 if last_class == k else 2.0
-
-
 def test_a_last_class_runtime_never_puts_a_job_where_it_cannot_run() -> None:
     # k-means classes on a runtime that depends on the machine's last class: the dispatcher checks
     # the chosen machine and otherwise searches only the machines that can run the job.
@@ -300,7 +288,7 @@ def test_a_last_class_runtime_never_puts_a_job_where_it_cannot_run() -> None:
         wl.work,
         wl.job_class,
         wl.horizon_s,
-        runtime=ColdOnCfg0(wl.job_class),
+        runtime=NoClass0OnConfig0(wl.job_class),
     )
     res = Simulation(cluster, bare, LoTES(kmeans_classes=2), np.random.default_rng(0), drain=True).run()
     started = res.started_mask

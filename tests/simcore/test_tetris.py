@@ -11,6 +11,7 @@ from simcore.engine import SimResult, simulate
 from simcore.model import Cluster, RateRuntime, Workload
 from simcore.schedulers import create
 from simcore.schedulers.tetris import Tetris
+from tests.conftest import NoClass0OnConfig0
 
 RES = ("cpu", "mem")
 
@@ -352,19 +353,6 @@ def test_the_fast_paths_match_the_full_scans_on_small_random_instances(data: st.
     new, _ = run_path(cluster, wl, True, arrival, per_cell, work_weight=weight)
     np.testing.assert_array_equal(new.start, old.start)
     np.testing.assert_array_equal(new.machine, old.machine)
-
-
-class NoClass0OnConfig0:
-    """A last-class runtime: class 0 cannot run on configuration 0 (infinite time); else 1 s warm, 2 s cold."""
-
-    def __init__(self, job_class: np.ndarray) -> None:
-        self.cls = job_class.tolist()
-
-    def duration(self, job: int, config: int, last_class: int) -> float:
-        k = self.cls[job]
-        if k == 0 and config == 0:
-            return float("inf")
-        return 1.0 if last_class == k else 2.0
 
 
 @pytest.mark.parametrize("weight", [1.0, 0.0])
