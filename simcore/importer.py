@@ -205,14 +205,26 @@ def classify(
             "classes": {"k": k, "window_hours": window_hours, "seed": seed, "use_duration": use_duration},
         },
     )
-    result.report.extra["classification"] = {
+    in_window = int(np.searchsorted(wl.submit, window_hours * 3600.0))
+    classification: dict[str, Any] = {
         "k": k,
         "found": table.n_classes,
         "window_hours": window_hours,
         "seed": seed,
         "use_duration": use_duration,
-        "training_jobs": max(int(np.searchsorted(wl.submit, window_hours * 3600.0)), k),
+        "training_jobs": max(in_window, k),
     }
+    # Said in the summary, not left for the reader to notice (issue 17).
+    warnings = []
+    if in_window < k:
+        warnings.append(f"the {window_hours:g} h window holds only {in_window} job(s); the first {k} jobs trained")
+    if table.n_classes < k:
+        warnings.append(
+            f"{k} classes asked for, {table.n_classes} found: the training jobs have fewer distinct requests"
+        )
+    if warnings:
+        classification["warning"] = "; ".join(warnings)
+    result.report.extra["classification"] = classification
     return ImportResult(wl2, result.cluster, result.report)
 
 

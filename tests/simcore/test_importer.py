@@ -290,3 +290,34 @@ def test_a_run_on_an_imported_trace_uses_the_class_table_written_beside_it(
     # Without classes.json the same trace has no table (the allocation LP then pools all jobs in one class).
     (tmp_path / "classes.json").unlink()
     assert resolve_workload(str(tmp_path / "trace.csv"), cluster, seed=0).classes is None
+
+
+def test_a_class_window_with_fewer_classes_than_asked_warns_in_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 17: --classes 4 on a window of 4 jobs found 2 classes without a word.
+    trace = tmp_path / "t.csv"
+    rows = ["0,10,0.1,0.1", "1,10,0.1,0.1", "2,10,0.3,0.3", "3,10,0.3,0.3", "7200,10,0.5,0.5", "7201,10,0.7,0.7"]
+    trace.write_text("submit_s,duration_s,cpu,mem\n" + "\n".join(rows) + "\n")
+    rc, s, _ = _cli(
+        capsys, "import", "--format", "csv", str(trace), "--classes", "4", "--class-window-hours", "1",
+        "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert rc == 0
+    c = s["classification"]
+    assert c["k"] == 4 and c["found"] == 2
+    assert c["warning"] == "4 classes asked for, 2 found: the training jobs have fewer distinct requests"
+
+
+def test_a_class_window_holding_fewer_jobs_than_classes_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.csv"
+    rows = ["0,10,0.1,0.1", "1,10,0.3,0.3", "7200,10,0.5,0.5", "7201,10,0.7,0.7"]
+    trace.write_text("submit_s,duration_s,cpu,mem\n" + "\n".join(rows) + "\n")
+    rc, s, _ = _cli(
+        capsys, "import", "--format", "csv", str(trace), "--classes", "4", "--class-window-hours", "1",
+        "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert rc == 0
+    assert s["classification"]["warning"] == "the 1 h window holds only 2 job(s); the first 4 jobs trained"
