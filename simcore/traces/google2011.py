@@ -61,8 +61,10 @@ plus the jobs produced, whatever the number of input rows.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -497,6 +499,22 @@ def _request_matrix(
     return np.column_stack([cols[r] for r in resources]) if len(cpu) else np.zeros((0, len(resources)))
 
 
+_PART = re.compile(r"part-(\d+)-of-(\d+)")
+
+
+def part_gap(names: Sequence[str]) -> str | None:
+    """A warning when the task_events file names skip part numbers (``part-00013`` then ``part-00015``)."""
+    parts = sorted({int(m.group(1)) for n in names if (m := _PART.search(Path(n).name))})
+    missing = [p for p in range(parts[0], parts[-1] + 1) if p not in set(parts)] if parts else []
+    if not missing:
+        return None
+    shown = ", ".join(f"{p:05d}" for p in missing[:10]) + (" ..." if len(missing) > 10 else "")
+    return (
+        f"warning: task_events parts {shown} are missing between part {parts[0]:05d} and {parts[-1]:05d}: "
+        "the tasks they hold are absent, and tasks spanning the gap look unfinished"
+    )
+
+
 def read_google2011(
     task_events: Sequence[Source],
     *,
@@ -626,6 +644,9 @@ def read_google2011(
             "unfinished": unfinished,
         },
     )
+    gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
+    if gap:
+        report.notes.append(gap)
     report.notes.extend(
         [
             "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "

@@ -102,6 +102,8 @@ class SwfHeader:
     """The ``; Key: value`` comments at the top of an SWF file (all kept in ``fields``)."""
 
     fields: dict[str, str] = field(default_factory=dict)
+    #: The most fields a data line had beyond the standard 18 (ignored; e.g. Alea's 21-field logs).
+    extra_fields: int = 0
 
     def number(self, key: str) -> float | None:
         v = self.fields.get(key)
@@ -150,8 +152,9 @@ def _parse_block(
     rows = [lines[i] for i in data_idx]
     try:
         arr = np.loadtxt(io.BytesIO(b"\n".join(rows)), ndmin=2, dtype=np.float64, comments=None)
-        if arr.shape == (len(rows), SWF_FIELDS):
-            return arr, line_nos
+        if arr.shape[0] == len(rows) and arr.shape[1] >= SWF_FIELDS:
+            header.extra_fields = max(header.extra_fields, arr.shape[1] - SWF_FIELDS)
+            return np.ascontiguousarray(arr[:, :SWF_FIELDS]), line_nos
     except ValueError:
         pass
     # The exact path: find and report every bad line.
@@ -159,7 +162,7 @@ def _parse_block(
     good_lines: list[int] = []
     for ln, raw in zip(line_nos.tolist(), rows, strict=True):
         parts = raw.split()
-        if len(parts) != SWF_FIELDS:
+        if len(parts) < SWF_FIELDS:
             errors.bad(
                 "wrong column count",
                 f"expected {SWF_FIELDS} whitespace-separated fields, found {len(parts)}",
@@ -167,6 +170,8 @@ def _parse_block(
                 line=ln,
             )
             continue
+        header.extra_fields = max(header.extra_fields, len(parts) - SWF_FIELDS)
+        parts = parts[:SWF_FIELDS]
         vals: list[float] = []
         for j, p in enumerate(parts):
             try:
@@ -394,6 +399,11 @@ def read_swf(
             f"window starts at submit time {start_s:g} s, shifted to 0; horizon {horizon:g} s",
         ]
     )
+    if header.extra_fields:
+        report.notes.append(
+            f"lines have up to {SWF_FIELDS + header.extra_fields} fields: the {header.extra_fields} beyond the "
+            f"standard {SWF_FIELDS} are ignored (e.g. Alea's 21-field logs)"
+        )
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)

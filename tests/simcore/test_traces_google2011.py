@@ -351,3 +351,23 @@ def test_memory_follows_the_result_not_the_input(tmp_path: Path, monkeypatch: py
     size = len(gzip.decompress(paths[1].read_bytes()))
     assert large < 1.3 * small, (small, large)
     assert large < size / 3, (large, size)
+
+
+def test_a_gap_in_part_numbers_is_a_warning_in_the_report() -> None:
+    # Issue 17: parts 13 then 15 imported without a word.
+    from simcore.traces.google2011 import part_gap
+
+    assert part_gap(["a/part-00013-of-00500.csv.gz", "a/part-00014-of-00500.csv.gz"]) is None
+    assert part_gap(["x.csv", "y.csv"]) is None
+    gap = part_gap(["part-00013-of-00500.csv.gz", "part-00015-of-00500.csv.gz"])
+    assert gap is not None and gap.startswith(
+        "warning: task_events parts 00014 are missing between part 00013 and 00015"
+    )
+
+
+def test_the_reader_puts_the_part_gap_in_its_notes(tmp_path: Path) -> None:
+    a, b = tmp_path / "part-00013-of-00500.csv", tmp_path / "part-00015-of-00500.csv"
+    a.write_bytes((DATA / "task_events.csv").read_bytes())
+    b.write_bytes(b"")
+    notes = read_google2011([a, b]).report.notes
+    assert any(n.startswith("warning: task_events parts 00014 are missing") for n in notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 from pathlib import Path
 
 import numpy as np
@@ -120,3 +121,18 @@ def test_the_real_nasa_ipsc_log() -> None:
     assert wl.request[:, 0].min() == pytest.approx(1 / 128) and wl.request[:, 0].max() == 1.0
     assert (wl.request[:, 1] == 0).all()  # the log has no memory information
     assert wl.work.max() == 62_643.0
+
+
+def test_fields_beyond_the_standard_18_are_ignored_with_a_note() -> None:
+    # Alea's logs carry 21 fields; the first 18 are the standard ones (issue 17).
+    line18 = "1 0 0 100 1 -1 -1 1 -1 -1 1 1 1 1 1 -1 -1 -1"
+    data = f"{line18} 7 8 9\n2 10 0 50 2 -1 -1 2 -1 -1 1 1 1 1 1 -1 -1 -1 7 8 9\n".encode()
+    res = read_swf(io.BytesIO(data))
+    assert res.workload.n_jobs == 2
+    assert res.workload.work.tolist() == [100.0, 50.0]
+    assert any("beyond the standard 18 are ignored" in n for n in res.report.notes)
+
+
+def test_fewer_than_18_fields_is_still_an_error() -> None:
+    with pytest.raises(InputError, match="expected 18 whitespace-separated fields, found 17"):
+        read_swf(io.BytesIO(b"1 0 0 100 1 -1 -1 1 -1 -1 1 1 1 1 1 -1 -1\n"))
