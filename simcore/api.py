@@ -26,6 +26,7 @@ from simcore import metrics
 from simcore.capacity import allocation_lp
 from simcore.engine import ProgressCallback, SimResult, simulate
 from simcore.errors import InputError, ParameterError
+from simcore.jobmetrics import dag_summary, run_job_metrics
 from simcore.model import ClassTable, Cluster, Workload
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS, create
@@ -220,6 +221,7 @@ def cut_to_hours(wl: Workload, hours: float) -> Workload:
         classes=wl.classes,
         runtime=wl.runtime,
         params={**wl.params, "hours": hours},
+        graph=wl.graph.prefix(n) if wl.graph is not None else None,
     )
 
 
@@ -276,6 +278,8 @@ def run_objects(
         **(labels or {}),
     }
     summ.update(metrics.summary(res))
+    if workload.graph is not None:
+        summ.update(dag_summary(run_job_metrics(res, workload, cluster)))
     summ["lambda_star"] = lambda_star(workload, cluster)
     summ["arrival_rate"] = float(workload.params.get("arrival_rate", 0.0)) or (
         workload.n_jobs / workload.horizon_s if workload.horizon_s > 0 else None
