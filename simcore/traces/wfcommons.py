@@ -48,8 +48,8 @@ Streams (:func:`wfcommons_workload`): job ``k`` replays instance ``k mod n``;
 jobs arrive together at 0, at a fixed interval, or as a Poisson process
 whose gaps come from the injected generator; every task of a job is
 submitted with it. ``horizon_s`` is the arrival window (jobs times the mean
-gap; 0 when all arrive at 0, and a run then lasts until every job finished,
-see :func:`simcore.api.run_objects`).
+gap, or the last arrival if later; 0 when all arrive at 0, and a run then
+lasts until every job finished, see :func:`simcore.api.run_objects`).
 
 Speed: the JSON parser (the standard library's, in C) and one Python pass
 over the tasks; see ``make bench`` / ``simcore bench --wfcommons`` for the
@@ -445,7 +445,7 @@ def arrival_times(
         raise ParameterError("Poisson arrivals need a random generator (a seed)")
     gaps = rng.exponential(interarrival_s, size=max(n_jobs - 1, 0))
     t = np.concatenate(([0.0], np.cumsum(gaps)))
-    return t, n_jobs * interarrival_s
+    return t, max(n_jobs * interarrival_s, float(t[-1]))
 
 
 def wfcommons_workload(
