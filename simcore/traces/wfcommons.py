@@ -194,7 +194,7 @@ def _number(v: Any, path: str, fail: _Fail, *, lo: float, what: str, hi: float |
     if not math.isfinite(x) or x < lo:
         raise fail(path, f"must be {'at least ' + format(lo, 'g') if lo else 'non-negative'} ({what}), got {v!r}")
     if hi is not None and x > hi:
-        raise fail(path, f"{v!r} is larger than the bound {hi:g} (setting SIMCORE_MAX_TRACE_SECONDS)")
+        raise fail(path, f"{x:g} is larger than the bound {hi:g} (setting SIMCORE_MAX_TRACE_SECONDS)")
     return x
 
 
@@ -318,7 +318,7 @@ def _rows_v15(wf: dict[str, Any], fail: _Fail) -> _Rows:
             raise fail(f"{path}.runtimeInSeconds", f"missing (the runtime of task {tid!r} in seconds)")
         runtime[i] = _number(e["runtimeInSeconds"], f"{path}.runtimeInSeconds", fail, lo=0.0, what="seconds", hi=bound)
         if e.get("coreCount") is not None:
-            cores[i] = _number(e["coreCount"], f"{path}.coreCount", fail, lo=1.0, what="cores, at least 1")
+            cores[i] = _number(e["coreCount"], f"{path}.coreCount", fail, lo=1.0, what="cores")
         where[i] = path
     for i, r in enumerate(runtime):
         if r is None:
@@ -372,17 +372,17 @@ def _rows_old(wf: dict[str, Any], fail: _Fail) -> _Rows:
         runtime.append(_number(t[rkey], f"{path}.{rkey}", fail, lo=0.0, what="seconds", hi=bound))
         ckey = "cores" if "cores" in t else "coreCount"
         cores.append(
-            1.0 if t.get(ckey) is None else _number(t[ckey], f"{path}.{ckey}", fail, lo=1.0, what="cores, at least 1")
+            1.0 if t.get(ckey) is None else _number(t[ckey], f"{path}.{ckey}", fail, lo=1.0, what="cores")
         )
         paths.append((path, f"{path}.{rkey}"))
     # References: names first, then ids (WfFormat up to 1.4 refers to tasks by name).
     index = dict(by_id)
     index.update(names)
-    parents = _edges(tasks, index, base, fail)
+    parents = _edges(tasks, index, base, fail, "name or id")
     return ids, runtime, cores, parents, paths
 
 
-def _edges(tasks: list[Any], index: dict[str, int], base: str, fail: _Fail) -> list[list[int]]:
+def _edges(tasks: list[Any], index: dict[str, int], base: str, fail: _Fail, by: str = "id") -> list[list[int]]:
     """Parent rows of every task: its ``parents`` and the tasks naming it among their ``children``, once each."""
     n = len(tasks)
     parents: list[list[int]] = [[] for _ in range(n)]
@@ -393,7 +393,7 @@ def _edges(tasks: list[Any], index: dict[str, int], base: str, fail: _Fail) -> l
             for k, ref in enumerate(_refs(t, key, path, fail)):
                 j = index.get(ref)
                 if j is None:
-                    raise fail(f"{path}.{key}[{k}]", f"unknown task {ref!r}: no task of {base} has that id")
+                    raise fail(f"{path}.{key}[{k}]", f"unknown task {ref!r}: no task of {base} has that {by}")
                 p, c = (j, i) if key == "parents" else (i, j)
                 if p not in seen[c]:
                     seen[c].add(p)
