@@ -173,7 +173,7 @@ class _Fail:
         return InputError(f"{path}: {message}" if path else message, file=self.label)
 
 
-_KIND = {dict: "an object", list: "a list", str: "a string"}
+_KIND: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
 
 
 def _get(obj: dict[str, Any], key: str, path: str, kind: type, fail: _Fail, what: str) -> Any:
@@ -309,9 +309,10 @@ def _rows_v15(wf: dict[str, Any], fail: _Fail) -> _Rows:
         if not isinstance(e, dict):
             raise fail(path, f"must be an object, got {type(e).__name__}")
         tid = _get(e, "id", path, str, fail, "the id of a task of the specification")
-        i = index.get(tid)
-        if i is None:
+        found = index.get(tid)
+        if found is None:
             raise fail(f"{path}.id", f"{tid!r} is not the id of any task of workflow.specification.tasks")
+        i = found
         if runtime[i] is not None:
             raise fail(f"{path}.id", f"a second execution record of task {tid!r} (the first is {where[i]})")
         if "runtimeInSeconds" not in e:
@@ -544,8 +545,9 @@ def read_wfcommons(
     for i, src in enumerate(sources):
         label = source_name(src, f"instance[{i}].json")
         if isinstance(src, (bytes, bytearray, memoryview)):
-            src = io.BytesIO(bytes(src))
-            src.name = label  # type: ignore[attr-defined]
+            named = io.BytesIO(bytes(src))
+            named.name = label
+            src = named
         inst = read_instance(src, max_cores=max_cores)
         insts.append(inst)
         if progress is not None:
