@@ -22,8 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing",
-        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench; default all three)",
+        default="google,trace,packing,wfcommons",
+        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), wfcommons (reading a "
+        "100,000-task instance, simulating workflows on dse-2020; simcore.workflowbench); default all four",
     )
     p.add_argument(
         "--hours",
@@ -82,10 +83,16 @@ def main(args: argparse.Namespace) -> int:
         from simcore.packing.bench import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
+    if "wfcommons" in opts.scenarios.split(","):  # issue 13: WfCommons read speed, workflow simulation speed
+        from simcore.workflowbench import wfcommons_benchmark
+
+        report["wfcommons"] = wfcommons_benchmark(seed=opts.seed)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         bench.print_table(report)
         if "packing" in report:
             print(f"packing compaction: {json.dumps(report['packing'])}")
+        if "wfcommons" in report:
+            print(f"wfcommons: {json.dumps(report['wfcommons'])}")
     return 0
