@@ -76,7 +76,8 @@ is the cycle's decision; see :mod:`simcore.staged.cycle`.
 Matching (R5). The task may go only to machines where it fits now in every
 resource and where it can run at all (``Simulation.can_run``: a finite
 processing time). "Processing elements available" are the free *cores*: the
-first resource of the cluster (``cpu`` in every preset). Atoms narrow the
+cluster's first resource (``cpu`` in the Google presets and the section 4.1.3
+cluster; a one-slot machine's ``slot`` in the profile study's). Atoms narrow the
 candidates, a composition "matches using p1, then p2": each atom keeps the
 candidates that are best by its criterion, the next one chooses among those,
 and the lowest machine number ends any tie left.
