@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, Any
 
+from dashboard.recovery import attempts_note
 from dashboard.models import (
     Experiment,
     Run,
@@ -55,9 +56,12 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             "error",
             "started_at",
             "finished_at",
+            "attempt",
+            "lost_attempts",
         )
     )
     for r in runs:
+        r["attempts_note"] = attempts_note(r["attempt"], r["lost_attempts"])  # type: ignore[typeddict-unknown-key]
         for k in ("started_at", "finished_at"):
             when = r[k]
             r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready
