@@ -3,6 +3,7 @@ dashboard.services (simcore's own checks), exactly as the pages' forms are."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.urls import reverse
@@ -31,14 +32,23 @@ from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
 
+class StoredDateTimeField(serializers.DateTimeField):
+    """A time stored as ISO text in a JSON column, written out as every other time of the API is."""
+
+    def to_representation(self, value: Any) -> Any:
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        return super().to_representation(value)
+
+
 class LostAttemptSerializer(serializers.Serializer):
     """One attempt of a run or trace import lost with its worker (dashboard.recovery), after which it was run again."""
 
     attempt = serializers.IntegerField(help_text="1 for the first claim by a worker, 2 for the second...")
     worker = serializers.CharField(allow_blank=True, help_text="the Celery worker that held it")
-    started_at = serializers.DateTimeField(allow_null=True)
-    last_heard_at = serializers.DateTimeField(allow_null=True, help_text="its worker's last heartbeat")
-    noticed_at = serializers.DateTimeField(help_text="when the periodic repair found it lost")
+    started_at = StoredDateTimeField(allow_null=True)
+    last_heard_at = StoredDateTimeField(allow_null=True, help_text="its worker's last heartbeat")
+    noticed_at = StoredDateTimeField(help_text="when the periodic repair found it lost")
 
 
 #: Read-only attempt fields of runs and trace imports.
@@ -242,7 +252,9 @@ class ProgressRunSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
     attempt = serializers.IntegerField(help_text=ATTEMPT_HELP)
     lost_attempts = LostAttemptSerializer(many=True)
-    attempts_note = serializers.CharField(allow_blank=True, help_text="the attempts in one line; empty if none was lost")
+    attempts_note = serializers.CharField(
+        allow_blank=True, help_text="the attempts in one line; empty if none was lost"
+    )
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -100,6 +100,9 @@ class Heartbeat:
             while not self._stop.wait(self._next_wait()):
                 try:
                     if self._over_time():
+                        log.warning(
+                            "work of %s over its time limit of %s s", self.rows.model.__name__, self.time_limit_s
+                        )
                         if self.on_time_limit is not None:
                             self.on_time_limit()
                         self._interrupt()

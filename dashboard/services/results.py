@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import IO, Any
 
-from dashboard.recovery import attempts_note
 from dashboard.models import (
     Experiment,
     Run,
     RunJobs,
     Status,
 )
+from dashboard.recovery import attempts_note
 from dashboard.services.uploads import experiment_files
 from simcore import archive
 from simcore.errors import ParameterError
@@ -61,7 +61,7 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
         )
     )
     for r in runs:
-        r["attempts_note"] = attempts_note(r["attempt"], r["lost_attempts"])  # type: ignore[typeddict-unknown-key]
+        r["attempts_note"] = attempts_note(r["attempt"], r["lost_attempts"])  # type: ignore[misc]  # one more key
         for k in ("started_at", "finished_at"):
             when = r[k]
             r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready
