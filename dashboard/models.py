@@ -260,6 +260,13 @@ class TraceUpload(Upload):
     def is_ready(self) -> bool:
         return self.status == ImportStatus.READY
 
+    @property
+    def attempts_note(self) -> str:
+        """Which attempt this is and when the earlier ones were lost with their worker; empty if none was."""
+        from dashboard.recovery import attempts_note
+
+        return attempts_note(self.attempt, self.lost_attempts)
+
     def get_absolute_url(self) -> str:
         return reverse("trace-import-detail", args=[self.pk])
 

@@ -10,6 +10,7 @@ limit and over the memory limit.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -24,21 +25,33 @@ from typing import Any
 
 import numpy as np
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 from kombu.exceptions import ChannelError
 
-from dashboard import tasks
+from dashboard import imports, tasks
 from dashboard.celery import app
 from dashboard.limits import Limits
-from dashboard.models import Experiment, Run, RunJobs, RunResult, Status
+from dashboard.models import (
+    ClusterUpload,
+    Experiment,
+    ImportStatus,
+    Run,
+    RunJobs,
+    RunResult,
+    Status,
+    TraceImportFile,
+    TraceUpload,
+)
 from dashboard.queueing import enqueue_runs, requeue_stale, waiting_messages
-from dashboard.recovery import attempts_note, exhausted_message, recover_lost_runs
+from dashboard.recovery import attempts_note, exhausted_message, recover_lost_imports, recover_lost_runs
 from dashboard.services.execution import _fail, _Reporter, claim_run, store_outcome
+from dashboard.services.uploads import InputFile
 from simcore import archive
 from simcore.engine import Progress
 from simcore.errors import Cancelled
 from tests.dashboard.conftest import ARTIFACTS, small_scenario
-from tests.dashboard.test_worker_loss import TIMEOUT_S, Worker, _api, _experiment, _set, _wait_until
+from tests.dashboard.test_worker_loss import CSV, TIMEOUT_S, Worker, _api, _experiment, _set, _trace_import, _wait_until
 
 T0 = datetime(2031, 3, 4, 14, 0, 0, tzinfo=UTC)
 STALE = timedelta(seconds=61)  # past the 60 s timeout these tests set
@@ -215,6 +228,34 @@ def test_the_page_and_the_api_show_the_lost_attempts(owner, owner_client, rule):
         f'id="run-{run.pk}-attempts" ><td colspan="7" class="note">attempt 2 of 3; lost with their worker and run '
         "again: attempt 1 (a@host, last heard of 2031-03-04 14:00 UTC)</td>"
     )
+
+
+@pytest.mark.django_db
+def test_a_lost_import_is_queued_again_with_its_files_and_its_late_worker_stores_nothing(owner, owner_client, rule):
+    up = _trace_import(owner, "t.csv.gz", gzip.compress(CSV), "csv")
+    # Worker a claims it (attempt 1), converts it, and is not heard of for longer than the timeout.
+    assert TraceUpload.objects.filter(pk=up.pk).update(
+        status=ImportStatus.RUNNING, attempt=1, worker="a@host", started_at=T0, heartbeat_at=T0
+    )
+    files = [InputFile(f.role, f.filename, bytes(f.content_gz)) for f in up.inputs.all()]
+    late = imports.convert("csv", files, up.options, name=up.name, progress=imports._Reporter(up.pk, [], attempt=1))
+    done = recover_lost_imports(now=T0 + STALE)
+    assert (done.retried, done.failed) == ([up.pk], [])
+    up.refresh_from_db()
+    assert (up.status, up.attempt, up.worker, up.heartbeat_at) == (ImportStatus.PENDING, 1, "", None)
+    assert [a["worker"] for a in up.lost_attempts] == ["a@host"]
+    assert TraceImportFile.objects.filter(upload=up).count() == 1  # kept for the next attempt
+    # Worker b takes it and imports it (attempt 2) ...
+    assert imports.execute_import(up.pk, "b@host") == ImportStatus.READY
+    up.refresh_from_db()
+    assert (up.attempt, up.worker, up.info["jobs"]) == (2, "b@host", 2)
+    # ... and worker a, waking up, can neither store its conversion nor fail the import.
+    assert imports._store(up, late, attempt=1) == ImportStatus.READY
+    assert imports._finish_failed(up.pk, "late error", attempt=1) == ImportStatus.READY
+    assert TraceUpload.objects.get(pk=up.pk).error == "" and ClusterUpload.objects.count() == 0
+    page = owner_client.get(reverse("trace-import-detail", args=[up.pk])).content.decode()
+    assert "attempt 2 of 3; lost with their worker and run again: attempt 1 (a@host, last heard of" in page
+    assert _api(owner).get(f"/api/uploads/trace/{up.pk}/").json()["trace_import"]["attempt"] == 2
 
 
 def test_under_the_memory_limit_an_oversized_allocation_is_a_memory_error_and_the_limit_is_lifted_after():
