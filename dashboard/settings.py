@@ -279,8 +279,11 @@ else:
 #: The queue tasks go to (and the workers' repair re-queues to); the tests give their worker its own.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SIMCORE_TASK_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
-# A run is long and CPU-bound: take one at a time, acknowledge after it ends so a killed
-# worker's run is redelivered (the conditional claim then skips it if it already ran).
+# A run is long and CPU-bound: take one at a time, acknowledge after it ends so a message whose
+# worker died may be redelivered. That redelivery is a convenience, not the guarantee: Redis gives an
+# unacknowledged message back only after the visibility timeout, the filesystem transport never.
+# Lost work is found and queued again from the database (dashboard.recovery), and the conditional
+# claim makes every duplicate message harmless.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
