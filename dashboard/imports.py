@@ -50,7 +50,7 @@ from dashboard.models import (
     TraceUpload,
     move,
 )
-from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json
+from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json, status_after_interrupt
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
@@ -538,17 +538,19 @@ def execute_import(upload_id: int, worker: str = "") -> str:
             mine,
             time_limit_s=limits.time_s,
             on_time_limit=lambda: _finish_failed(upload_id, limits.time_message(), attempt),
-        ):
-            return _import(upload_id, attempt, limits)
+        ) as heartbeat:
+            return _import(upload_id, attempt, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the reader's own handler
-        return _status(upload_id)
+        return status_after_interrupt(lambda: _status(upload_id))
 
 
 def _status(upload_id: int) -> str:
     return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
 
 
-def _import(upload_id: int, attempt: int | None = None, limits: Limits | None = None) -> str:
+def _import(
+    upload_id: int, attempt: int | None = None, limits: Limits | None = None, heartbeat: Heartbeat | None = None
+) -> str:
     limits = limits or Limits.from_settings("import")
     up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
     rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
@@ -559,18 +561,22 @@ def _import(upload_id: int, attempt: int | None = None, limits: Limits | None = 
             for r, f in zip(rows, files, strict=True):
                 r.content_gz = f.content  # the reporter sizes files by their stored bytes
             conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows, attempt))
+        if heartbeat is not None:
+            heartbeat.finishing()  # the outcome's conditional write decides from here (see Heartbeat.finishing)
     except Cancelled:  # cancelled, deleted, over the time limit, or declared lost while this worker was too slow
-        return _status(upload_id)
+        return status_after_interrupt(lambda: _status(upload_id))
     except SimcoreError as e:
-        return _finish_failed(upload_id, str(e), attempt)
+        message = str(e)
     except MemoryError:
         over_memory = True  # written after the handler, which keeps the import's arrays alive
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("trace import %s failed", upload_id)
-        return _finish_failed(upload_id, f"internal error ({type(e).__name__}): {e}", attempt)
-    if over_memory:
-        return _finish_failed(upload_id, limits.memory_message(), attempt)
-    return _store(up, conv, attempt)
+        message = f"internal error ({type(e).__name__}): {e}"
+    else:
+        return _store(up, conv, attempt)
+    if heartbeat is not None:
+        heartbeat.finishing()
+    return _finish_failed(upload_id, limits.memory_message() if over_memory else message, attempt)
 
 
 def _finish_failed(upload_id: int, message: str, attempt: int | None = None) -> str:

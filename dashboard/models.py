@@ -358,8 +358,20 @@ class Experiment(models.Model):
         """Recompute the status from the runs: active while any run is, else the worst outcome.
 
         Called after every run transition, after its commit, so the last run to
-        change sees all the others.
+        change sees all the others. The experiment's row is locked while its
+        runs are read and the status written: two workers finishing runs at
+        once then write in the order they read, and the last word is that of
+        the one that saw both runs finished (unlocked, the other could
+        overwrite it with what it read before).
         """
+        with transaction.atomic():
+            Experiment.objects.select_for_update().filter(pk=self.pk).values_list("pk", flat=True).first()
+            status = self._status_from_runs()
+            Experiment.objects.filter(pk=self.pk).update(status=status)
+        self.status = status
+        return status
+
+    def _status_from_runs(self) -> str:
         states = set(self.runs.values_list("status", flat=True))
         if states & {Status.RUNNING} or (Status.PENDING in states and states - {Status.PENDING}):
             status = Status.RUNNING
@@ -371,8 +383,6 @@ class Experiment(models.Model):
             status = Status.CANCELLED
         else:
             status = Status.FINISHED
-        Experiment.objects.filter(pk=self.pk).update(status=status)
-        self.status = status
         return status
 
 

@@ -78,6 +78,7 @@ class Heartbeat:
         self.on_time_limit = on_time_limit
         self._started = time.monotonic()
         self._stop = threading.Event()
+        self._finishing = False
         self._lock = threading.Lock()
         self._worker_thread = threading.get_ident()
         self._thread = threading.Thread(target=self._beat, name="simcore-heartbeat", daemon=True)
@@ -89,6 +90,13 @@ class Heartbeat:
             self._thread.start()
         return self
 
+    def finishing(self) -> None:
+        """The work is done and its outcome about to be written: keep beating (a large result takes a while to
+        store) but interrupt no more. The outcome's own conditional write settles who wins from now on, and an
+        interrupt landing inside that write would leave the database connection in the middle of a query."""
+        with self._lock:
+            self._finishing = True
+
     def __exit__(self, *exc: object) -> None:
         with self._lock:  # never interrupt the worker once its work is over
             self._stop.set()
@@ -99,7 +107,7 @@ class Heartbeat:
         try:
             while not self._stop.wait(self._next_wait()):
                 try:
-                    if self._over_time():
+                    if self._over_time() and not self._finishing:
                         log.warning(
                             "work of %s over its time limit of %s s", self.rows.model.__name__, self.time_limit_s
                         )
@@ -128,7 +136,7 @@ class Heartbeat:
 
     def _interrupt(self) -> None:
         with self._lock:
-            if self._stop.is_set():
+            if self._stop.is_set() or self._finishing:
                 return
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._worker_thread), ctypes.py_object(Cancelled))
             log.warning("work of %s left 'running' while in progress: stopped", self.rows.model.__name__)
@@ -200,15 +208,27 @@ def execute_run(run_id: int, worker: str = "") -> str:
     limits = Limits.from_settings("run")
     mine = Run.objects.filter(pk=run.pk, status=Status.RUNNING, attempt=run.attempt)
     try:
-        with Heartbeat(mine, time_limit_s=limits.time_s, on_time_limit=lambda: _fail(run, limits.time_message())):
-            status = _simulate(run, limits)
+        with Heartbeat(
+            mine, time_limit_s=limits.time_s, on_time_limit=lambda: _fail(run, limits.time_message())
+        ) as heartbeat:
+            status = _simulate(run, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the simulation's own handler
-        status = _current_status(run)
+        status = status_after_interrupt(lambda: _current_status(run))
     log.info("run %s attempt %s ended: %s", run.pk, run.attempt, status)
     return status
 
 
-def _simulate(run: Run, limits: Limits) -> str:
+def status_after_interrupt(current: Callable[[], str]) -> str:
+    """``current()`` after the heartbeat stopped the work; the stop may have landed inside a query of this
+    thread's connection and left it unusable, so a failing read is retried once on a new connection."""
+    try:
+        return current()
+    except DatabaseError:
+        connection.close()
+        return current()
+
+
+def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> str:
     files: dict[str, Path] = {}
     over_memory = False
     try:
@@ -217,19 +237,25 @@ def _simulate(run: Run, limits: Limits) -> str:
                 run.experiment.scenario, run.scheduler, run.seed, files, progress=_Reporter(run)
             )
             blob = archive.pack_jobs(outcome.jobs_columns())
+        if heartbeat is not None:
+            heartbeat.finishing()
     except Cancelled:  # cancelled, over the time limit, or declared lost while this worker was too slow to stamp
-        return _current_status(run)
+        return status_after_interrupt(lambda: _current_status(run))
     except SimcoreError as e:
-        return _fail(run, _upload_names(str(e), files, run.experiment))
+        message = _upload_names(str(e), files, run.experiment)
     except MemoryError:
         # Written after the handler: leaving it frees the run's arrays (the traceback holds their frames).
         over_memory = True
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("run %s failed", run.pk)
-        return _fail(run, f"internal error ({type(e).__name__}): {e}")
+        message = f"internal error ({type(e).__name__}): {e}"
+    else:
+        return Status.FINISHED if store_outcome(run, outcome, blob) else _current_status(run)
+    if heartbeat is not None:
+        heartbeat.finishing()
     if over_memory:
         return _fail(run, limits.memory_message())
-    return Status.FINISHED if store_outcome(run, outcome, blob) else _current_status(run)
+    return _fail(run, message)
 
 
 def _upload_names(message: str, files: dict[str, Path], experiment: Experiment) -> str:
