@@ -34,9 +34,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from dashboard import queueing
+from dashboard.limits import Limits
 from dashboard.models import (
     IMPORT_ACTIVE,
     IMPORT_TRANSITIONS,
@@ -48,7 +50,7 @@ from dashboard.models import (
     TraceUpload,
     move,
 )
-from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json
+from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json, status_after_interrupt
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
@@ -331,8 +333,10 @@ class _Reporter:
         "wfcommons": ImportRole.TRACE,
     }
 
-    def __init__(self, upload_id: int, files: Sequence[TraceImportFile]) -> None:
+    def __init__(self, upload_id: int, files: Sequence[TraceImportFile], attempt: int | None = None) -> None:
         self.upload_id = upload_id
+        #: This worker's attempt (None: any); a worker declared lost writes nothing once another took over.
+        self.attempt = attempt
         self.last = 0.0
         self.rows: dict[str, int] = {}
         ordered = sorted(files, key=lambda f: (self.ORDER.index(f.role), f.position))
@@ -362,7 +366,10 @@ class _Reporter:
         }
         if fraction is not None:
             fields["fraction"] = fraction
-        if not TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING).update(**fields):
+        rows = TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING)
+        if self.attempt is not None:
+            rows = rows.filter(attempt=self.attempt)
+        if not rows.update(**fields):
             raise Cancelled(f"trace import {self.upload_id} was cancelled")
 
 
@@ -525,67 +532,98 @@ def execute_import(upload_id: int, worker: str = "") -> str:
     """Claim a pending import, convert it, store the result; returns the final status.
 
     An import that is gone, already claimed or cancelled is left alone.
-    Errors become the row's message; nothing usable is stored.
+    Errors become the row's message; nothing usable is stored. The claim and
+    every later write carry this worker's attempt number, as runs do
+    (:mod:`dashboard.recovery`), and the same time and memory limits apply.
     """
     now = timezone.now()
-    if not move(
+    attempt = TraceUpload.objects.filter(pk=upload_id).values_list("attempt", flat=True).first()
+    if attempt is None or not move(
         TraceUpload,
         upload_id,
         ImportStatus.PENDING,
         ImportStatus.RUNNING,
         IMPORT_TRANSITIONS,
+        guard=Q(attempt=attempt),
+        attempt=attempt + 1,
         started_at=now,
         heartbeat_at=now,
         worker=worker[:200],
         stage="starting",
     ):
-        return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+        return _status(upload_id)
+    attempt += 1
+    limits = Limits.from_settings("import")
+    mine = TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING, attempt=attempt)
     try:
-        with Heartbeat(TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING)):
-            return _import(upload_id)
+        with Heartbeat(
+            mine,
+            time_limit_s=limits.time_s,
+            on_time_limit=lambda: _finish_failed(upload_id, limits.time_message(), attempt),
+        ) as heartbeat:
+            return _import(upload_id, attempt, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the reader's own handler
-        return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+        return status_after_interrupt(lambda: _status(upload_id))
 
 
-def _import(upload_id: int) -> str:
-    up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
-    rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
-    files = [InputFile(r.role, r.filename, bytes(r.content_gz)) for r in rows]
-    for r, f in zip(rows, files, strict=True):
-        r.content_gz = f.content  # the reporter sizes files by their stored bytes
-    try:
-        conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows))
-    except Cancelled:  # cancelled, deleted, or declared lost while this worker was too slow to stamp its heartbeat
-        return _finish_failed(upload_id, None)
-    except SimcoreError as e:
-        return _finish_failed(upload_id, str(e))
-    except MemoryError:
-        return _finish_failed(upload_id, "the import needed more memory than the worker has")
-    except Exception as e:  # a bug: log the traceback for us, show the user one line
-        log.exception("trace import %s failed", upload_id)
-        return _finish_failed(upload_id, f"internal error ({type(e).__name__}): {e}")
-    return _store(up, conv)
-
-
-def _finish_failed(upload_id: int, message: str | None) -> str:
-    """Record the error (None: it was cancelled) and drop the raw files; nothing usable remains."""
-    with transaction.atomic():
-        if message is not None:
-            move(
-                TraceUpload,
-                upload_id,
-                ImportStatus.RUNNING,
-                ImportStatus.FAILED,
-                IMPORT_TRANSITIONS,
-                error=message[:4000],
-                finished_at=timezone.now(),
-            )
-        TraceImportFile.objects.filter(upload_id=upload_id).delete()
+def _status(upload_id: int) -> str:
     return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
 
 
-def _store(up: TraceUpload, conv: Converted) -> str:
-    """Everything the import produced, in one transaction; nothing if it was cancelled meanwhile."""
+def _import(
+    upload_id: int, attempt: int | None = None, limits: Limits | None = None, heartbeat: Heartbeat | None = None
+) -> str:
+    limits = limits or Limits.from_settings("import")
+    up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
+    rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
+    over_memory = False
+    try:
+        with limits.memory():
+            files = [InputFile(r.role, r.filename, bytes(r.content_gz)) for r in rows]
+            for r, f in zip(rows, files, strict=True):
+                r.content_gz = f.content  # the reporter sizes files by their stored bytes
+            conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows, attempt))
+        if heartbeat is not None:
+            heartbeat.finishing()  # the outcome's conditional write decides from here (see Heartbeat.finishing)
+    except Cancelled:  # cancelled, deleted, over the time limit, or declared lost while this worker was too slow
+        return status_after_interrupt(lambda: _status(upload_id))
+    except SimcoreError as e:
+        message = str(e)
+    except MemoryError:
+        over_memory = True  # written after the handler, which keeps the import's arrays alive
+    except Exception as e:  # a bug: log the traceback for us, show the user one line
+        log.exception("trace import %s failed", upload_id)
+        message = f"internal error ({type(e).__name__}): {e}"
+    else:
+        return _store(up, conv, attempt)
+    if heartbeat is not None:
+        heartbeat.finishing()
+    return _finish_failed(upload_id, limits.memory_message() if over_memory else message, attempt)
+
+
+def _finish_failed(upload_id: int, message: str, attempt: int | None = None) -> str:
+    """Record the error and drop the raw files, if this attempt still holds the import; nothing usable remains.
+
+    A cancelled import dropped its files when it was cancelled, and one
+    declared lost keeps them for its next attempt (or dropped them when failed).
+    """
+    with transaction.atomic():
+        if move(
+            TraceUpload,
+            upload_id,
+            ImportStatus.RUNNING,
+            ImportStatus.FAILED,
+            IMPORT_TRANSITIONS,
+            guard=Q(attempt=attempt) if attempt is not None else None,
+            error=message[:4000],
+            finished_at=timezone.now(),
+        ):
+            TraceImportFile.objects.filter(upload_id=upload_id).delete()
+    return _status(upload_id)
+
+
+def _store(up: TraceUpload, conv: Converted, attempt: int | None = None) -> str:
+    """Everything the import produced, in one transaction; nothing if it was cancelled (or lost) meanwhile."""
     from simcore.clusterfile import write_cluster
 
     with transaction.atomic():
@@ -614,6 +652,7 @@ def _store(up: TraceUpload, conv: Converted) -> str:
             ImportStatus.RUNNING,
             ImportStatus.READY,
             IMPORT_TRANSITIONS,
+            guard=Q(attempt=attempt) if attempt is not None else None,
             content_gz=conv.content_gz,
             filename=conv.filename,
             sha256=conv.sha256,
