@@ -13,7 +13,7 @@ def count_past_claims(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0005_queued_at"),
+        ("dashboard", "0006_wfcommons_format"),
     ]
 
     operations = [
