@@ -22,8 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing",
-        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench; default all three)",
+        default="google,trace,packing,packing-continuous",
+        help="comma-separated: google, trace, packing, packing-continuous (compaction with quantised / continuous "
+        "requests, simcore.packing.bench; default all four)",
     )
     p.add_argument(
         "--hours",
@@ -78,14 +79,20 @@ def main(args: argparse.Namespace) -> int:
         "cpu_count": os.cpu_count(),
         "python": sys.version.split()[0],
     }
-    if "packing" in opts.scenarios.split(","):  # issue 11: Algorithm 3, 10,000 machines, 100,000 tasks, 11 trials
+    chosen = opts.scenarios.split(",")
+    if "packing" in chosen:  # issue 11: Algorithm 3, 10,000 machines, 100,000 tasks, 11 trials
         from simcore.packing.bench import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
+    if "packing-continuous" in chosen:  # the same with every task its own request (a Tetris run's state)
+        from simcore.packing.bench import continuous_benchmark
+
+        report["packing-continuous"] = continuous_benchmark(seed=opts.seed)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         bench.print_table(report)
-        if "packing" in report:
-            print(f"packing compaction: {json.dumps(report['packing'])}")
+        for key in ("packing", "packing-continuous"):
+            if key in report:
+                print(f"{key} compaction: {json.dumps(report[key])}")
     return 0
