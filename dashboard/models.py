@@ -515,3 +515,7 @@ def fail_lost_imports(now: datetime | None = None) -> list[int]:
                 TraceImportFile.objects.filter(upload_id=pk).delete()
                 lost.append(pk)
     return lost
+
+
+# Packing analyses (issue 11) live in their own module; imported here so Django registers them.
+from dashboard.packing_models import PackingAnalysis, PackingSource, fail_lost_analyses  # noqa: E402, F401

@@ -3,8 +3,8 @@
 Every ``repair_every_s()`` seconds (a third of ``SIMCORE_WORKER_TIMEOUT_S``,
 at most a minute) each worker's main process:
 
-- marks failed the running runs and trace imports whose heartbeat is older
-  than the timeout (:func:`dashboard.models.fail_lost_runs`,
+- marks failed the running runs, trace imports and packing analyses whose
+  heartbeat is older than the timeout (:func:`dashboard.models.fail_lost_runs`,
   :func:`~dashboard.models.fail_lost_imports`): their worker died;
 - queues again the pending work that was never queued (the broker was down)
   or was queued long ago (:func:`dashboard.queueing.requeue_stale`).
@@ -35,11 +35,16 @@ def repair_every_s() -> float:
 
 def repair_once() -> dict[str, Any]:
     """One pass; returns what it changed. Never raises for a database or broker problem."""
-    from dashboard.models import fail_lost_imports, fail_lost_runs
+    from dashboard.models import fail_lost_analyses, fail_lost_imports, fail_lost_runs
     from dashboard.queueing import requeue_stale
 
     try:
-        return {"lost_runs": fail_lost_runs(), "lost_imports": fail_lost_imports(), "requeued": requeue_stale()}
+        return {
+            "lost_runs": fail_lost_runs(),
+            "lost_imports": fail_lost_imports(),
+            "lost_analyses": fail_lost_analyses(),
+            "requeued": requeue_stale(),
+        }
     except DatabaseError as e:  # a busy or briefly unreachable database: the next pass retries
         log.warning("periodic repair failed: %s", e)
         return {}
@@ -54,7 +59,7 @@ def start_repair_thread() -> threading.Thread:
         stop = threading.Event()
         while not stop.wait(repair_every_s()):
             done = repair_once()
-            if done.get("lost_runs") or done.get("lost_imports"):
+            if done.get("lost_runs") or done.get("lost_imports") or done.get("lost_analyses"):
                 log.info("periodic repair: %s", done)
 
     t = threading.Thread(target=loop, name="simcore-repair", daemon=True)
