@@ -111,12 +111,28 @@ def from_trace(workload: Workload, cluster: Cluster, t: float) -> Snapshot:
 
 
 def from_google2011(
-    task_events: list[str], cluster: Cluster, t: float, *, job_events: list[str] | None = None
+    task_events: list[str],
+    cluster: Cluster,
+    t: float,
+    *,
+    job_events: list[str] | None = None,
+    min_priority: int | None = None,
 ) -> Snapshot:
-    """Tasks of a Google 2011 trace running at ``t`` seconds, all pending, on ``cluster``."""
+    """Tasks of a Google 2011 trace running at ``t`` seconds, all pending, on ``cluster``.
+
+    ``min_priority``: keep only tasks of at least this priority; 9 keeps the
+    production work (priorities 9-11) the paper's snapshots held.
+    """
     from simcore.traces.google2011 import read_google2011
 
-    res = read_google2011(task_events, job_events=job_events or (), cluster=cluster, start_s=t, end_s=t + 1.0)
+    res = read_google2011(
+        task_events,
+        job_events=job_events or (),
+        cluster=cluster,
+        start_s=t,
+        end_s=t + 1.0,
+        min_priority=min_priority,
+    )
     wl = res.workload
     running = wl.work > 0  # zero-length tasks ended exactly at t
     req = wl.request[running]
@@ -126,7 +142,12 @@ def from_google2011(
         request=req,
         placement=np.full(len(req), -1, dtype=np.int64),
         job=np.arange(len(req), dtype=np.int64),
-        meta={"source": "google2011", "t_s": float(t), "dropped": dict(res.report.dropped)},
+        meta={
+            "source": "google2011",
+            "t_s": float(t),
+            "min_priority": min_priority,
+            "dropped": dict(res.report.dropped),
+        },
     )
 
 

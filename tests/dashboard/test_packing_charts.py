@@ -50,8 +50,12 @@ def test_error_bars_span_the_range_over_trials(results: dict) -> None:
     (trace,) = fig["data"]
     band = results["compaction"]["fraction"]
     assert trace["y"] == pytest.approx([100 * p for p in band["p"]])
-    assert trace["error_y"]["array"] == pytest.approx([100 * (h - p) for h, p in zip(band["hi"], band["p"])])
-    assert trace["error_y"]["arrayminus"] == pytest.approx([100 * (p - lo) for p, lo in zip(band["p"], band["lo"])])
+    assert trace["error_y"]["array"] == pytest.approx(
+        [100 * (h - p) for h, p in zip(band["hi"], band["p"], strict=True)]
+    )
+    assert trace["error_y"]["arrayminus"] == pytest.approx(
+        [100 * (p - lo) for p, lo in zip(band["p"], band["lo"], strict=True)]
+    )
     assert trace["x"] == [0.0, 1.0]  # tau in percent
 
 
