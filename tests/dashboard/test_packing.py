@@ -437,3 +437,18 @@ def test_a_live_analysis_is_not_failed_by_the_repair(owner: User) -> None:
     a = create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=T, spec=SPEC)
     PackingAnalysis.objects.filter(pk=a.pk).update(status=Status.RUNNING, heartbeat_at=timezone.now())
     assert fail_lost_analyses() == []
+
+
+def test_a_run_whose_records_no_longer_match_its_rebuilt_workload_is_simulated_again(owner: User) -> None:
+    from dashboard.models import RunJobs
+
+    run = finished_run(owner)
+    # As if another code version had generated the stored run: its records differ from today's workload.
+    cols = archive.unpack_jobs(RunJobs.objects.get(run=run).data)
+    cols["submit_s"] = cols["submit_s"] + 1e-6
+    RunJobs.objects.filter(run=run).update(data=archive.pack_jobs(cols))
+    a = finished_analysis(owner, run)
+    assert "simulated again" in a.results["snapshot"]["meta"]["note"]
+    out = archive.run_scenario(run.experiment.scenario, "greedy", 0)
+    want = analyse(from_result(out.result, out.workload, out.cluster, T), AnalysisSpec.from_dict(SPEC))
+    assert a.results["compaction"] == json.loads(json.dumps(want["compaction"]))
