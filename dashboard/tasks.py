@@ -44,6 +44,15 @@ def import_trace(upload_id: int) -> str:
     return imports.execute_import(upload_id, worker=worker)
 
 
+@shared_task(name="dashboard.run_packing_analysis", ignore_result=True)
+def run_packing_analysis(analysis_id: int) -> str:
+    """Claim packing analysis ``analysis_id``, run simcore.packing on its snapshot, store the results."""
+    from dashboard.services.packing import execute_analysis
+
+    worker = run_packing_analysis.request.hostname or ""
+    return execute_analysis(analysis_id, worker=worker)
+
+
 @worker_ready.connect
 def start_repair(**_: Any) -> None:
     """At worker start-up, repair at once (a restarted machine's runs, say), then every few seconds.

@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 import dashboard.converters  # noqa: F401 (registers <id:>)
-from dashboard.api import views
+from dashboard.api import packing, views
 
 urlpatterns = [
     path(
@@ -27,6 +27,10 @@ urlpatterns = [
     path("uploads/<str:kind>/", views.UploadList.as_view(), name="api-upload-list"),
     path("uploads/<str:kind>/<id:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
     path("uploads/trace/<id:pk>/cancel/", views.UploadCancel.as_view(), name="api-upload-cancel"),
+    path("packing/", packing.PackingList.as_view(), name="api-packing-list"),
+    path("packing/<id:pk>/", packing.PackingDetail.as_view(), name="api-packing-detail"),
+    path("packing/<id:pk>/cancel/", packing.PackingCancel.as_view(), name="api-packing-cancel"),
+    path("packing/<id:pk>/download/<str:kind>", packing.PackingDownload.as_view(), name="api-packing-download"),
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
     path("teams/<id:pk>/", views.TeamDetail.as_view(), name="api-team-detail"),
 ]

@@ -22,6 +22,8 @@ from dashboard.models import (
     Experiment,
     ImportStatus,
     Membership,
+    PackingAnalysis,
+    PackingSource,
     Status,
     Team,
     TraceUpload,
@@ -29,6 +31,7 @@ from dashboard.models import (
 )
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
+from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
@@ -42,6 +45,9 @@ PUBLIC = {
     "shared-download",
     "shared-run-download",
     "shared-fork",
+    "packing-shared-detail",
+    "packing-shared-progress",
+    "packing-shared-download",
 }
 
 
@@ -86,6 +92,15 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
     )
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
+    # Packing analyses of alice's run: a finished private one, and a pending one shared with her team.
+    run.refresh_from_db()
+    choice = SourceChoice(PackingSource.RUN, run=run)
+    spec = {"trials": 1, "factors": [1.0, 1.5], "taus": [0.0], "units": [0.3], "orderings": ["arrival"]}
+    packing = create_analysis(owner, choice, time_s=1800, spec=spec, name="alice-secret-packing")
+    assert execute_analysis(packing.pk) == Status.FINISHED
+    team_packing = create_analysis(
+        owner, choice, time_s=1800, spec=spec, name="alice-team-packing", team=team, visibility=Visibility.TEAM
+    )
     member = Membership.objects.get(team=team, user=other)
     return {
         "exp": exp,
@@ -97,12 +112,14 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         "inv": inv,
         "member": member,
         "trace": trace,
+        "packing": [packing, team_packing],
     }
 
 
 def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """kwargs for every URL name (several when one URL reaches several objects)."""
     exps = [{"pk": w["exp"].pk}, {"pk": w["team_exp"].pk}]
+    analyses = [{"pk": a.pk} for a in w["packing"]]
     run = w["run"]
     return {
         "experiment-list": [{}],
@@ -152,12 +169,26 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "trace-import-cancel": [{"pk": w["trace"].pk}],
         "upload-delete": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
         "api-team-detail": [{"pk": w["team"].pk}],
+        "packing-list": [{}],
+        "packing-new": [{}],
+        "packing-detail": analyses,
+        "packing-progress": analyses,
+        "packing-cancel": analyses,
+        "packing-share": analyses,
+        "packing-download": [{**a, "kind": k} for a in analyses for k in ("results.json", "holes.csv")],
+        "api-packing-list": [{}],
+        "api-packing-detail": analyses,
+        "api-packing-cancel": analyses,
+        "api-packing-download": [{**a, "kind": k} for a in analyses for k in ("results.json", "compaction.parquet")],
     }
 
 
 #: Pages or API endpoints that list the caller's own things (200 with nothing of alice's in it).
 OWN_LISTS = {
     "experiment-list",
+    "packing-list",
+    "packing-new",
+    "api-packing-list",
     "experiment-new",
     "compare",
     "uploads",
@@ -173,6 +204,8 @@ OWN_LISTS = {
 #: Creating one's own things is allowed (it must not touch alice's).
 OWN_CREATE = {
     "experiment-new",
+    "packing-new",
+    "api-packing-list",
     "uploads",
     "team-list",
     "token-create",
@@ -194,6 +227,9 @@ def _snapshot(w: dict[str, Any]) -> Any:
         Team.objects.count(),
         ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
         list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)),
+        list(
+            PackingAnalysis.objects.order_by("pk").values_list("status", "visibility", "share_token", "team_id", "name")
+        ),
     )
 
 
@@ -219,6 +255,8 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
         "alice-team-exp",
         "alice-secret-cluster",
         "alice-secret-trace",
+        "alice-secret-packing",
+        "alice-team-packing",
         world["token"].prefix,
     ]
     for name, kwarg_list in _targets(world).items():
@@ -240,7 +278,7 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
                 elif name in OWN_LISTS or (method == "post" and name in OWN_CREATE):
                     assert resp.status_code in (200, 201, 302, 400, 405), (method, url, resp.status_code)
                     body = b"".join(resp.streaming_content) if resp.streaming else resp.content
-                    if resp.status_code == 200 and name not in ("api-catalog", "experiment-new"):
+                    if resp.status_code == 200 and name not in ("api-catalog", "experiment-new", "packing-new"):
                         text = body.decode(errors="replace")
                         for bit in secret_bits:
                             assert bit not in text, (method, url, bit)
