@@ -2,7 +2,8 @@
 
 Pages, downloads, progress endpoints and the REST API all go through
 :func:`visible_experiments` and :func:`get_experiment_for_user`; nothing else
-filters experiments by user.
+filters experiments by user. Design-space searches follow the same rules
+(:func:`visible_searches`, :func:`get_search_for_user`, :func:`get_shared_search`).
 
 * An experiment is seen by its owner; by every member of its team (any role)
   when its visibility is ``team`` or ``public``; and, read-only, by anyone
@@ -40,6 +41,7 @@ from dashboard.models import (
     Membership,
     Role,
     Run,
+    Search,
     Team,
     TraceUpload,
     Visibility,
@@ -73,26 +75,36 @@ def team_ids(user: Any, roles: tuple[str, ...] | None = None) -> QuerySet[Member
     return qs.values("team_id")  # type: ignore[return-value]  # a values() subquery of team ids
 
 
+def _visible(qs: QuerySet[Any], user: Any) -> QuerySet[Any]:
+    """The rows of ``qs`` (experiments or searches) ``user`` may read: their own, and their teams' shared ones."""
+    if not _signed_in(user):
+        return qs.none()
+    return qs.filter(Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED))
+
+
 def visible_experiments(user: Any) -> QuerySet[Experiment]:
     """Every experiment ``user`` may read (none for an anonymous visitor)."""
-    if not _signed_in(user):
-        return Experiment.objects.none()
-    return Experiment.objects.filter(Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED))
+    return _visible(Experiment.objects.all(), user)
+
+
+def visible_searches(user: Any) -> QuerySet[Search]:
+    """Every design-space search ``user`` may read: the same rules as experiments."""
+    return _visible(Search.objects.all(), user)
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
     return Run.objects.filter(experiment__in=visible_experiments(user))
 
 
-def can(user: Any, experiment: Experiment, need: Need) -> bool:
-    """Whether ``user`` (who can already see ``experiment``) may ``need`` it."""
+def can(user: Any, experiment: Experiment | Search, need: Need) -> bool:
+    """Whether ``user`` (who can already see ``experiment``, or a search) may ``need`` it."""
     if not _signed_in(user):
         return False
     if experiment.owner_id == user.pk:
         return True
     if need == "cancel" and experiment.team_id is not None and experiment.visibility in SHARED:
         return Membership.objects.filter(team_id=experiment.team_id, user=user, role=Role.OWNER).exists()
-    return need == "view" and visible_experiments(user).filter(pk=experiment.pk).exists()
+    return need == "view" and _visible(type(experiment).objects.all(), user).filter(pk=experiment.pk).exists()
 
 
 def get_experiment_for_user(user: Any, pk: int, need: Need = "view") -> Experiment:
@@ -135,6 +147,28 @@ def get_shared_experiment(token: str) -> Experiment:
     if exp is None:
         raise Http404("no such link")
     return exp
+
+
+def get_search_for_user(user: Any, pk: int, need: Need = "view") -> Search:
+    """Search ``pk`` if ``user`` may ``need`` it: 404 when they cannot see it, 403 when they cannot change it."""
+    search = visible_searches(user).select_related("owner", "team").filter(pk=pk).first()
+    if search is None:
+        raise Http404("no such search")
+    if need != "view" and not can(user, search, need):
+        raise PermissionDenied(f"you cannot {need} this search")
+    return search
+
+
+def get_shared_search(token: str) -> Search:
+    """The search behind a public read-only link; 404 once the owner revoked it."""
+    if not token or len(token) > 64:
+        raise Http404("no such link")
+    search = (
+        Search.objects.select_related("owner", "team").filter(share_token=token, visibility=Visibility.PUBLIC).first()
+    )
+    if search is None:
+        raise Http404("no such link")
+    return search
 
 
 # ---------------------------------------------------------------------------- uploads

@@ -515,3 +515,13 @@ def fail_lost_imports(now: datetime | None = None) -> list[int]:
                 TraceImportFile.objects.filter(upload_id=pk).delete()
                 lost.append(pk)
     return lost
+
+
+# Design-space searches live in their own module; imported here so Django registers them with the app.
+from dashboard.search_models import (  # noqa: E402, F401
+    EvalStatus,
+    Phase,
+    Search,
+    SearchEvaluation,
+    SearchGeneration,
+)

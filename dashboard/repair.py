@@ -7,7 +7,10 @@ at most a minute) each worker's main process:
   than the timeout (:func:`dashboard.models.fail_lost_runs`,
   :func:`~dashboard.models.fail_lost_imports`): their worker died;
 - queues again the pending work that was never queued (the broker was down)
-  or was queued long ago (:func:`dashboard.queueing.requeue_stale`).
+  or was queued long ago (:func:`dashboard.queueing.requeue_stale`);
+- puts back in the queue the design-space evaluations whose worker died, and
+  moves on the searches whose current step is complete but whose coordinator
+  pass was lost with a worker (:func:`dashboard.services.searches.repair_searches`).
 
 It runs in the workers, never in a page: reads only read (STYLE.md habit 12).
 A daemon thread of the worker's main process, started when the worker is
@@ -37,9 +40,15 @@ def repair_once() -> dict[str, Any]:
     """One pass; returns what it changed. Never raises for a database or broker problem."""
     from dashboard.models import fail_lost_imports, fail_lost_runs
     from dashboard.queueing import requeue_stale
+    from dashboard.services.searches import repair_searches
 
     try:
-        return {"lost_runs": fail_lost_runs(), "lost_imports": fail_lost_imports(), "requeued": requeue_stale()}
+        return {
+            "lost_runs": fail_lost_runs(),
+            "lost_imports": fail_lost_imports(),
+            "requeued": requeue_stale(),
+            "searches": repair_searches(),
+        }
     except DatabaseError as e:  # a busy or briefly unreachable database: the next pass retries
         log.warning("periodic repair failed: %s", e)
         return {}
