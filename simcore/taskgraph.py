@@ -54,6 +54,8 @@ class TaskGraph:
     children: IntArray = field(init=False, repr=False)
     n_parents: IntArray = field(init=False, repr=False)
     job_size: IntArray = field(init=False, repr=False)
+    #: The job IDs a trace gave (Google 2011's job ID, a CSV ``job`` column), one per job; None: the numbers.
+    job_ids: IntArray | None = None
 
     def __post_init__(self) -> None:
         job_of = np.ascontiguousarray(self.job_of, dtype=np.int64)
@@ -98,13 +100,18 @@ class TaskGraph:
         object.__setattr__(self, "children", np.ascontiguousarray(child[order]))
         object.__setattr__(self, "n_parents", np.diff(ptr).astype(np.int64))
         object.__setattr__(self, "job_size", size)
+        if self.job_ids is not None:
+            ids = np.ascontiguousarray(self.job_ids, dtype=np.int64)
+            if ids.shape != (n_jobs,):
+                raise InputError(f"job_ids has {ids.size} values, expected one per job ({n_jobs})")
+            object.__setattr__(self, "job_ids", ids)
 
     # -- constructors ------------------------------------------------------------------------
     @classmethod
-    def bag_of_tasks(cls, job_of: Sequence[int] | IntArray) -> TaskGraph:
+    def bag_of_tasks(cls, job_of: Sequence[int] | IntArray, job_ids: IntArray | None = None) -> TaskGraph:
         """Jobs of independent tasks (no edges): Google 2011's jobs, for instance."""
         job = np.asarray(job_of, dtype=np.int64)
-        return cls(job, np.zeros(len(job) + 1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        return cls(job, np.zeros(len(job) + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), job_ids=job_ids)
 
     @classmethod
     def from_parent_lists(cls, job_of: Sequence[int] | IntArray, parents: Sequence[Sequence[int]]) -> TaskGraph:
@@ -170,13 +177,19 @@ class TaskGraph:
     def prefix(self, n: int) -> TaskGraph:
         """The graph of the first ``n`` tasks (closed under parents, which come first); jobs renumbered in order."""
         job = self.job_of[:n]
-        _, renumbered = np.unique(job, return_inverse=True)
+        kept, renumbered = np.unique(job, return_inverse=True)
         k = int(self.parent_ptr[n])
-        return TaskGraph(renumbered.astype(np.int64), self.parent_ptr[: n + 1].copy(), self.parents[:k].copy())
+        ids = self.job_ids[kept] if self.job_ids is not None else None
+        return TaskGraph(
+            renumbered.astype(np.int64), self.parent_ptr[: n + 1].copy(), self.parents[:k].copy(), job_ids=ids
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "job_of": self.job_of.tolist(),
             "parent_ptr": self.parent_ptr.tolist(),
             "parents": self.parents.tolist(),
         }
+        if self.job_ids is not None:
+            out["job_ids"] = self.job_ids.tolist()
+        return out
