@@ -22,6 +22,7 @@ from dashboard.models import (
     Experiment,
     ImportStatus,
     Membership,
+    Search,
     Status,
     Team,
     TraceUpload,
@@ -29,6 +30,8 @@ from dashboard.models import (
 )
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
+from dashboard.services.searches import check_search, create_search
+from simcore.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
@@ -42,6 +45,11 @@ PUBLIC = {
     "shared-download",
     "shared-run-download",
     "shared-fork",
+    "shared-search-detail",
+    "shared-search-progress",
+    "shared-search-charts",
+    "shared-search-fork",
+    "shared-search-download",
 }
 
 
@@ -84,6 +92,8 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         info={},
         status=ImportStatus.RUNNING,
     )
+    search = _search(owner, name="alice-secret-search")
+    team_search = _search(owner, name="alice-team-search", team=team, visibility=Visibility.TEAM)
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
     member = Membership.objects.get(team=team, user=other)
@@ -97,14 +107,46 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         "inv": inv,
         "member": member,
         "trace": trace,
+        "search": search,
+        "team_search": team_search,
     }
+
+
+def _search(owner: Any, **kw: Any) -> Search:
+    scenario = {
+        "cluster": {"preset": "dse-2020", "params": {"machines": 4}},
+        "workload": {"preset": "workflows-short-long", "params": {}},
+        "load": 0.9,
+        "hours": 0.1,
+    }
+    settings = SearchSettings("trt", 4, 2, 0)
+    return create_search(owner, check_search(scenario, settings, 0), settings, 0, **kw)
 
 
 def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """kwargs for every URL name (several when one URL reaches several objects)."""
     exps = [{"pk": w["exp"].pk}, {"pk": w["team_exp"].pk}]
     run = w["run"]
+    srch = [{"pk": w["search"].pk}, {"pk": w["team_search"].pk}]
     return {
+        "search-list": [{}],
+        "search-new": [{}],
+        "search-detail": srch,
+        "search-progress": srch,
+        "search-charts": srch,
+        "search-cancel": srch,
+        "search-fork": srch,
+        "search-share": srch,
+        "search-new-link": srch,
+        "search-revoke-link": srch,
+        "search-download": [{**x, "kind": k} for x in srch for k in ("generations.csv", "search.json")],
+        "api-search-list": [{}],
+        "api-search-detail": srch,
+        "api-search-cancel": srch,
+        "api-search-fork": srch,
+        "api-search-progress": srch,
+        "api-search-generations": srch,
+        "api-search-download": [{**x, "kind": "generations.parquet"} for x in srch],
         "experiment-list": [{}],
         "experiment-new": [{}],
         "compare": [{}],
@@ -169,6 +211,9 @@ OWN_LISTS = {
     "api-team-list",
     "api-upload-list",
     "password-change",
+    "search-list",
+    "search-new",
+    "api-search-list",
 }
 #: Creating one's own things is allowed (it must not touch alice's).
 OWN_CREATE = {
@@ -179,6 +224,8 @@ OWN_CREATE = {
     "api-experiment-list",
     "api-upload-list",
     "password-change",
+    "search-new",
+    "api-search-list",
 }
 
 
@@ -194,6 +241,11 @@ def _snapshot(w: dict[str, Any]) -> Any:
         Team.objects.count(),
         ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
         list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)),
+        list(
+            Search.objects.filter(pk__in=[w["search"].pk, w["team_search"].pk])
+            .order_by("pk")
+            .values_list("status", "visibility", "share_token", "team_id", "name")
+        ),
     )
 
 
@@ -219,6 +271,8 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
         "alice-team-exp",
         "alice-secret-cluster",
         "alice-secret-trace",
+        "alice-secret-search",
+        "alice-team-search",
         world["token"].prefix,
     ]
     for name, kwarg_list in _targets(world).items():
