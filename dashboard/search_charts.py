@@ -8,6 +8,7 @@ generation: ``generation``, ``policy``, one column per stage, ``fitness``,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,11 @@ METRIC_TITLES: dict[str, str] = {
 #: Two alternating fills, so consecutive policies of one stage stay apart (Figures 5-6 draw bars per period).
 SEGMENT_COLOURS = ("#c6dbef", "#fdd0a2")
 CHANGE_COLOUR = "#d62728"
+
+
+def generation_tick(gens: Sequence[int]) -> int:
+    """Whole generations between ticks: about a dozen ticks, never a half generation."""
+    return max(1, math.ceil((max(gens) + 1 if gens else 1) / 12))
 
 
 def stage_segments(rows: Sequence[Row], stage: str) -> list[tuple[int, int, str]]:
@@ -166,6 +172,7 @@ def elite_metrics(rows: Sequence[Row], metric: str) -> Figure:
         layout[f"yaxis{axis}"] = {"domain": [max(0.0, top - height), top], "title": {"text": name.upper()}}
         layout[f"xaxis{axis}"] = {
             "anchor": f"y{axis}",
+            "dtick": generation_tick(gens),
             "showticklabels": i == n - 1,
             **({"matches": "x"} if i else {}),
             **({"title": {"text": "generation"}} if i == n - 1 else {}),

@@ -92,13 +92,23 @@ def _source(kind: str, name: str, params: dict[str, Any], files: dict[str, Path]
     if name in registry:
         return {"preset": name, "params": params}
     path = Path(name)
-    if not path.is_file():
-        registry.get(name)  # an unknown preset name: the message lists the valid ones
     if params:
         raise UsageError(f"{kind} file {name!r} takes no parameters (got {sorted(params)})")
     key = f"{kind}_{path.name}"
     files[key] = path
     return {"file": key, "name": path.name}
+
+
+def _route(given: dict[str, Any], cluster: str, workload: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Preset parameters to the cluster's and the workload's; one that neither takes is refused by name."""
+    owners = sweep.param_owners(cluster, workload, [])
+    out: dict[str, dict[str, Any]] = {"cluster": {}, "workload": {}}
+    for k, v in given.items():
+        if k not in owners:
+            raise UsageError(f"--{k.replace('_', '-')} does not apply to cluster {cluster!r} or workload {workload!r}")
+        for o in owners[k]:
+            out[o.kind][k] = v
+    return out["cluster"], out["workload"]
 
 
 def _check_out_dir(path: str) -> None:
@@ -138,8 +148,12 @@ def main(args: argparse.Namespace) -> int:
     settings = SearchSettings(args.metric, args.population, args.generations, args.seed).check()
     if args.out:
         _check_out_dir(args.out)
+    for kind, name in (("cluster", args.cluster), ("workload", args.workload)):
+        registry = CLUSTERS if kind == "cluster" else WORKLOADS
+        if name not in registry and not Path(name).is_file():
+            registry.get(name)  # an unknown preset and no such file: the message lists the presets
     given = {k[len("param_") :]: v for k, v in vars(args).items() if k.startswith("param_") and v is not None}
-    c, w, _ = sweep.split_params(given, args.cluster, args.workload, [])
+    c, w = _route(given, args.cluster, args.workload)
     files: dict[str, Path] = {}
     scenario = {
         "cluster": _source("cluster", args.cluster, c, files),
