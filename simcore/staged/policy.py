@@ -59,6 +59,7 @@ __all__ = [
     "AtomSpec",
     "ParamSpec",
     "Policy",
+    "PolicyText",
     "atoms_of",
     "default_policy",
     "format_policy",
@@ -355,6 +356,26 @@ def default_policy() -> Policy:
     return parse_policy(DEFAULT_TEXT)
 
 
+class PolicyText(str):
+    """A policy text checked and written in canonical form: the ``policy`` parameter's type.
+
+    ``PolicyText(" t2=task-duration ")`` is the canonical text of that policy;
+    a text that does not read raises :class:`ParameterError` with
+    :func:`parse_policy`'s message (stage, atom, valid atoms), which parameter
+    validation keeps (:func:`simcore.presets.coerce_params`).
+    """
+
+    def __new__(cls, value: object) -> PolicyText:
+        if isinstance(value, Policy):
+            return super().__new__(cls, format_policy(value))
+        if not isinstance(value, str):
+            raise ParameterError(f"a policy is text such as {DEFAULT_TEXT!r}, got {type(value).__name__}")
+        return super().__new__(cls, format_policy(parse_policy(value)))
+
+    def policy(self) -> Policy:
+        return parse_policy(self)
+
+
 # -- the search's view of the space --------------------------------------------------------------------------
 
 
@@ -372,6 +393,10 @@ def random_policy(rng: np.random.Generator) -> Policy:
     return Policy(**{s: (random_atom(s, rng),) for s in STAGES})
 
 
+#: R5 atoms that order machines by the same criterion, in opposite directions.
+_R5_CRITERION: dict[str, str] = {"Best-Fit": "free", "Worst-Fit": "free", "Expensive": "speed", "Cheap": "speed"}
+
+
 def prune(stage: str, atoms: Iterable[Atom]) -> tuple[Atom, ...]:
     """Redundancy pruning (section 3.3): drop compositions that cannot change the stage's decisions.
 
@@ -382,7 +407,10 @@ def prune(stage: str, atoms: Iterable[Atom]) -> tuple[Atom, ...]:
       uses p2 only among ties of p1, so a later atom on the same criterion
       (either direction) can never break a tie and is dropped; so is anything
       after a total order that leaves no ties (Random, and First-Fit, which
-      orders machines by number).
+      orders machines by number). In R5, Best-Fit and Worst-Fit share one
+      criterion (free cores), as do Expensive and Cheap (speed); and a
+      First-Fit after other atoms is dropped, since the lowest machine number
+      ends every tie anyway (:mod:`simcore.staged.atoms`).
     - Admissions (J2, T1): ``Always`` admits everything, so it is dropped
       from a composition with other atoms.
     - J1 holds one atom (Table 4: no composition); extra ones are dropped.
@@ -393,6 +421,10 @@ def prune(stage: str, atoms: Iterable[Atom]) -> tuple[Atom, ...]:
         if stage == "J1" and out:
             break
         key = a.name if stage in ORDERING or stage == "R5" else a.text()
+        if stage == "R5":
+            key = _R5_CRITERION.get(a.name, a.name)
+            if a.name == "First-Fit" and out:
+                break
         if key in seen:
             continue
         seen.add(key)

@@ -94,7 +94,12 @@ def test_pruning_drops_a_repeated_criterion_and_anything_after_a_total_order() -
     a = parse_policy("T2=Task-Duration(asc).Task-Duration(desc).Random.Job-Completion(asc)").T2
     assert [x.text() for x in prune("T2", a)] == ["Task-Duration(asc)", "Random"]
     r = parse_policy("R5=Best-Fit.First-Fit.Expensive").R5
-    assert [x.text() for x in prune("R5", r)] == ["Best-Fit", "First-Fit"]
+    assert [x.text() for x in prune("R5", r)] == ["Best-Fit"]  # ties go to the lowest number anyway
+
+
+def test_pruning_drops_an_r5_atom_on_a_criterion_already_used_in_the_other_direction() -> None:
+    r = parse_policy("R5=Best-Fit.Worst-Fit.Cheap.Expensive.Random").R5
+    assert [x.text() for x in prune("R5", r)] == ["Best-Fit", "Cheap", "Random"]
 
 
 def test_pruning_drops_always_from_a_composed_admission_and_keeps_distinct_limits() -> None:
