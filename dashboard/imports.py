@@ -88,6 +88,10 @@ FORMATS: dict[str, FormatSpec] = {
         },
         ImportRole.TASK_EVENTS,
     ),
+    # Workflows: one job (a DAG) per instance, all arriving at 0; `simcore import` replays streams.
+    "wfcommons": FormatSpec(
+        "WfCommons instance", (".json", ".json.gz", ".gz"), {ImportRole.TRACE: (1, MAX_FILES)}, ImportRole.TRACE
+    ),
 }
 
 #: Import options, their defaults, and the formats they apply to.
@@ -104,6 +108,7 @@ DEFAULTS: dict[str, Any] = {
     "class_duration": False,
 }
 _REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google and SWF only
+_WINDOW = ("start_s", "end_s")  # Google and SWF only (a WfCommons import takes a cluster, to check cores against)
 
 
 # ---------------------------------------------------------------------------- options
@@ -136,7 +141,9 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     ``start_s``/``end_s``: the window (s, Google and SWF). ``unfinished``:
     Google tasks running at the window's end are ``cut`` or ``drop``-ped.
     ``cluster``: a cluster preset to normalise against (default: Google's
-    machine_events or the google-2011 preset; SWF's parallel computer).
+    machine_events or the google-2011 preset; SWF's parallel computer); for
+    ``wfcommons`` instances, the cluster whose largest machine's cores clip
+    the tasks' requests (default dse-2020).
     ``classes``: K k-means job classes fitted on the first
     ``class_window_hours`` with ``class_seed`` (LoTES section 5.3.2).
     """
@@ -166,6 +173,10 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
                 f"{', '.join(given)} apply to google2011 and swf traces; a CSV trace is used as it "
                 "is (an experiment's hours cut it)"
             )
+    if o["format"] == TraceFormat.WFCOMMONS:
+        given = [k for k in _WINDOW if o[k] != DEFAULTS[k]]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply to google2011 and swf traces, not to wfcommons instances")
     if o["format"] != TraceFormat.GOOGLE2011 and o["unfinished"] != "cut":
         raise ParameterError("unfinished applies to google2011 traces only")
     if o["classes"] is not None:
@@ -317,6 +328,7 @@ class _Reporter:
         "job_events": ImportRole.JOB_EVENTS,
         "swf": ImportRole.TRACE,
         "trace": ImportRole.TRACE,
+        "wfcommons": ImportRole.TRACE,
     }
 
     def __init__(self, upload_id: int, files: Sequence[TraceImportFile]) -> None:
@@ -400,7 +412,7 @@ class _HashingWriter:
 
 def _stem(name: str) -> str:
     stem = safe_filename(name, "trace")
-    for suffix in (".gz", ".csv", ".swf"):
+    for suffix in (".gz", ".csv", ".swf", ".json"):
         stem = stem[: -len(suffix)] if stem.lower().endswith(suffix) and len(stem) > len(suffix) else stem
     return stem
 
@@ -439,6 +451,14 @@ def convert(
         by_role.setdefault(f.role, []).append(f)
     if fmt == TraceFormat.CSV:
         result = _read_csv(by_role[ImportRole.TRACE][0], progress)
+    elif fmt == TraceFormat.WFCOMMONS:
+        result = importer.import_trace(
+            "wfcommons",
+            [_named(f.content, f.filename) for f in by_role[ImportRole.TRACE]],
+            cluster=options.get("cluster"),
+            name=name,
+            progress=progress,
+        )
     else:
         main = by_role.get(ImportRole.TASK_EVENTS) or by_role.get(ImportRole.TRACE) or []
         machines = by_role.get(ImportRole.MACHINE_EVENTS)

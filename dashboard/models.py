@@ -206,6 +206,7 @@ class TraceFormat(models.TextChoices):
     CSV = "csv", "the project's CSV trace (simcore trace v1)"
     SWF = "swf", "Standard Workload Format (Parallel Workloads Archive)"
     GOOGLE2011 = "google2011", "Google cluster-data 2011 task_events (+ job_events, machine_events)"
+    WFCOMMONS = "wfcommons", "WfCommons workflow instances (WfFormat JSON), one job each"
 
 
 class TraceUpload(Upload):

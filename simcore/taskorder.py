@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from simcore.errors import InputError
 from simcore.taskgraph import FloatArray, IntArray, TaskGraph
 
-__all__ = ["order_tasks", "parents_csr", "subset"]
+__all__ = ["number_jobs", "order_tasks", "parents_csr", "subset"]
 
 #: ``fail(row, message)``: the error to raise about ``row`` (the caller names the file, line or path).
 Fail = Callable[[int, str], InputError]
@@ -66,7 +66,7 @@ def order_tasks(
     submit = np.asarray(submit, dtype=np.float64)
     if parents is None or len(parents[1]) == 0:
         order = np.argsort(submit, kind="stable").astype(np.int64)
-        job_of, ids = _number_jobs(job_key[order])
+        job_of, ids = number_jobs(job_key[order])
         return order, TaskGraph.bag_of_tasks(job_of, job_ids=ids)
     ptr, flat = parents
     counts = np.diff(ptr)
@@ -84,11 +84,11 @@ def order_tasks(
     new_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(new_counts, out=new_ptr[1:])
     take = np.repeat(ptr[order] - new_ptr[:-1], new_counts) + np.arange(int(new_ptr[-1]), dtype=np.int64)
-    job_of, ids = _number_jobs(job_key[order])
+    job_of, ids = number_jobs(job_key[order])
     return order, TaskGraph(job_of, new_ptr, inv[flat[take]], job_ids=ids)
 
 
-def _number_jobs(keys: IntArray) -> tuple[IntArray, IntArray]:
+def number_jobs(keys: IntArray) -> tuple[IntArray, IntArray]:
     """Jobs numbered 0.. by first appearance in ``keys``; returns (job number per task, key per job)."""
     if len(keys) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -166,5 +166,5 @@ def subset(graph: TaskGraph, keep: NDArray[np.bool_]) -> tuple[TaskGraph, NDArra
     np.cumsum(counts, out=new_ptr[1:])
     take = np.repeat(ptr[idx] - new_ptr[:-1], counts) + np.arange(int(new_ptr[-1]), dtype=np.int64)
     keys = graph.job_ids[graph.job_of[idx]] if graph.job_ids is not None else graph.job_of[idx]
-    job_of, ids = _number_jobs(keys)
+    job_of, ids = number_jobs(keys)
     return TaskGraph(job_of, new_ptr, new_no[par[take]], job_ids=ids if graph.job_ids is not None else None), keep

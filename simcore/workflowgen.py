@@ -35,7 +35,9 @@ layer ``l - 1`` (so no layer floats free) and, independently with probability
 
 **Load.** Jobs arrive as a Poisson process on ``[0, hours)`` at the rate
 that makes the *offered work* a fraction ``load`` of the cluster's
-processing capacity::
+processing capacity (``arrival="burst"``: the same jobs all arrive at time 0,
+a backlog of ``load x hours`` of the cluster's work, like the CHRONOS trace's
+"large job-burst at start", section 4.1.2)::
 
     rate = load * capacity / E[work per job]
     capacity = sum over machines of cores * speed / fastest speed   (core-seconds of work per second)
@@ -74,6 +76,7 @@ __all__ = [
 ]
 
 SHAPES = ("mixed", "chain", "fork-join", "layered", "bag")
+ARRIVALS = ("poisson", "burst")
 SIZE_DISTS = ("log-uniform", "uniform")
 DURATION_DISTS = ("exponential", "lognormal", "uniform", "fixed")
 #: The shapes ``mixed`` draws from, equally likely.
@@ -97,10 +100,12 @@ class WorkflowParams:
     long_duration_s: float = 3600.0
     max_task_cores: int = 1
     edge_prob: float = 0.2
+    arrival: str = "poisson"
 
     def check(self) -> None:
         for name, value, valid in (
             ("shape", self.shape, SHAPES),
+            ("arrival", self.arrival, ARRIVALS),
             ("size_dist", self.size_dist, SIZE_DISTS),
             ("duration_dist", self.duration_dist, DURATION_DISTS),
         ):
@@ -276,6 +281,8 @@ def generate(
     rate = load * capacity / mean_work
     horizon = hours * 3600.0
     job_submit = poisson_arrivals(rate, horizon, rng)
+    if params.arrival == "burst":
+        job_submit = np.zeros(len(job_submit))
     graph, durations, cores = draw_jobs(params, len(job_submit), rng, max_cores)
     submit = job_submit[graph.job_of]
     request = np.zeros((graph.n_tasks, len(cluster.resources)))

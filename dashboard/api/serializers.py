@@ -331,7 +331,8 @@ class UploadCreateSerializer(serializers.Serializer):
     cluster = serializers.CharField(
         max_length=100,
         required=False,
-        help_text="Google, SWF: a cluster preset to normalise against (see /api/catalog/)",
+        help_text="Google, SWF: a cluster preset to normalise against; wfcommons: to check cores against "
+        "(see /api/catalog/)",
     )
     classes = serializers.IntegerField(
         min_value=1,

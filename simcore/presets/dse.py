@@ -28,7 +28,7 @@ import numpy as np
 from simcore.model import Cluster, Workload
 from simcore.presets import cluster_preset, workload_preset
 from simcore.schedulers.base import Param
-from simcore.workflowgen import DURATION_DISTS, SHAPES, SIZE_DISTS, WorkflowParams, generate
+from simcore.workflowgen import ARRIVALS, DURATION_DISTS, SHAPES, SIZE_DISTS, WorkflowParams, generate
 
 #: Section 4.1.3: (name, cores, clock rate in GHz) of the two machine types.
 DSE_MACHINES: tuple[tuple[str, float, float], ...] = (("i7-4c-4.1GHz", 4.0, 4.1), ("i5-2c-3.5GHz", 2.0, 3.5))
@@ -90,6 +90,13 @@ WORKFLOW_PARAMS: tuple[Param, ...] = (
         min=0.0,
         max=1.0,
     ),
+    Param(
+        "arrival",
+        str,
+        _D.arrival,
+        "job arrivals: poisson over the window, or burst (the same jobs all at time 0)",
+        choices=ARRIVALS,
+    ),
 )
 
 
@@ -105,7 +112,7 @@ def workflows(cluster: Cluster, rng: np.random.Generator, *, load: float, hours:
     return generate(cluster, rng, load=load, hours=hours, params=WorkflowParams(**params))  # type: ignore[arg-type]
 
 
-#: The crafted case: bags of 1-40 tasks, 95% short (exponential, mean 10 s), 5% long (mean 1000 s).
+#: The crafted case: a burst of bags of 1-40 tasks, 95% short (exponential, mean 10 s), 5% long (mean 1000 s).
 SHORT_LONG = WorkflowParams(
     shape="bag",
     min_tasks=1,
@@ -115,24 +122,33 @@ SHORT_LONG = WorkflowParams(
     mean_duration_s=10.0,
     long_fraction=0.05,
     long_duration_s=1000.0,
+    arrival="burst",
 )
 
 
 @workload_preset(
     "workflows-short-long",
-    "Crafted: bags of many short tasks (10 s) and a few long ones (1000 s); shortest-task-first wins on TRT",
+    "Crafted: a burst of bags of many short tasks (10 s) and a few long ones (1000 s); shortest-task-first wins on TRT",
     default_cluster="dse-2020",
-    default_hours=2.0,
+    default_hours=1.0,
 )
 def workflows_short_long(cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float) -> Workload:
-    """The issue's acceptance workload: where ordering tasks shortest first clearly wins on task response time.
+    """The issue's acceptance workload, where ordering tasks shortest first clearly wins on task response time.
 
     Jobs are bags of 1-40 tasks (uniform); a task is long (exponential, mean
-    1000 s) with probability 0.05, else short (exponential, mean 10 s). The
-    long 5% carry 84% of the work, so at the default load of 0.9 queues
-    build behind them; taking the shortest task first lets the short 95%
-    pass, which a first-come order does not. The same jobs as ``--workload
-    workflows --shape bag --min-tasks 1 --max-tasks 40 --size-dist uniform
-    --mean-duration-s 10 --long-fraction 0.05 --long-duration-s 1000``.
+    1000 s) with probability 0.05, else short (exponential, mean 10 s), so
+    the long 5% carry 84% of the work. All jobs arrive at time 0 (a burst,
+    like the CHRONOS trace's, section 4.1.2) holding ``load x hours`` of the
+    cluster's work: about 10,000 tasks on 64 machines at the default load
+    0.9 and one hour. With every task waiting from time 0, the mean task
+    response time is the mean completion time, which shortest-processing-time
+    order minimises on parallel machines (P||sum C_j); first-come order lets
+    long tasks delay the short 95%. Measured with a global list scheduler on
+    ``dse-2020`` (64 machines, load 0.9, one hour, drained, seeds 0 and 1):
+    mean TRT 978 / 945 s first-come, 236 / 229 s shortest first, 2807 / 2747 s
+    longest first (tests/simcore/test_workflowgen.py). Run it with ``--drain`` so every task counts. The same
+    jobs as ``--workload workflows --shape bag --min-tasks 1 --max-tasks 40
+    --size-dist uniform --mean-duration-s 10 --long-fraction 0.05
+    --long-duration-s 1000 --arrival burst``.
     """
     return generate(cluster, rng, load=load, hours=hours, params=SHORT_LONG, name="workflows-short-long")

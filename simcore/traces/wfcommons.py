@@ -48,8 +48,8 @@ Streams (:func:`wfcommons_workload`): job ``k`` replays instance ``k mod n``;
 jobs arrive together at 0, at a fixed interval, or as a Poisson process
 whose gaps come from the injected generator; every task of a job is
 submitted with it. ``horizon_s`` is the arrival window (jobs times the mean
-gap; 0 when all arrive at 0, and a run then lasts until every job finished,
-see :func:`simcore.api.run_objects`).
+gap, or the last arrival if later; 0 when all arrive at 0, and a run then
+lasts until every job finished, see :func:`simcore.api.run_objects`).
 
 Speed: the JSON parser (the standard library's, in C) and one Python pass
 over the tasks; see ``make bench`` / ``simcore bench --wfcommons`` for the
@@ -173,7 +173,7 @@ class _Fail:
         return InputError(f"{path}: {message}" if path else message, file=self.label)
 
 
-_KIND = {dict: "an object", list: "a list", str: "a string"}
+_KIND: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
 
 
 def _get(obj: dict[str, Any], key: str, path: str, kind: type, fail: _Fail, what: str) -> Any:
@@ -194,7 +194,7 @@ def _number(v: Any, path: str, fail: _Fail, *, lo: float, what: str, hi: float |
     if not math.isfinite(x) or x < lo:
         raise fail(path, f"must be {'at least ' + format(lo, 'g') if lo else 'non-negative'} ({what}), got {v!r}")
     if hi is not None and x > hi:
-        raise fail(path, f"{v!r} is larger than the bound {hi:g} (setting SIMCORE_MAX_TRACE_SECONDS)")
+        raise fail(path, f"{x:g} is larger than the bound {hi:g} (setting SIMCORE_MAX_TRACE_SECONDS)")
     return x
 
 
@@ -309,16 +309,17 @@ def _rows_v15(wf: dict[str, Any], fail: _Fail) -> _Rows:
         if not isinstance(e, dict):
             raise fail(path, f"must be an object, got {type(e).__name__}")
         tid = _get(e, "id", path, str, fail, "the id of a task of the specification")
-        i = index.get(tid)
-        if i is None:
+        found = index.get(tid)
+        if found is None:
             raise fail(f"{path}.id", f"{tid!r} is not the id of any task of workflow.specification.tasks")
+        i = found
         if runtime[i] is not None:
             raise fail(f"{path}.id", f"a second execution record of task {tid!r} (the first is {where[i]})")
         if "runtimeInSeconds" not in e:
             raise fail(f"{path}.runtimeInSeconds", f"missing (the runtime of task {tid!r} in seconds)")
         runtime[i] = _number(e["runtimeInSeconds"], f"{path}.runtimeInSeconds", fail, lo=0.0, what="seconds", hi=bound)
         if e.get("coreCount") is not None:
-            cores[i] = _number(e["coreCount"], f"{path}.coreCount", fail, lo=1.0, what="cores, at least 1")
+            cores[i] = _number(e["coreCount"], f"{path}.coreCount", fail, lo=1.0, what="cores")
         where[i] = path
     for i, r in enumerate(runtime):
         if r is None:
@@ -372,17 +373,17 @@ def _rows_old(wf: dict[str, Any], fail: _Fail) -> _Rows:
         runtime.append(_number(t[rkey], f"{path}.{rkey}", fail, lo=0.0, what="seconds", hi=bound))
         ckey = "cores" if "cores" in t else "coreCount"
         cores.append(
-            1.0 if t.get(ckey) is None else _number(t[ckey], f"{path}.{ckey}", fail, lo=1.0, what="cores, at least 1")
+            1.0 if t.get(ckey) is None else _number(t[ckey], f"{path}.{ckey}", fail, lo=1.0, what="cores")
         )
         paths.append((path, f"{path}.{rkey}"))
     # References: names first, then ids (WfFormat up to 1.4 refers to tasks by name).
     index = dict(by_id)
     index.update(names)
-    parents = _edges(tasks, index, base, fail)
+    parents = _edges(tasks, index, base, fail, "name or id")
     return ids, runtime, cores, parents, paths
 
 
-def _edges(tasks: list[Any], index: dict[str, int], base: str, fail: _Fail) -> list[list[int]]:
+def _edges(tasks: list[Any], index: dict[str, int], base: str, fail: _Fail, by: str = "id") -> list[list[int]]:
     """Parent rows of every task: its ``parents`` and the tasks naming it among their ``children``, once each."""
     n = len(tasks)
     parents: list[list[int]] = [[] for _ in range(n)]
@@ -393,7 +394,7 @@ def _edges(tasks: list[Any], index: dict[str, int], base: str, fail: _Fail) -> l
             for k, ref in enumerate(_refs(t, key, path, fail)):
                 j = index.get(ref)
                 if j is None:
-                    raise fail(f"{path}.{key}[{k}]", f"unknown task {ref!r}: no task of {base} has that id")
+                    raise fail(f"{path}.{key}[{k}]", f"unknown task {ref!r}: no task of {base} has that {by}")
                 p, c = (j, i) if key == "parents" else (i, j)
                 if p not in seen[c]:
                     seen[c].add(p)
@@ -445,7 +446,7 @@ def arrival_times(
         raise ParameterError("Poisson arrivals need a random generator (a seed)")
     gaps = rng.exponential(interarrival_s, size=max(n_jobs - 1, 0))
     t = np.concatenate(([0.0], np.cumsum(gaps)))
-    return t, n_jobs * interarrival_s
+    return t, max(n_jobs * interarrival_s, float(t[-1]))
 
 
 def wfcommons_workload(
@@ -544,8 +545,9 @@ def read_wfcommons(
     for i, src in enumerate(sources):
         label = source_name(src, f"instance[{i}].json")
         if isinstance(src, (bytes, bytearray, memoryview)):
-            src = io.BytesIO(bytes(src))
-            src.name = label  # type: ignore[attr-defined]
+            named = io.BytesIO(bytes(src))
+            named.name = label
+            src = named
         inst = read_instance(src, max_cores=max_cores)
         insts.append(inst)
         if progress is not None:
