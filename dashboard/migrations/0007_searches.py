@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0005_queued_at"),
+        ("dashboard", "0006_wfcommons_format"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
