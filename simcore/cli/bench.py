@@ -22,8 +22,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing",
-        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench; default all three)",
+        default="google,trace,packing,explore",
+        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), explore (one generation "
+        "of the design-space search, simcore.explore.bench); default all four",
     )
     p.add_argument(
         "--hours",
@@ -82,10 +83,16 @@ def main(args: argparse.Namespace) -> int:
         from simcore.packing.bench import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
+    if "explore" in opts.scenarios.split(","):  # issue 13: 32 individuals, 100 machines, 10,000 tasks, 2 workers
+        from simcore.explore.bench import generation_benchmark
+
+        report["explore"] = generation_benchmark()
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         bench.print_table(report)
         if "packing" in report:
             print(f"packing compaction: {json.dumps(report['packing'])}")
+        if "explore" in report:
+            print(f"explore generation: {json.dumps(report['explore'])}")
     return 0

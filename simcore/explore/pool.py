@@ -10,9 +10,10 @@ order they finished.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -52,10 +53,18 @@ def build(
 _WORKER: dict[str, Any] = {}
 
 
-def _init(scenario: dict[str, Any], sim_seed: int, files: dict[str, Path] | None) -> None:
+#: Builds a cluster and workload (a picklable callable: a module-level function or a partial of one).
+Builder = Callable[[], tuple[Cluster, Workload]]
+
+
+def _init(builder: Builder, sim_seed: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool on Ctrl-C
-    _WORKER["built"] = build(scenario, sim_seed, files)
+    _WORKER["built"] = builder()
     _WORKER["seed"] = sim_seed
+
+
+def _from_scenario(scenario: dict[str, Any], sim_seed: int, files: dict[str, Path] | None) -> tuple[Cluster, Workload]:
+    return build(scenario, sim_seed, files)
 
 
 def _one(policy: str) -> tuple[dict[str, Any] | None, str | None, bool]:
@@ -73,19 +82,25 @@ class LocalEvaluator:
     """An :data:`~simcore.explore.search.Evaluator` over local processes (``workers`` > 1) or this one.
 
     The scenario is built here first, so bad input fails at once with its
-    message, before any process starts.
+    message, before any process starts. ``builder`` replaces the scenario by
+    any picklable function returning a cluster and a workload (the benchmark's).
     """
 
     def __init__(
         self,
-        scenario: Mapping[str, Any],
+        scenario: Mapping[str, Any] | None,
         sim_seed: int,
         workers: int = 1,
         files: Mapping[str, Path] | None = None,
+        *,
+        builder: Builder | None = None,
     ) -> None:
-        self.scenario = dict(scenario)
+        if builder is None:
+            if scenario is None:
+                raise ValueError("give a scenario or a builder")
+            builder = functools.partial(_from_scenario, dict(scenario), int(sim_seed), dict(files) if files else None)
         self.sim_seed = int(sim_seed)
-        self.cluster, self.workload = build(self.scenario, self.sim_seed, files)
+        self.cluster, self.workload = builder()
         self.workers = max(1, int(workers))
         self._pool: ProcessPoolExecutor | None = None
         if self.workers > 1:
@@ -93,7 +108,7 @@ class LocalEvaluator:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_init,
-                initargs=(self.scenario, self.sim_seed, dict(files) if files else None),
+                initargs=(builder, self.sim_seed),
             )
 
     def __call__(self, policies: Sequence[str]) -> dict[str, Evaluation]:

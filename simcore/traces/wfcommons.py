@@ -372,9 +372,7 @@ def _rows_old(wf: dict[str, Any], fail: _Fail) -> _Rows:
             )
         runtime.append(_number(t[rkey], f"{path}.{rkey}", fail, lo=0.0, what="seconds", hi=bound))
         ckey = "cores" if "cores" in t else "coreCount"
-        cores.append(
-            1.0 if t.get(ckey) is None else _number(t[ckey], f"{path}.{ckey}", fail, lo=1.0, what="cores")
-        )
+        cores.append(1.0 if t.get(ckey) is None else _number(t[ckey], f"{path}.{ckey}", fail, lo=1.0, what="cores"))
         paths.append((path, f"{path}.{rkey}"))
     # References: names first, then ids (WfFormat up to 1.4 refers to tasks by name).
     index = dict(by_id)
