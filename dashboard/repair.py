@@ -10,7 +10,7 @@ at most a minute) each worker's main process:
   or was queued long ago (:func:`dashboard.queueing.requeue_stale`);
 - puts back in the queue the design-space evaluations whose worker died, and
   moves on the searches whose current step is complete but whose coordinator
-  pass was lost with a worker (:func:`dashboard.services.searches.repair_searches`).
+  pass was lost with a worker (:func:`dashboard.services.search_coordinator.repair_searches`).
 
 It runs in the workers, never in a page: reads only read (STYLE.md habit 12).
 A daemon thread of the worker's main process, started when the worker is
@@ -40,7 +40,7 @@ def repair_once() -> dict[str, Any]:
     """One pass; returns what it changed. Never raises for a database or broker problem."""
     from dashboard.models import fail_lost_imports, fail_lost_runs
     from dashboard.queueing import requeue_stale
-    from dashboard.services.searches import repair_searches
+    from dashboard.services.search_coordinator import repair_searches
 
     try:
         return {

@@ -11,7 +11,7 @@ rules). Its state lives entirely in these tables, never in a process:
   search's cache, keyed by :func:`simcore.explore.fitness.cache_key`), each
   the unit of work of one Celery task.
 
-The coordinator (:func:`dashboard.services.searches.advance`) moves a search
+The coordinator (:func:`dashboard.services.search_coordinator.advance`) moves a search
 on when every evaluation its current step needs is stored: from the
 individuals of generation ``g`` (phase ``evaluate``) to the explanation
 candidates of its elite (phase ``explain``) to generation ``g + 1``. Each

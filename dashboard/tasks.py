@@ -9,7 +9,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 
 from dashboard import imports
-from dashboard.services import searches
+from dashboard.services import search_coordinator, search_execution
 from dashboard.services.execution import execute_run
 
 log = logging.getLogger(__name__)
@@ -33,13 +33,13 @@ def import_trace(upload_id: int) -> str:
 def evaluate_policy(evaluation_id: int) -> str:
     """Claim one policy of a design-space search, simulate it, store it, move the search on (see execute_evaluation)."""
     worker = evaluate_policy.request.hostname or ""
-    return searches.execute_evaluation(evaluation_id, worker=worker)
+    return search_execution.execute_evaluation(evaluation_id, worker=worker)
 
 
 @shared_task(name="dashboard.advance_search", ignore_result=True)
 def advance_search(search_id: int) -> str:
-    """Move a design-space search on as far as its stored evaluations allow (see searches.advance)."""
-    return searches.advance(search_id)
+    """Move a design-space search on as far as its stored evaluations allow (see search_coordinator.advance)."""
+    return search_coordinator.advance(search_id)
 
 
 @worker_ready.connect

@@ -1,23 +1,20 @@
-"""Design-space searches on the platform: creating one, its evaluations in workers, the coordinator, reading it.
+"""Design-space searches on the platform: creating one, its evaluations, cancelling, reading it.
 
-The search itself is :mod:`simcore.explore`; this module only moves its
+The search itself is :mod:`simcore.explore`; the platform only moves its
 state between the database and those pure steps, so a search run here gives
 the generations ``simcore explore`` gives for the same scenario and seeds.
 
-- :func:`create_search` stores a search with its generation 0 and one
+- :func:`create_search` (here) stores a search with its generation 0 and one
   evaluation per distinct individual, and queues one task per evaluation.
-- :func:`execute_evaluation` (a worker) claims an evaluation, simulates its
-  policy, stores the result and calls :func:`advance`.
-- :func:`advance` (the coordinator) moves the search on when every evaluation
-  its current step needs is stored. It holds no state in memory: it reads
-  the search, computes the next step with simcore and writes it behind a
-  guarded transition of ``(generation, phase)``, so two workers calling it
-  at once, or a duplicate task, change nothing twice. Steps whose
-  evaluations are all known already (an unchanged elite, a policy seen
-  before) are taken at once, in the same call.
-- :func:`repair_searches` (the workers' periodic repair) queues again the
-  evaluations of dead workers and advances searches whose coordinator pass
-  died with its worker.
+- :func:`~dashboard.services.search_execution.execute_evaluation` (a worker)
+  claims an evaluation, simulates its policy, stores the result and calls
+  the coordinator.
+- :func:`~dashboard.services.search_coordinator.advance` (the coordinator)
+  moves the search on when every evaluation its current step needs is
+  stored, holding no state in memory;
+  :func:`~dashboard.services.search_coordinator.repair_searches` (the
+  workers' periodic repair) queues again the evaluations of dead workers and
+  advances searches whose coordinator pass died with its worker.
 
 Identical individuals are simulated once: per search, an evaluation row per
 cache key (:func:`simcore.explore.fitness.cache_key`), and across searches
@@ -27,21 +24,12 @@ code version) is copied instead of simulated again.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import math
-import re
-import tempfile
-from collections import OrderedDict
-from collections.abc import Iterator, Sequence
-from datetime import datetime, timedelta
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from dashboard import queueing
@@ -56,28 +44,19 @@ from dashboard.models import (
     Team,
     TraceUpload,
     Visibility,
-    lost_message,
     move,
-    stale_heartbeat,
 )
-from dashboard.search_models import EVAL_TRANSITIONS
-from dashboard.services.execution import Heartbeat
 from dashboard.services.experiments import check_team_choice, new_share_token
 from dashboard.services.uploads import scenario_file_names
 from simcore import archive
-from simcore.errors import Cancelled, ParameterError, SchedulingError, SimcoreError
-from simcore.explore.explain import explain, explanation_candidates
-from simcore.explore.fitness import Evaluation, cache_key, evaluate, scenario_fingerprint
-from simcore.explore.pool import build, check_scenario
+from simcore.errors import ParameterError
+from simcore.explore.fitness import Evaluation, cache_key, scenario_fingerprint
+from simcore.explore.pool import check_scenario
 from simcore.explore.search import (
     GenerationRecord,
     SearchSettings,
     first_population,
-    make_record,
-    next_population,
-    stop_reason,
 )
-from simcore.model import Cluster, Workload
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -181,7 +160,7 @@ def create_search(
             fingerprint=_fingerprint(scenario, cluster_upload, trace_upload),
             code_version=code_version()[:100],
         )
-        new, pending = _ensure(search, individuals)
+        new, pending = ensure_evaluations(search, individuals)
         SearchGeneration.objects.create(search=search, index=0, individuals=individuals, new_evaluations=new)
         transaction.on_commit(lambda: setattr(search, "queued", _queue(search.pk, pending)))
     return search
@@ -216,7 +195,7 @@ def _key(search: Search, policy: str) -> str:
     return cache_key(policy, search.fingerprint, int(search.sim_seed), search.code_version)
 
 
-def _ensure(search: Search, texts: Sequence[str]) -> tuple[int, list[int]]:
+def ensure_evaluations(search: Search, texts: Sequence[str]) -> tuple[int, list[int]]:
     """Evaluation rows for ``texts`` not yet in the search; returns (how many were new, ids of new pending ones).
 
     A key some other search already evaluated is copied (no simulation).
@@ -253,7 +232,7 @@ def _ensure(search: Search, texts: Sequence[str]) -> tuple[int, list[int]]:
     return len(missing), list(pending.order_by("id").values_list("id", flat=True))
 
 
-def _rows(search: Search, texts: Sequence[str]) -> dict[str, SearchEvaluation]:
+def evaluation_rows(search: Search, texts: Sequence[str]) -> dict[str, SearchEvaluation]:
     keys = {t: _key(search, t) for t in dict.fromkeys(texts)}
     by_key = {e.key: e for e in SearchEvaluation.objects.filter(search=search, key__in=keys.values())}
     return {t: by_key[k] for t, k in keys.items() if k in by_key}
@@ -262,149 +241,6 @@ def _rows(search: Search, texts: Sequence[str]) -> dict[str, SearchEvaluation]:
 # Built clusters and workloads of this worker process, by (scenario fingerprint, simulation seed): a cache, not
 # state (every entry is rebuilt from the database when missing), so that a worker evaluating a generation builds
 # its workload once rather than once per individual.
-_BUILT: OrderedDict[tuple[str, int], tuple[Cluster, Workload]] = OrderedDict()
-
-
-def search_files(search: Search) -> dict[str, bytes]:
-    """The uploaded files a search's scenario names, by scenario file name."""
-    names = scenario_file_names(search.cluster_upload, search.trace_upload)
-    out = {}
-    if search.cluster_upload is not None:
-        out[names["cluster"]] = search.cluster_upload.content()
-    if search.trace_upload is not None:
-        out[names["workload"]] = search.trace_upload.content()
-    return out
-
-
-@contextlib.contextmanager
-def _materialised(search: Search) -> Iterator[dict[str, Path]]:
-    with tempfile.TemporaryDirectory(prefix="simcore-search-") as tmp:
-        paths = {}
-        for name, content in search_files(search).items():
-            paths[name] = Path(tmp) / name
-            paths[name].write_bytes(content)
-        yield paths
-
-
-def built(search: Search) -> tuple[Cluster, Workload]:
-    """The search's cluster and workload, built once per worker process."""
-    key = (search.fingerprint, int(search.sim_seed))
-    if key in _BUILT:
-        _BUILT.move_to_end(key)
-        return _BUILT[key]
-    with _materialised(search) as files:
-        pair = build(search.scenario, int(search.sim_seed), files)
-    _BUILT[key] = pair
-    while len(_BUILT) > BUILT_CACHE:
-        _BUILT.popitem(last=False)
-    return pair
-
-
-def _upload_names(message: str, search: Search) -> str:
-    """``message`` without the worker's temporary paths: the names the user gave the uploads."""
-    names = scenario_file_names(search.cluster_upload, search.trace_upload)
-    for key, upload, what in (
-        ("cluster", search.cluster_upload, "cluster upload"),
-        ("workload", search.trace_upload, "trace upload"),
-    ):
-        if upload is not None:
-            message = re.sub(r"\S*" + re.escape(names[key]), f"{what} {upload.name!r}", message)
-    return message
-
-
-def execute_evaluation(evaluation_id: int, worker: str = "") -> str:
-    """Claim a pending evaluation, simulate its policy, store the result, move the search on; returns the outcome.
-
-    An evaluation that is gone, claimed by another worker, or of a search that
-    ended is left alone. A policy the simulation refuses fails the search
-    with its message (the search cannot rank an individual it cannot score).
-    """
-    ev = (
-        SearchEvaluation.objects.select_related("search", "search__cluster_upload", "search__trace_upload")
-        .filter(pk=evaluation_id)
-        .first()
-    )
-    if ev is None or ev.status != EvalStatus.PENDING:
-        return ev.status if ev else "missing"
-    search = ev.search
-    if not search.is_active:
-        return f"search {search.status}"
-    now = timezone.now()
-    claimed = move(
-        SearchEvaluation,
-        ev.pk,
-        EvalStatus.PENDING,
-        EvalStatus.RUNNING,
-        EVAL_TRANSITIONS,
-        started_at=now,
-        heartbeat_at=now,
-        worker=worker[:200],
-        attempts=F("attempts") + 1,
-        code_version=code_version()[:100],
-    )
-    if not claimed:
-        return "claimed elsewhere"
-    move(Search, search.pk, Status.PENDING, Status.RUNNING, TRANSITIONS, started_at=now)
-    try:
-        with Heartbeat(SearchEvaluation.objects.filter(pk=ev.pk, status=EvalStatus.RUNNING, search__status__in=ACTIVE)):
-            outcome = _simulate(ev, search)
-    except Cancelled:  # raised by the heartbeat: the search was cancelled or the evaluation given to another worker
-        outcome = _current(ev)
-    if outcome == EvalStatus.DONE:
-        advance(search.pk)
-    return outcome
-
-
-def _simulate(ev: SearchEvaluation, search: Search) -> str:
-    try:
-        cluster, workload = built(search)
-        result = evaluate(cluster, workload, ev.policy, int(search.sim_seed))
-    except Cancelled:
-        if not Search.objects.filter(pk=search.pk, status__in=ACTIVE).exists():
-            move(SearchEvaluation, ev.pk, EvalStatus.RUNNING, EvalStatus.CANCELLED, EVAL_TRANSITIONS)
-        return _current(ev)
-    except SimcoreError as e:
-        return _fail(ev, search, f"policy {ev.policy!r}: {_upload_names(str(e), search)}")
-    except SchedulingError as e:
-        return _fail(ev, search, f"policy {ev.policy!r}: the scheduler made an invalid decision: {e}")
-    except MemoryError:
-        return _fail(ev, search, f"policy {ev.policy!r}: the simulation needed more memory than the worker has")
-    except Exception as e:  # a bug: the traceback for us, one line for the user
-        log.exception("evaluation %s of search %s failed", ev.pk, search.pk)
-        return _fail(ev, search, f"policy {ev.policy!r}: internal error ({type(e).__name__}): {e}")
-    data = result.to_dict()
-    if not all(math.isfinite(float(data[m])) for m in ("trt", "jms", "njsl", "jwt")):
-        return _fail(ev, search, f"policy {ev.policy!r}: the simulation gave a non-finite metric ({data})")
-    won = move(
-        SearchEvaluation,
-        ev.pk,
-        EvalStatus.RUNNING,
-        EvalStatus.DONE,
-        EVAL_TRANSITIONS,
-        result=data,
-        finished_at=timezone.now(),
-    )
-    return EvalStatus.DONE if won else _current(ev)
-
-
-def _current(ev: SearchEvaluation) -> str:
-    return SearchEvaluation.objects.filter(pk=ev.pk).values_list("status", flat=True).first() or "missing"
-
-
-def _fail(ev: SearchEvaluation, search: Search, message: str) -> str:
-    move(
-        SearchEvaluation,
-        ev.pk,
-        EvalStatus.RUNNING,
-        EvalStatus.FAILED,
-        EVAL_TRANSITIONS,
-        error=message[:2000],
-        finished_at=timezone.now(),
-    )
-    fail_search(search.pk, message)
-    return EvalStatus.FAILED
-
-
 def fail_search(search_id: int, message: str) -> bool:
     status = Search.objects.filter(pk=search_id).values_list("status", flat=True).first()
     if status not in ACTIVE:
@@ -417,188 +253,6 @@ def fail_search(search_id: int, message: str) -> bool:
     return won
 
 
-# ---------------------------------------------------------------------------- the coordinator
-
-
-def advance(search_id: int) -> str:
-    """Move the search on as far as its stored evaluations allow; safe to call at any time, from anywhere.
-
-    Returns what happened last: ``waiting`` (evaluations are still to come),
-    ``finished``, ``failed``, ``raced`` (another coordinator moved first) or the search's status if it ended.
-    """
-    queued: list[int] = []
-    state = "waiting"
-    for _ in range(MAX_INLINE_STEPS):
-        with transaction.atomic():
-            moved, ids, state = _step(search_id)
-        queued += ids
-        if not moved:
-            break
-    if queued:
-        transaction.on_commit(lambda: queueing.enqueue_evaluations(queued))
-    return state
-
-
-def _finished_elite_fitness(search: Search, below: int) -> list[float]:
-    rows = SearchGeneration.objects.filter(search=search, index__lt=below).order_by("index")
-    return [float(f) for f in rows.values_list("elite_fitness", flat=True) if f is not None]
-
-
-def _step(search_id: int) -> tuple[bool, list[int], str]:
-    """One coordinator step inside a transaction: (whether the search moved, evaluations to queue, state)."""
-    search = Search.objects.filter(pk=search_id).first()
-    if search is None:
-        return False, [], "missing"
-    if not search.is_active:
-        return False, [], search.status
-    g, phase = search.generation, search.phase
-    gen = SearchGeneration.objects.get(search=search, index=g)
-    needed = gen.individuals if phase == Phase.EVALUATE else gen.candidates
-    rows = _rows(search, [*gen.individuals, *needed])
-    if len(rows) < len(set(gen.individuals) | set(needed)):  # rows lost (never the case, but never stuck either)
-        _, ids = _ensure(search, [*gen.individuals, *needed])
-        return False, ids, "waiting"
-    bad = [rows[t] for t in needed if rows[t].status in (EvalStatus.FAILED, EvalStatus.CANCELLED)]
-    if bad:
-        fail_search(search.pk, bad[0].error or f"policy {bad[0].policy!r} could not be evaluated")
-        return False, [], Status.FAILED
-    if any(rows[t].status != EvalStatus.DONE for t in needed):
-        return False, [], "waiting"
-
-    cfg = search_settings_of(search)
-    evaluations = {t: Evaluation.from_dict(rows[t].result or {}) for t in gen.individuals}
-    rec = make_record(g, gen.individuals, evaluations, cfg.metric, gen.new_evaluations)
-    guard = Q(generation=g, phase=phase)
-    prev = SearchGeneration.objects.filter(search=search, index=g - 1).first() if g > 0 else None
-    if prev is not None and prev.elite_fitness is not None and rec.elite_policy != prev.elite_policy:
-        candidates = [t for _, t in explanation_candidates(prev.elite_policy, rec.elite_policy)]
-        known = _rows(search, candidates)
-        if phase == Phase.EVALUATE and not all(t in known and known[t].status == EvalStatus.DONE for t in candidates):
-            if not move(
-                Search, search.pk, search.status, Status.RUNNING, TRANSITIONS, guard=guard, phase=Phase.EXPLAIN
-            ):
-                return False, [], "raced"
-            new, ids = _ensure(search, candidates)
-            SearchGeneration.objects.filter(pk=gen.pk).update(
-                candidates=candidates, new_evaluations=F("new_evaluations") + new
-            )
-            return True, ids, "explaining"
-        rec.explanation = explain(
-            g,
-            prev.elite_policy,
-            float(prev.elite_fitness),
-            rec.elite_policy,
-            rec.elite_fitness,
-            {t: Evaluation.from_dict(known[t].result or {}).fitness(cfg.metric) for t in candidates},
-        )
-        gen.candidates = candidates
-    history = [*_finished_elite_fitness(search, g), rec.elite_fitness]
-    stop = stop_reason(cfg, history)
-    now = timezone.now()
-    if stop is not None:
-        won = move(
-            Search,
-            search.pk,
-            search.status,
-            Status.FINISHED,
-            TRANSITIONS,
-            guard=guard,
-            generations_done=g + 1,
-            stop_reason=stop,
-            finished_at=now,
-            started_at=search.started_at or now,
-        )
-    else:
-        won = move(
-            Search,
-            search.pk,
-            search.status,
-            Status.RUNNING,
-            TRANSITIONS,
-            guard=guard,
-            generation=g + 1,
-            phase=Phase.EVALUATE,
-            generations_done=g + 1,
-            started_at=search.started_at or now,
-        )
-    if not won:
-        return False, [], "raced"
-    SearchGeneration.objects.filter(pk=gen.pk).update(
-        fitness=rec.fitness,
-        elite=rec.elite,
-        elite_policy=rec.elite_policy,
-        elite_fitness=rec.elite_fitness,
-        candidates=gen.candidates,
-        explanation=rec.explanation.to_dict() if rec.explanation is not None else None,
-        finished_at=now,
-    )
-    if stop is not None:
-        return False, [], Status.FINISHED
-    individuals = next_population(cfg, rec)
-    new, ids = _ensure(search, individuals)
-    SearchGeneration.objects.create(search=search, index=g + 1, individuals=individuals, new_evaluations=new)
-    return True, ids, "next"
-
-
-# ---------------------------------------------------------------------------- repair
-
-
-def repair_searches(now: datetime | None = None) -> dict[str, Any]:
-    """Requeue evaluations of dead workers and never-queued ones; advance searches nobody advanced.
-
-    An evaluation whose heartbeat is older than ``SIMCORE_WORKER_TIMEOUT_S``
-    goes back to pending and is queued again (a simulation can be repeated;
-    its result is the same), unless it already cost :data:`MAX_ATTEMPTS`
-    workers: then it fails its search with the lost-worker message.
-    """
-    now = now or timezone.now()
-    requeued: list[int] = []
-    failed: list[int] = []
-    lost = SearchEvaluation.objects.filter(stale_heartbeat(now), status=EvalStatus.RUNNING)
-    for pk, search_id, attempts, heard in lost.values_list("pk", "search_id", "attempts", "heartbeat_at"):
-        if attempts >= MAX_ATTEMPTS:
-            message = lost_message(heard, now, "re-run it: fork the search")
-            if move(
-                SearchEvaluation,
-                pk,
-                EvalStatus.RUNNING,
-                EvalStatus.FAILED,
-                EVAL_TRANSITIONS,
-                guard=stale_heartbeat(now),
-                error=message,
-                finished_at=now,
-            ):
-                fail_search(search_id, f"{message} ({attempts} workers were lost on one policy)")
-                failed.append(pk)
-        elif move(
-            SearchEvaluation,
-            pk,
-            EvalStatus.RUNNING,
-            EvalStatus.PENDING,
-            EVAL_TRANSITIONS,
-            guard=stale_heartbeat(now),
-            heartbeat_at=None,
-            queued_at=None,
-            worker="",
-        ):
-            requeued.append(pk)
-    before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
-    grace = now - timedelta(seconds=queueing.NEVER_QUEUED_GRACE_S)
-    stale = SearchEvaluation.objects.filter(
-        Q(queued_at__isnull=True, search__created__lt=grace) | Q(queued_at__lt=before),
-        status=EvalStatus.PENDING,
-        search__status__in=ACTIVE,
-    ).exclude(pk__in=requeued)
-    again = requeued + list(stale.order_by("id").values_list("id", flat=True)[:1000])
-    sent = queueing.enqueue_evaluations(again) if again else True
-    advanced = {}
-    for sid in Search.objects.filter(status__in=ACTIVE).values_list("id", flat=True):
-        state = advance(sid)
-        if state != "waiting":
-            advanced[sid] = state
-    return {"requeued": again if sent else [], "failed": failed, "advanced": advanced}
-
-
 # ---------------------------------------------------------------------------- reading
 
 
@@ -607,7 +261,7 @@ def progress_payload(search: Search) -> dict[str, Any]:
     search.refresh_from_db()
     gen = SearchGeneration.objects.filter(search=search, index=search.generation).first()
     needed = (gen.individuals if search.phase == Phase.EVALUATE else gen.candidates) if gen else []
-    rows = _rows(search, needed)
+    rows = evaluation_rows(search, needed)
     done = sum(1 for e in rows.values() if e.status == EvalStatus.DONE)
     last = (
         SearchGeneration.objects.filter(search=search, fitness__isnull=False)

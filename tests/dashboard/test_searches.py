@@ -22,7 +22,9 @@ from django.utils import timezone
 from dashboard.models import EvalStatus, Search, SearchEvaluation, SearchGeneration, Status, Visibility
 from dashboard.search_charts import elite_changes, elite_metrics, elite_timeline, stage_segments
 from dashboard.services import searches
-from dashboard.services.searches import advance, cancel_search, create_search, execute_evaluation, repair_searches
+from dashboard.services.search_coordinator import advance, repair_searches
+from dashboard.services.search_execution import execute_evaluation
+from dashboard.services.searches import cancel_search, create_search
 from simcore.explore.pool import LocalEvaluator
 from simcore.explore.search import SearchResult, SearchSettings, run_search
 from simcore.staged.policy import STAGES

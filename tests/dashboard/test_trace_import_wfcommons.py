@@ -84,7 +84,13 @@ def test_wfcommons_instances_are_imported_by_the_worker_and_an_experiment_runs_o
     # An experiment on dse-2020 runs the two workflows to the end (their arrival window is empty).
     resp = owner_client.post(
         reverse("experiment-new"),
-        {"cluster": "preset:dse-2020", "workload": f"upload:{up.pk}", "load": "1", "schedulers": ["greedy"], "seeds": "0"},
+        {
+            "cluster": "preset:dse-2020",
+            "workload": f"upload:{up.pk}",
+            "load": "1",
+            "schedulers": ["greedy"],
+            "seeds": "0",
+        },
     )
     assert resp.status_code == 302, resp.context["form"].errors
     exp = wait_for(Experiment.objects.get())
