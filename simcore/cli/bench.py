@@ -22,9 +22,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing,explore",
-        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), explore (one generation "
-        "of the design-space search, simcore.explore.bench); default all four",
+        default="google,trace,packing,staged,explore",
+        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), staged (the staged "
+        "scheduler's policies on 10,000 DAG tasks; simcore.staged.bench), explore (one generation of the "
+        "design-space search, simcore.explore.bench); default all five",
     )
     p.add_argument(
         "--hours",
@@ -54,6 +55,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--big-jobs", type=int, default=bench.BIG_JOBS, help=f"jobs in the --big check (default {bench.BIG_JOBS:,})"
     )
     p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
+    p.add_argument(
+        "--staged-tasks", type=int, default=10_000, help="tasks in the staged scenario's workload (default 10,000)"
+    )
+    p.add_argument(
+        "--staged-machines", type=int, default=100, help="machines of the staged scenario's cluster (default 100)"
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--child", help=argparse.SUPPRESS)
 
@@ -69,7 +76,11 @@ def main(args: argparse.Namespace) -> int:
     results = []
     for spec in specs:
         if not args.json:
-            print(f"running {spec['scenario']:<7} {spec['scheduler']:<10} ...", file=sys.stderr, flush=True)
+            print(
+                f"running {spec['scenario']:<7} {spec.get('label', spec['scheduler']):<10} ...",
+                file=sys.stderr,
+                flush=True,
+            )
         results.append(bench.run_child(spec))
     load_after = os.getloadavg()
     report: dict[str, Any] = {

@@ -76,7 +76,8 @@ is the cycle's decision; see :mod:`simcore.staged.cycle`.
 Matching (R5). The task may go only to machines where it fits now in every
 resource and where it can run at all (``Simulation.can_run``: a finite
 processing time). "Processing elements available" are the free *cores*: the
-first resource of the cluster (``cpu`` in every preset). Atoms narrow the
+cluster's first resource (``cpu`` in the Google presets and the section 4.1.3
+cluster; a one-slot machine's ``slot`` in the profile study's). Atoms narrow the
 candidates, a composition "matches using p1, then p2": each atom keeps the
 candidates that are best by its criterion, the next one chooses among those,
 and the lowest machine number ends any tie left.
@@ -106,6 +107,7 @@ from numpy.typing import NDArray
 from simcore.fit import EPS
 from simcore.model import shortest_durations
 from simcore.staged.policy import Atom
+from simcore.view import flat_view
 
 if TYPE_CHECKING:
     from simcore.staged.cycle import StagedRun
@@ -238,14 +240,15 @@ def _job_key(atom: Atom, run: StagedRun) -> JobKey:
         submit = run.job_submit
         return lambda j: sign * submit[j]
     if name == "Job-Size":
-        size = [sign * s for s in run.job_size]
-        return size.__getitem__
+        size = flat_view(sign * run.job_size_array.astype(np.float64))
+        return lambda j: size[j]
     if name == "Job-Duration":
-        cp: list[float] = (sign * run.graph.critical_path(estimated_durations(run))).tolist()
-        return cp.__getitem__
+        cp = flat_view(sign * run.graph.critical_path(estimated_durations(run)))
+        return lambda j: cp[j]
     if name == "Random":
         run.job_random_key = True
-        return run.job_random.__getitem__
+        drawn = run.job_random
+        return lambda j: drawn[j]
     raise AssertionError(f"no behaviour for J3 atom {name}")
 
 
@@ -262,10 +265,10 @@ def _task_key(atom: Atom, run: StagedRun) -> TaskKey:
     sign = -1.0 if atom.direction == "desc" else 1.0
     name = atom.name
     if name == "Submission-Time":
-        submit = (sign * np.asarray(run.sim.submit, dtype=np.float64)).tolist()
+        submit = flat_view(sign * np.asarray(run.sim.submit, dtype=np.float64))
         return lambda t, j: submit[t]
     if name == "Task-Duration":
-        est = (sign * estimated_durations(run)).tolist()
+        est = flat_view(sign * estimated_durations(run))
         return lambda t, j: est[t]
     if name == "Task-Duration-History":
         run.keep_history = True
@@ -279,10 +282,10 @@ def _task_key(atom: Atom, run: StagedRun) -> TaskKey:
 
         return history
     if name == "Task-Dependencies":
-        deps = (sign * run.graph.n_parents).tolist()
+        deps = flat_view(sign * run.graph.n_parents.astype(np.float64))
         return lambda t, j: deps[t]
     if name == "Task-Dependents":
-        kids = (sign * np.diff(run.graph.child_ptr)).tolist()
+        kids = flat_view(sign * np.diff(run.graph.child_ptr).astype(np.float64))
         return lambda t, j: kids[t]
     if name == "Active-Per-Job":
         active = run.job_active_tasks
