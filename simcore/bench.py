@@ -63,7 +63,7 @@ class BenchOptions:
     """What ``simcore bench`` measures (the command line's options, as plain values)."""
 
     schedulers: str = "all"
-    scenarios: str = "google,trace,packing,staged,explore"
+    scenarios: str = "google,trace,packing,staged,wfcommons,explore"
     hours: float = 0.1
     load: float = 0.9
     machines_per_config: int = 1000
@@ -105,8 +105,10 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
             SCHEDULERS.get(n)  # unknown name: UnknownNameError listing the valid ones
     scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
     for s in scenarios:
-        if s not in ("google", "trace", "packing", "staged", "explore"):
-            raise ParameterError(f"unknown scenario {s!r}; valid scenarios: google, trace, packing, staged, explore")
+        if s not in ("google", "trace", "packing", "staged", "wfcommons", "explore"):
+            raise ParameterError(
+                f"unknown scenario {s!r}; valid scenarios: google, trace, packing, staged, wfcommons, explore"
+            )
     base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config, "max_seconds": args.max_seconds}
     from simcore.presets import WORKLOADS
 
@@ -118,8 +120,8 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
         provides = WORKLOADS.get(PROFILE_WORKLOAD).provides
         profile_names = [n for n in names if SCHEDULERS.get(n).requires <= provides]
     specs: list[dict[str, Any]] = []
-    # packing and explore are not per scheduler (see cli.bench); staged is per policy of the staged scheduler.
-    for scen in [s for s in scenarios if s not in ("packing", "staged", "explore")]:
+    # packing, wfcommons and explore are not per scheduler (see cli.bench); staged is per policy of the staged scheduler.
+    for scen in [s for s in scenarios if s not in ("packing", "staged", "wfcommons", "explore")]:
         for n in google_ok:
             if scen == "google":
                 specs.append({**base, "scenario": "google", "scheduler": n, "hours": args.hours})

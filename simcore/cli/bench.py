@@ -22,10 +22,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing,staged,explore",
+        default="google,trace,packing,staged,wfcommons,explore",
         help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), staged (the staged "
-        "scheduler's policies on 10,000 DAG tasks; simcore.staged.bench), explore (one generation of the "
-        "design-space search, simcore.explore.bench); default all five",
+        "scheduler's policies on 10,000 DAG tasks; simcore.staged.bench), wfcommons (reading a 100,000-task "
+        "instance, simulating workflows on dse-2020; simcore.workflowbench), explore (one generation of the "
+        "design-space search, simcore.explore.bench); default all six",
     )
     p.add_argument(
         "--hours",
@@ -94,6 +95,10 @@ def main(args: argparse.Namespace) -> int:
         from simcore.packing.bench import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
+    if "wfcommons" in opts.scenarios.split(","):  # issue 13: WfCommons read speed, workflow simulation speed
+        from simcore.workflowbench import wfcommons_benchmark
+
+        report["wfcommons"] = wfcommons_benchmark(seed=opts.seed)
     if "explore" in opts.scenarios.split(","):  # issue 13: 32 individuals, 100 machines, 10,000 tasks, 2 workers
         from simcore.explore.bench import generation_benchmark
 
@@ -104,6 +109,8 @@ def main(args: argparse.Namespace) -> int:
         bench.print_table(report)
         if "packing" in report:
             print(f"packing compaction: {json.dumps(report['packing'])}")
+        if "wfcommons" in report:
+            print(f"wfcommons: {json.dumps(report['wfcommons'])}")
         if "explore" in report:
             print(f"explore generation: {json.dumps(report['explore'])}")
     return 0

@@ -204,7 +204,8 @@ BAD: dict[str, tuple[bytes, str]] = {
     ),
     "unknown version": (
         _bad(D15, lambda d: d.update(schemaVersion="2.0")),
-        "bad.json: schemaVersion: '2.0' is not a WfFormat version this reader knows (1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6)",
+        "bad.json: schemaVersion: '2.0' is not a WfFormat version this reader knows "
+        "(1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6)",
     ),
     "no workflow": (_bad(D15, lambda d: d.pop("workflow")), "bad.json: workflow: missing (the workflow object)"),
     "no execution": (

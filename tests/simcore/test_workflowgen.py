@@ -1,4 +1,7 @@
-"""The design-space paper's environment (dse-2020) and the random workflow workloads (workflows, workflows-short-long)."""
+"""The design-space paper's environment (dse-2020) and the random workflow workloads.
+
+Presets ``workflows`` and ``workflows-short-long`` (the issue's crafted acceptance case).
+"""
 
 from __future__ import annotations
 
