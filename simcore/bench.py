@@ -120,7 +120,7 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
         provides = WORKLOADS.get(PROFILE_WORKLOAD).provides
         profile_names = [n for n in names if SCHEDULERS.get(n).requires <= provides]
     specs: list[dict[str, Any]] = []
-    # packing, wfcommons and explore are not per scheduler (see cli.bench); staged is per policy of the staged scheduler.
+    # packing, wfcommons and explore are not per scheduler (see cli.bench); staged is per policy of staged.
     for scen in [s for s in scenarios if s not in ("packing", "staged", "wfcommons", "explore")]:
         for n in google_ok:
             if scen == "google":
