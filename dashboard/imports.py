@@ -516,6 +516,8 @@ def convert(
     }
     if classes is not None:
         info["classes"] = len(classes["classes"])
+    if wl.graph is not None:  # jobs made of tasks: "jobs" above counts tasks
+        info["task_jobs"] = int(wl.graph.n_jobs)
     return Converted(filename, content_gz, digest, info, report, classes, derived)
 
 

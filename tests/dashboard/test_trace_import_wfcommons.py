@@ -73,7 +73,7 @@ def test_wfcommons_instances_are_imported_by_the_worker_and_an_experiment_runs_o
     buf = io.BytesIO()
     write_trace(expected.workload, buf)
     assert up.content() == buf.getvalue()
-    assert up.info["jobs"] == 10 and up.info["resources"] == ["cores"] and up.info["format"] == "wfcommons"
+    assert up.info["jobs"] == 10 and up.info["task_jobs"] == 2 and up.info["resources"] == ["cores"]
     wl = read_trace(io.BytesIO(up.content()))
     assert wl.graph is not None and wl.graph.job_size.tolist() == [5, 5] and wl.graph.n_edges == 10
     assert up.content().decode().splitlines()[3] == "submit_s,duration_s,cores,job,task,parents"
