@@ -374,3 +374,51 @@ def test_the_metrics_chart_highlights_the_optimised_metric():
     widths = {t["name"]: t["line"]["width"] for t in fig["data"]}
     assert widths == {"TRT": 1.5, "JMS": 3, "NJSL": 1.5, "JWT": 1.5}
     assert [t["y"] for t in fig["data"] if t["name"] == "JMS"] == [[5, 5, 6]]
+
+
+#: A small trace of jobs made of tasks (the project's CSV with job, task and parents columns).
+DAG_TRACE = "submit_s,duration_s,cores,job,task,parents\n" + "".join(
+    f"{j * 20.0},{d},{c},{j},{t},{p}\n"
+    for j in range(30)
+    for t, d, c, p in (
+        ("split", 10 + j % 7, 1, ""),
+        ("left", 30 + j % 5, 2, "split"),
+        ("right", 50, 1, "split"),
+        ("merge", 5, 1, "left right"),
+    )
+)
+
+
+@pytest.mark.django_db
+def test_a_search_on_an_uploaded_trace_gives_the_generations_of_simcore_explore_on_the_file(owner, tmp_path):
+    import gzip
+    import hashlib
+
+    from dashboard.models import ImportStatus, TraceUpload
+    from dashboard.services.uploads import upload_specs
+
+    up = TraceUpload.objects.create(
+        owner=owner,
+        name="four-task dags",
+        filename="dags.csv",
+        content_gz=gzip.compress(DAG_TRACE.encode()),
+        size_bytes=len(DAG_TRACE),
+        sha256=hashlib.sha256(DAG_TRACE.encode()).hexdigest(),
+        info={"resources": ["cores"]},
+        status=ImportStatus.READY,
+    )
+    scenario = {"cluster": {"preset": "dse-2020", "params": {"machines": 4}}, "load": 0.9, "hours": None}
+    scenario.update(upload_specs(None, up))
+    cfg = SearchSettings("njsl", population=6, generations=3, seed=2)
+    search = drive(
+        create_search(owner, searches.check_search(scenario, cfg, 2), cfg, 2, trace_upload=up, name="on a file")
+    )
+    assert search.status == Status.FINISHED, search.error
+    path = tmp_path / "dags.csv"
+    path.write_text(DAG_TRACE)
+    local = {**scenario, "workload": {"file": "dags.csv"}}
+    expected = run_search(cfg, LocalEvaluator(local, 2, files={"dags.csv": path}))
+    assert [(g.elite_policy, g.elite_fitness) for g in search.generations.order_by("index")] == (
+        expected.elite_sequence()
+    )
+    assert search.workload_label == "four-task dags"
