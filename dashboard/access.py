@@ -2,7 +2,8 @@
 
 Pages, downloads, progress endpoints and the REST API all go through
 :func:`visible_experiments` and :func:`get_experiment_for_user`; nothing else
-filters experiments by user.
+filters experiments by user. Design-space searches follow the same rules
+(:func:`visible_searches`, :func:`get_search_for_user`, :func:`get_shared_search`).
 
 * An experiment is seen by its owner; by every member of its team (any role)
   when its visibility is ``team`` or ``public``; and, read-only, by anyone
@@ -43,6 +44,7 @@ from dashboard.models import (
     PackingAnalysis,
     Role,
     Run,
+    Search,
     Team,
     TraceUpload,
     Visibility,
@@ -81,19 +83,29 @@ def _readable(user: Any) -> Q:
     return Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED)
 
 
+def _visible(qs: QuerySet[Any], user: Any) -> QuerySet[Any]:
+    """The rows of ``qs`` (experiments, searches, packing analyses) ``user`` may read."""
+    if not _signed_in(user):
+        return qs.none()
+    return qs.filter(_readable(user))
+
+
 def visible_experiments(user: Any) -> QuerySet[Experiment]:
     """Every experiment ``user`` may read (none for an anonymous visitor)."""
-    if not _signed_in(user):
-        return Experiment.objects.none()
-    return Experiment.objects.filter(_readable(user))
+    return _visible(Experiment.objects.all(), user)
+
+
+def visible_searches(user: Any) -> QuerySet[Search]:
+    """Every design-space search ``user`` may read: the same rules as experiments."""
+    return _visible(Search.objects.all(), user)
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
     return Run.objects.filter(experiment__in=visible_experiments(user))
 
 
-def can(user: Any, experiment: Experiment | PackingAnalysis, need: Need) -> bool:
-    """Whether ``user`` (who can already see ``experiment``, or a packing analysis) may ``need`` it."""
+def can(user: Any, experiment: Experiment | PackingAnalysis | Search, need: Need) -> bool:
+    """Whether ``user`` (who can already see ``experiment``, a packing analysis or a search) may ``need`` it."""
     if not _signed_in(user):
         return False
     if experiment.owner_id == user.pk:
@@ -151,9 +163,7 @@ def get_shared_experiment(token: str) -> Experiment:
 
 def visible_analyses(user: Any) -> QuerySet[PackingAnalysis]:
     """Every packing analysis ``user`` may read (none for an anonymous visitor)."""
-    if not _signed_in(user):
-        return PackingAnalysis.objects.none()
-    return PackingAnalysis.objects.filter(_readable(user))
+    return _visible(PackingAnalysis.objects.all(), user)
 
 
 def get_analysis_for_user(user: Any, pk: int, need: Need = "view") -> PackingAnalysis:
@@ -178,6 +188,28 @@ def get_shared_analysis(token: str) -> PackingAnalysis:
     if a is None:
         raise Http404("no such link")
     return a
+
+
+def get_search_for_user(user: Any, pk: int, need: Need = "view") -> Search:
+    """Search ``pk`` if ``user`` may ``need`` it: 404 when they cannot see it, 403 when they cannot change it."""
+    search = visible_searches(user).select_related("owner", "team").filter(pk=pk).first()
+    if search is None:
+        raise Http404("no such search")
+    if need != "view" and not can(user, search, need):
+        raise PermissionDenied(f"you cannot {need} this search")
+    return search
+
+
+def get_shared_search(token: str) -> Search:
+    """The search behind a public read-only link; 404 once the owner revoked it."""
+    if not token or len(token) > 64:
+        raise Http404("no such link")
+    search = (
+        Search.objects.select_related("owner", "team").filter(share_token=token, visibility=Visibility.PUBLIC).first()
+    )
+    if search is None:
+        raise Http404("no such link")
+    return search
 
 
 # ---------------------------------------------------------------------------- uploads

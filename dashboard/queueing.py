@@ -110,6 +110,24 @@ def enqueue_analyses(ids: list[int]) -> bool:
     return True
 
 
+def enqueue_evaluations(evaluation_ids: list[int]) -> bool:
+    """Queue one task per design-space evaluation; False (and nothing raised) when the broker cannot be reached."""
+    from dashboard.models import EvalStatus, SearchEvaluation
+    from dashboard.tasks import evaluate_policy
+
+    if not _send(evaluate_policy, evaluation_ids):
+        return False
+    SearchEvaluation.objects.filter(pk__in=evaluation_ids, status=EvalStatus.PENDING).update(queued_at=timezone.now())
+    return True
+
+
+def enqueue_advance(search_id: int) -> bool:
+    """Queue a coordinator pass of a search (when nothing else would trigger one); False when the broker is down."""
+    from dashboard.tasks import advance_search
+
+    return _send(advance_search, [search_id])
+
+
 def requeue_stale(now: datetime | None = None) -> dict[str, int]:
     """Queue again pending work that was never queued or whose message may be lost; returns the counts."""
     now = now or timezone.now()

@@ -11,6 +11,9 @@ at most a minute) each worker's main process:
 - queues again the pending work that was never queued (the broker was down)
   or was queued long ago (:func:`dashboard.queueing.requeue_stale`): its
   message may have been lost with a broker restart.
+- puts back in the queue the design-space evaluations whose worker died, and
+  moves on the searches whose current step is complete but whose coordinator
+  pass was lost with a worker (:func:`dashboard.services.search_coordinator.repair_searches`).
 
 It runs in the workers, never in a page: reads only read (STYLE.md habit 12).
 A daemon thread of the worker's main process, started when the worker is
@@ -41,6 +44,7 @@ def repair_once() -> dict[str, Any]:
     from dashboard.packing_models import fail_lost_analyses
     from dashboard.queueing import enqueue_import, enqueue_runs, requeue_stale
     from dashboard.recovery import recover_lost_imports, recover_lost_runs
+    from dashboard.services.search_coordinator import repair_searches
 
     try:
         runs, imports = recover_lost_runs(), recover_lost_imports()
@@ -57,6 +61,7 @@ def repair_once() -> dict[str, Any]:
             "imports_failed": imports.failed,
             "lost_analyses": analyses,
             "requeued": requeue_stale(),
+            "searches": repair_searches(),
         }
     except DatabaseError as e:  # a busy or briefly unreachable database: the next pass retries
         log.warning("periodic repair failed: %s", e)
@@ -69,7 +74,7 @@ def changed(done: dict[str, Any]) -> bool:
     """Whether a pass found lost work or lost messages (worth a line in the worker's log)."""
     keys = ("runs_retried", "runs_failed", "imports_retried", "imports_failed", "lost_analyses")
     lost = any(done.get(k) for k in keys)
-    return lost or any((done.get("requeued") or {}).values())
+    return lost or any((done.get("requeued") or {}).values()) or any((done.get("searches") or {}).values())
 
 
 def start_repair_thread() -> threading.Thread:

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from dashboard import account_views, converters, packing_views, views  # noqa: F401 (converters registers <id:>)
+from dashboard import account_views, converters, packing_views, search_urls, views  # noqa: F401 (converters registers <id:>)
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -22,6 +22,7 @@ urlpatterns = [
     path("shared/<str:token>/fork/", views.shared_fork, name="shared-fork"),
     path("shared/<str:token>/download/<str:kind>", views.shared_download, name="shared-download"),
     path("shared/<str:token>/runs/<id:run>/download/<str:kind>", views.shared_run_download, name="shared-run-download"),
+    *search_urls.urlpatterns,
     path("compare/", views.compare, name="compare"),
     path("packing/", packing_views.packing_list, name="packing-list"),
     path("packing/new/", packing_views.packing_new, name="packing-new"),

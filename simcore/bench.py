@@ -61,7 +61,7 @@ MEMORY_TARGET_MB = 2048.0
 #: The packing scenarios (simcore.packing.bench): compaction, not one run per scheduler.
 PACKING_SCENARIOS = ("packing", "packing-continuous")
 #: Scenarios that are not one run per scheduler (see cli.bench).
-UNSCHEDULED_SCENARIOS = (*PACKING_SCENARIOS, "staged", "wfcommons")
+UNSCHEDULED_SCENARIOS = (*PACKING_SCENARIOS, "staged", "wfcommons", "explore")
 SCENARIOS = ("google", "trace", *UNSCHEDULED_SCENARIOS)
 
 
@@ -125,7 +125,7 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
         provides = WORKLOADS.get(PROFILE_WORKLOAD).provides
         profile_names = [n for n in names if SCHEDULERS.get(n).requires <= provides]
     specs: list[dict[str, Any]] = []
-    # packing, staged and wfcommons are not per scheduler (see cli.bench; staged is per policy of the staged scheduler).
+    # packing, staged, wfcommons and explore are not per scheduler (see cli.bench; staged is per policy).
     for scen in [s for s in scenarios if s not in UNSCHEDULED_SCENARIOS]:
         for n in google_ok:
             if scen == "google":

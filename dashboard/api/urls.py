@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 import dashboard.converters  # noqa: F401 (registers <id:>)
-from dashboard.api import packing, views
+from dashboard.api import packing, search_views, views
 
 urlpatterns = [
     path(
@@ -21,6 +21,13 @@ urlpatterns = [
     path("experiments/<id:pk>/summary/", views.ExperimentSummary.as_view(), name="api-experiment-summary"),
     path("experiments/<id:pk>/series/", views.ExperimentSeries.as_view(), name="api-experiment-series"),
     path("experiments/<id:pk>/download/<str:kind>", views.ExperimentDownload.as_view(), name="api-experiment-download"),
+    path("searches/", search_views.SearchList.as_view(), name="api-search-list"),
+    path("searches/<id:pk>/", search_views.SearchDetail.as_view(), name="api-search-detail"),
+    path("searches/<id:pk>/cancel/", search_views.SearchCancel.as_view(), name="api-search-cancel"),
+    path("searches/<id:pk>/fork/", search_views.SearchFork.as_view(), name="api-search-fork"),
+    path("searches/<id:pk>/progress/", search_views.SearchProgress.as_view(), name="api-search-progress"),
+    path("searches/<id:pk>/generations/", search_views.SearchGenerations.as_view(), name="api-search-generations"),
+    path("searches/<id:pk>/download/<str:kind>", search_views.SearchDownload.as_view(), name="api-search-download"),
     path("runs/<id:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
     path("runs/<id:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),
     path("runs/<id:pk>/download/<str:kind>", views.RunDownload.as_view(), name="api-run-download"),

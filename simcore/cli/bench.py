@@ -26,7 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="comma-separated: google, trace, packing, packing-continuous (compaction with quantised / continuous "
         "requests, simcore.packing.bench), staged (the staged scheduler's policies on 10,000 DAG tasks; "
         "simcore.staged.bench), wfcommons (reading a 100,000-task instance, simulating workflows on dse-2020; "
-        "simcore.workflowbench); default all",
+        "simcore.workflowbench), explore (one generation of the design-space search, simcore.explore.bench); "
+        "default all",
     )
     p.add_argument(
         "--hours",
@@ -104,6 +105,10 @@ def main(args: argparse.Namespace) -> int:
         from simcore.packing.bench import continuous_benchmark
 
         report["packing-continuous"] = continuous_benchmark(seed=opts.seed)
+    if "explore" in chosen:  # issue 13: 32 individuals, 100 machines, 10,000 tasks, 2 workers
+        from simcore.explore.bench import generation_benchmark
+
+        report["explore"] = generation_benchmark()
     if args.json:
         print(json.dumps(report, indent=2))
     else:
@@ -113,4 +118,6 @@ def main(args: argparse.Namespace) -> int:
                 print(f"{key} compaction: {json.dumps(report[key])}")
         if "wfcommons" in report:
             print(f"wfcommons: {json.dumps(report['wfcommons'])}")
+        if "explore" in report:
+            print(f"explore generation: {json.dumps(report['explore'])}")
     return 0

@@ -24,6 +24,7 @@ from dashboard.models import (
     Membership,
     PackingAnalysis,
     PackingSource,
+    Search,
     Status,
     Team,
     TraceUpload,
@@ -32,6 +33,8 @@ from dashboard.models import (
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
 from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
+from dashboard.services.searches import check_search, create_search
+from simcore.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
@@ -48,6 +51,11 @@ PUBLIC = {
     "packing-shared-detail",
     "packing-shared-progress",
     "packing-shared-download",
+    "shared-search-detail",
+    "shared-search-progress",
+    "shared-search-charts",
+    "shared-search-fork",
+    "shared-search-download",
 }
 
 
@@ -90,6 +98,8 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         info={},
         status=ImportStatus.RUNNING,
     )
+    search = _search(owner, name="alice-secret-search")
+    team_search = _search(owner, name="alice-team-search", team=team, visibility=Visibility.TEAM)
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
     # Packing analyses of alice's run: a finished private one, and a pending one shared with her team.
@@ -113,7 +123,20 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         "member": member,
         "trace": trace,
         "packing": [packing, team_packing],
+        "search": search,
+        "team_search": team_search,
     }
+
+
+def _search(owner: Any, **kw: Any) -> Search:
+    scenario = {
+        "cluster": {"preset": "dse-2020", "params": {"machines": 4}},
+        "workload": {"preset": "workflows-short-long", "params": {}},
+        "load": 0.9,
+        "hours": 0.1,
+    }
+    settings = SearchSettings("trt", 4, 2, 0)
+    return create_search(owner, check_search(scenario, settings, 0), settings, 0, **kw)
 
 
 def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -121,7 +144,26 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     exps = [{"pk": w["exp"].pk}, {"pk": w["team_exp"].pk}]
     analyses = [{"pk": a.pk} for a in w["packing"]]
     run = w["run"]
+    srch = [{"pk": w["search"].pk}, {"pk": w["team_search"].pk}]
     return {
+        "search-list": [{}],
+        "search-new": [{}],
+        "search-detail": srch,
+        "search-progress": srch,
+        "search-charts": srch,
+        "search-cancel": srch,
+        "search-fork": srch,
+        "search-share": srch,
+        "search-new-link": srch,
+        "search-revoke-link": srch,
+        "search-download": [{**x, "kind": k} for x in srch for k in ("generations.csv", "search.json")],
+        "api-search-list": [{}],
+        "api-search-detail": srch,
+        "api-search-cancel": srch,
+        "api-search-fork": srch,
+        "api-search-progress": srch,
+        "api-search-generations": srch,
+        "api-search-download": [{**x, "kind": "generations.parquet"} for x in srch],
         "experiment-list": [{}],
         "experiment-new": [{}],
         "compare": [{}],
@@ -200,6 +242,9 @@ OWN_LISTS = {
     "api-team-list",
     "api-upload-list",
     "password-change",
+    "search-list",
+    "search-new",
+    "api-search-list",
 }
 #: Creating one's own things is allowed (it must not touch alice's).
 OWN_CREATE = {
@@ -212,6 +257,8 @@ OWN_CREATE = {
     "api-experiment-list",
     "api-upload-list",
     "password-change",
+    "search-new",
+    "api-search-list",
 }
 
 
@@ -229,6 +276,11 @@ def _snapshot(w: dict[str, Any]) -> Any:
         list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)),
         list(
             PackingAnalysis.objects.order_by("pk").values_list("status", "visibility", "share_token", "team_id", "name")
+        ),
+        list(
+            Search.objects.filter(pk__in=[w["search"].pk, w["team_search"].pk])
+            .order_by("pk")
+            .values_list("status", "visibility", "share_token", "team_id", "name")
         ),
     )
 
@@ -257,6 +309,8 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
         "alice-secret-trace",
         "alice-secret-packing",
         "alice-team-packing",
+        "alice-secret-search",
+        "alice-team-search",
         world["token"].prefix,
     ]
     for name, kwarg_list in _targets(world).items():
