@@ -1,10 +1,18 @@
 from django.urls import path
-from drf_spectacular.views import SpectacularJSONAPIView
+from drf_spectacular.views import SpectacularJSONAPIView, SpectacularSwaggerSplitView
 
 import dashboard.converters  # noqa: F401 (registers <id:>)
 from dashboard.api import views
 
 urlpatterns = [
+    path("", views.ApiRoot.as_view(), name="api-root"),
+    # Swagger UI from static/ (drf-spectacular-sidecar); its start-up script is served by the same view
+    # (?script), so the page passes the Content-Security-Policy (no inline script).
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[], authentication_classes=[]),
+        name="api-docs",
+    ),
     path(
         "openapi.json",
         SpectacularJSONAPIView.as_view(permission_classes=[], authentication_classes=[]),

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from django.db.models import Prefetch
 from django.http import HttpResponseBase
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -522,5 +523,37 @@ class Me(APIView):
             {
                 "username": request.user.get_username(),
                 "teams": s.TeamSerializer(_teams(request), many=True, context={"request": request}).data,
+            }
+        )
+
+
+class ApiRoot(APIView):
+    """Where the API starts: links to its schema, its documentation page and its main collections."""
+
+    permission_classes: list[Any] = []
+    authentication_classes: list[Any] = []
+
+    @extend_schema(
+        summary="The API's root: links to the schema, the documentation page and the collections",
+        responses={200: s.ApiRootSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        def url(name: str) -> str:
+            return request.build_absolute_uri(reverse(name))
+
+        return Response(
+            {
+                "schema": url("api-schema"),
+                "docs": url("api-docs"),
+                "authentication": "Authorization: Bearer <token>; create tokens on your account page "
+                + url("account"),
+                "endpoints": {
+                    "me": url("api-me"),
+                    "catalog": url("api-catalog"),
+                    "experiments": url("api-experiment-list"),
+                    "teams": url("api-team-list"),
+                    "cluster uploads": request.build_absolute_uri(reverse("api-upload-list", args=["cluster"])),
+                    "trace uploads": request.build_absolute_uri(reverse("api-upload-list", args=["trace"])),
+                },
             }
         )
