@@ -549,6 +549,8 @@ def _time_figure(
     groups = groups_of(runs)
     traces: list[dict[str, Any]] = []
     n = len(panels)
+    if n == 0:  # no resource recorded
+        return {"data": [], "layout": kit.base_layout(title, meta={"controls": [], "notes": []})}
     gap = 0.08 if n > 1 else 0.0
     height_each = (1.0 - gap * (n - 1)) / n
     layout_axes: dict[str, Any] = {}

@@ -283,7 +283,7 @@ class ExperimentForm(forms.Form):
             if src == "preset" and ref in WORKLOADS and not WORKLOADS.get(ref).uses_load:
                 load = DEFAULT_LOAD  # recorded, not used: the workload sets its own arrival rate
             else:
-                self.add_error("load", "load is required: the arrival rate as a fraction of lambda*")
+                self.add_error("load", "This field is required: the arrival rate as a fraction of lambda*")
                 return cd
         scenario: dict[str, Any] = {
             "load": load,

@@ -9,6 +9,7 @@ sees an id-based URL they could not open.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.contrib import messages
@@ -356,8 +357,15 @@ def compare(request: HttpRequest) -> HttpResponse:
     elif exp_filter:
         ignored.append(f"experiment={exp_filter!r} is not an experiment number: listing runs of every experiment")
         exp_filter = ""
-    # Runs of one experiment and scheduler are that scheduler's seeds: the charts aggregate them.
-    chart_input = chart_runs(chosen, group=lambda r: f"#{r.experiment_id} {r.scheduler}")
+    # Runs of one experiment and scheduler are that scheduler's seeds: the charts aggregate them
+    # (a lone seed is named in the label).
+    seeds_of = Counter((r.experiment_id, r.scheduler) for r in chosen)
+
+    def group(r: Run) -> str:
+        lone = seeds_of[(r.experiment_id, r.scheduler)] == 1
+        return f"#{r.experiment_id} {r.scheduler}" + (f" s{r.seed}" if lone else "")
+
+    chart_input = chart_runs(chosen, group=group)
     ctx = {
         "chosen": chosen,
         "ignored": ignored,

@@ -31,11 +31,15 @@ from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
 from tests.dashboard.conftest import small_scenario
 
-#: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
+#: URLs anyone may open (they check a secret in the URL, are the sign-in itself, or hold nobody's data:
+#: the API's root, schema and documentation page, the favicon).
 PUBLIC = {
     "login",
     "logout",
+    "api-root",
     "api-schema",
+    "api-docs",
+    "favicon",
     "invitation",
     "shared-detail",
     "shared-progress",
