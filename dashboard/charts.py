@@ -437,13 +437,13 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
         for i, d in enumerate(days):
             rng = "" if len(g.runs) == 1 else f" (seeds: {kit.number(lo[i])} to {kit.number(hi[i])} s)"
             part = f", partial: {partial[d]:.1f} h of arrivals" if d in partial else ""
-            custom.append([f"{kit.number(mean[i])} s" if mean[i] == mean[i] else "no job", rng, part])
+            custom.append([f"{kit.number(mean[i])} s" if mean[i] == mean[i] else "no job", rng, part, d + 1])
         tr = _line(
             g,
             np.asarray([d + 1 for d in days], dtype=np.float64),
             kit.compact(shown),
             "single",
-            "day %{x}%{customdata[2]}<br>mean wait %{customdata[0]}%{customdata[1]}",
+            "day %{customdata[3]}%{customdata[2]}<br>mean wait %{customdata[0]}%{customdata[1]}",
             seed=g.runs[0].seed if len(g.runs) == 1 else None,
             mode="lines+markers",
             customdata=custom,
@@ -454,7 +454,10 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
                 "line": {"color": g.colour, "width": 2},
             },
         )
-        tr["x"] = [d + 1 for d in days]
+        # Schedulers side by side around their day (a dodge of a few pixels), so markers and error bars
+        # of equal days do not hide each other; the tick and the hover give the day.
+        dodge = round((g.index - (len(per_group) - 1) / 2) * min(0.06, 0.4 / max(len(per_group), 1)), 4)
+        tr["x"] = [d + 1 + dodge for d in days]
         if len(g.runs) > 1:
             tr["error_y"] = {
                 "type": "data",
@@ -746,7 +749,12 @@ def completion_split(runs: Sequence[ChartRun], baseline: str = "fcfs") -> Figure
         "layout": kit.base_layout(
             "Mean completion time: running + waiting (profile study, Figures 12-13)",
             barmode="stack",
-            xaxis=kit.axis("", tickvals=names, ticktext=ticktext, type="category"),
+            xaxis=kit.axis(
+                f"scheduler (change of mean completion against {baseline})" if baseline in comp_mean else "scheduler",
+                tickvals=names,
+                ticktext=ticktext,
+                type="category",
+            ),
             yaxis=kit.axis("mean completion time (s)", rangemode="tozero"),
             meta={"controls": [], "notes": notes if names else []},
         ),

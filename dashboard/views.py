@@ -203,6 +203,8 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
             if r.result.offline
         ],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
+        # One version for every finished run: said once in the header, not in every row.
+        "one_version": len({r.code_version for r in done}) == 1,
         "active": any(r.is_active for r in runs),
         "can_cancel": not shared and access.can(request.user, exp, "cancel"),
         "can_share": is_owner,

@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from django.db.models import Prefetch
-from django.http import HttpResponseBase
+from django.http import HttpResponseBase, JsonResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
@@ -545,8 +546,7 @@ class ApiRoot(APIView):
             {
                 "schema": url("api-schema"),
                 "docs": url("api-docs"),
-                "authentication": "Authorization: Bearer <token>; create tokens on your account page "
-                + url("account"),
+                "authentication": "Authorization: Bearer <token>; create tokens on your account page " + url("account"),
                 "endpoints": {
                     "me": url("api-me"),
                     "catalog": url("api-catalog"),
@@ -557,3 +557,14 @@ class ApiRoot(APIView):
                 },
             }
         )
+
+
+class ApiDocs(SpectacularSwaggerSplitView):
+    """The browsable documentation page (Swagger UI from static/); like every API address, it answers a
+    method it does not take with a JSON error."""
+
+    permission_classes: list[Any] = []
+    authentication_classes: list[Any] = []
+
+    def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        return JsonResponse({"detail": f"method {request.method} is not allowed here; use GET"}, status=405)

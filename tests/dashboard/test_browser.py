@@ -100,7 +100,7 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
     )
     n_cdf = page.evaluate("document.getElementById('chart-cdf').data.length")
     n_day = page.evaluate("document.getElementById('chart-per-day').data.length")
-    names = page.evaluate("document.getElementById('chart-cdf').data.map(t => t.name)")
+    names = page.evaluate("document.getElementById('chart-cdf').data.map(t => t.legendgroup)")
     assert n_cdf == 2 and n_day == 2
     assert sorted(names) == ["fcfs", "greedy"]
     assert page.evaluate("document.getElementById('chart-cdf').layout.xaxis.type") == "log"

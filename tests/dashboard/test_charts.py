@@ -108,7 +108,7 @@ def test_per_day_draws_lines_with_markers_on_a_labelled_log_axis():
     fig = charts.per_day_mean([run("tetris", 0, s, hours=48.0)])
     t = fig["data"][0]
     assert t["type"] == "scatter" and t["mode"] == "lines+markers"
-    assert t["x"] == [1, 2] and t["y"] == [0.45, 0.62]
+    assert t["x"] == [1, 2] and t["y"] == [0.45, 0.62]  # one scheduler: no dodge
     y = fig["layout"]["yaxis"]
     assert y["type"] == "log" and "0.5 s" in y["ticktext"] and len(y["tickvals"]) == len(y["ticktext"])
 
@@ -169,7 +169,8 @@ def test_long_series_are_cut_to_what_a_chart_shows_keeping_their_peaks():
     fig = charts.queue_length([run("greedy", 0, series([0], t=t, queue=q))])
     y = fig["data"][0]["y"]
     assert len(y) <= chartkit.LINE_POINTS and max(y) == 500.0
-    assert fig["data"][0]["x0"] == 0.0 and fig["data"][0]["x0"] + fig["data"][0]["dx"] * (len(y) - 1) == pytest.approx(10.0)
+    t0 = fig["data"][0]
+    assert t0["x0"] == 0.0 and t0["x0"] + t0["dx"] * (len(y) - 1) == pytest.approx(10.0)
 
 
 def test_smoothing_offers_windows_within_the_run_and_preselects_one_for_long_runs():
