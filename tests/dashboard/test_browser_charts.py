@@ -200,3 +200,12 @@ def test_the_api_documentation_page_renders_from_our_static_files_within_the_csp
     page.wait_for_selector(".swagger-ui .opblock", timeout=30_000)
     assert page.locator(".swagger-ui .opblock").count() > 20
     assert problems == []  # no CSP violation, script error or request outside the server
+
+
+def test_a_200_character_name_does_not_widen_the_pages(live_server, owner, chromium):
+    page = chromium
+    exp = create_experiment(owner, small_scenario(), name="x" * 200)
+    _sign_in(page, live_server)
+    for path in ("/", exp.get_absolute_url()):
+        page.goto(f"{live_server.url}{path}")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 1400, path
