@@ -566,5 +566,8 @@ class ApiDocs(SpectacularSwaggerSplitView):
     permission_classes: list[Any] = []
     authentication_classes: list[Any] = []
 
-    def http_method_not_allowed(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponseBase:
+    # A plain JsonResponse: DRF would render its own 405 with this view's only renderer, the HTML template.
+    def http_method_not_allowed(  # type: ignore[override]
+        self, request: Any, *args: Any, **kwargs: Any
+    ) -> JsonResponse:
         return JsonResponse({"detail": f"method {request.method} is not allowed here; use GET"}, status=405)
