@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
@@ -57,3 +60,16 @@ def ratio(summary: Any) -> str:
     if not isinstance(a, (int, float)) or not isinstance(lam, (int, float)) or lam <= 0:
         return "-"
     return f"{a / lam:.3g}"
+
+
+@register.filter
+def json_data(value: Any, element_id: str) -> SafeString:
+    """Like Django's ``json_script``, with compact separators and a fast escape (the charts' JSON is 200 KB).
+
+    ``<``, ``>`` and ``&`` become JSON unicode escapes, so the text can never
+    close the script element; the browser never executes it (type JSON), and
+    the page's script reads it with ``JSON.parse``.
+    """
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -221,6 +222,17 @@ def test_every_figure_is_valid_plotly_and_keeps_its_legend_right_of_the_plot(pro
     ]
     for name, fig in charts.all_charts(runs_, profile=profile).items():
         go.Figure(fig)  # raises on any attribute Plotly does not know
+        json.dumps(fig, allow_nan=False)  # NaN is not JSON: the page's JSON.parse would fail
         assert fig["layout"]["legend"]["x"] > 1, name
         assert not any(k.startswith("_") for t in fig["data"] for k in t), name
         assert math.isfinite(fig["layout"]["height"])
+
+
+def test_the_page_embeds_the_figures_as_compact_json_that_cannot_close_its_script_element():
+    from dashboard.templatetags.simfmt import json_data
+
+    html = str(json_data({"name": "</script><b>&"}, "charts-data"))
+    assert html == (
+        '<script id="charts-data" type="application/json">{"name":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
+        "</script>"
+    )
