@@ -209,3 +209,31 @@ def test_a_200_character_name_does_not_widen_the_pages(live_server, owner, chrom
     for path in ("/", exp.get_absolute_url()):
         page.goto(f"{live_server.url}{path}")
         assert page.evaluate("document.documentElement.scrollWidth") <= 1400, path
+
+
+def test_the_form_disables_what_the_workload_cannot_take_and_says_why(live_server, owner, chromium):
+    page = chromium
+    problems = _watch(page, live_server)
+    _sign_in(page, live_server)
+    page.goto(f"{live_server.url}/experiments/new/")
+    checked = page.evaluate("Array.from(document.querySelectorAll('input[name=schedulers]:checked')).map(c => c.value)")
+    assert sorted(checked) == ["greedy", "lotes", "tetris"]
+    # google-like has no run-time profile: the profile schedulers are disabled, with the reason beside them
+    affinity = page.locator("input[name=schedulers][value=affinity]")
+    assert affinity.is_disabled()
+    reason = page.evaluate("document.querySelector('input[value=affinity]').parentNode.textContent")
+    assert "not with this workload: needs a workload with a run-time profile" in reason
+    assert page.is_enabled("#id_load")
+    # ncbi-blast has one, and sets its own arrival rate: load is disabled, with the reason
+    page.select_option("#id_workload", "preset:ncbi-blast")
+    assert affinity.is_enabled() and page.is_disabled("#id_load")
+    assert "load does not apply to ncbi-blast" in page.inner_text("#field-load")
+    page.select_option("#id_cluster", "preset:ncbi-heterogeneous")
+    page.fill("#id_hours", "1")
+    for box in page.query_selector_all("input[name=schedulers]:checked"):
+        box.uncheck()
+    page.check("input[name=schedulers][value=affinity]")
+    page.click("#submit-experiment")
+    page.wait_for_url("**/experiments/*/")
+    assert "Load does not apply to ncbi-blast" in page.inner_text("#simulated")
+    assert problems == []
