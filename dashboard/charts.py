@@ -218,9 +218,13 @@ def _smoothing(span_h: float, step_h: float) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------- response time
 
 
-def _c_complement(s: Mapping[str, Any]) -> tuple[list[float], list[float], int | None, int | None]:
-    """(waits, fraction longer, zero waits, started) of a run; from the 501-point CDF for results stored before
-    the CCDF was (its zero count is then an estimate, None)."""
+def _ccdf_of(s: Mapping[str, Any]) -> tuple[list[float], list[float], int | None, int | None]:
+    """(waits, fraction longer, zero waits, started) of a run.
+
+    Results stored before the series had a CCDF get one read off their
+    501-point CDF (steps of 0.2% of the jobs); their zero-wait count is then
+    unknown (None).
+    """
     cc = s.get("ccdf")
     if cc:
         return list(cc["response_s"]), list(cc["longer"]), int(cc["zero_waits"]), int(cc["started"])
@@ -251,7 +255,7 @@ def _zero_share(g: _Group) -> tuple[float | None, str]:
     """Share of the group's jobs that waited 0 s (pooled over seeds), and a sentence saying so."""
     zeros = started = 0
     for r in g.runs:
-        _, _, z, n = _c_complement(r.series)
+        _, _, z, n = _ccdf_of(r.series)
         if z is None or n is None:
             return None, f"{g.name}: not recorded for this run (stored before zero waits were counted)"
         zeros, started = zeros + z, started + n
@@ -281,7 +285,7 @@ def response_ccdf(runs: Sequence[ChartRun]) -> Figure:
         share, note = _zero_share(g)
         zero_notes.append(note)
         label = kit.short(g.name) + (f" \u00b7 {share:.1%} waited 0 s" if share is not None else "")
-        curves = [_c_complement(r.series) for r in g.runs]
+        curves = [_ccdf_of(r.series) for r in g.runs]
         n = max((len(c[0]) for c in curves), default=0)
         if n == 0:
             continue
@@ -394,7 +398,7 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
     values: list[float] = []
     days_all: set[int] = set()
     per_group: list[tuple[_Group, list[int], FloatArray, FloatArray, FloatArray]] = []
-    window_h = None
+    partial: dict[str, dict[int, float]] = {}  # per group: day -> hours of it in the arrival window
     for g in groups:
         day_maps = []
         for r in g.runs:
@@ -406,19 +410,19 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
                     if v is not None
                 }
             )
-            window_h = window_h or _day_hours(r.summary)
         days = sorted(set().union(*day_maps)) if day_maps else []
         days_all.update(days)
+        # Seeds of a group share their scenario, hence their arrival window (the compare page mixes groups).
+        window_h = _day_hours(g.runs[0].summary)
+        partial[g.name] = {}
+        for d in days if window_h is not None else []:
+            covered = min(max(window_h * 3600.0 - d * DAY_S, 0.0), DAY_S)
+            if covered < DAY_S - 1e-6:
+                partial[g.name][d] = covered / 3600.0
         ys = [np.asarray([m.get(d, np.nan) for d in days], dtype=np.float64) for m in day_maps]
         mean, lo, hi = kit.aggregate_seeds(ys) if days else (np.zeros(0),) * 3
         per_group.append((g, days, mean, lo, hi))
         values += [v for v in np.concatenate([mean, lo, hi]).tolist() if v == v and v > 0]
-    partial: dict[int, float] = {}
-    if window_h is not None:
-        for d in days_all:
-            covered = min(max(window_h * 3600.0 - d * DAY_S, 0.0), DAY_S)
-            if covered < DAY_S - 1e-6:
-                partial[d] = covered / 3600.0
     has_zero = any(np.nanmin(lo) <= 0 for _, days, _, lo, _ in per_group if len(days))
     if values:
         top = max(values)
@@ -436,7 +440,7 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
         custom = []
         for i, d in enumerate(days):
             rng = "" if len(g.runs) == 1 else f" (seeds: {kit.number(lo[i])} to {kit.number(hi[i])} s)"
-            part = f", partial: {partial[d]:.1f} h of arrivals" if d in partial else ""
+            part = f", partial: {partial[g.name][d]:.1f} h of arrivals" if d in partial[g.name] else ""
             custom.append([f"{kit.number(mean[i])} s" if mean[i] == mean[i] else "no job", rng, part, d + 1])
         tr = _line(
             g,
@@ -450,7 +454,7 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
             marker={
                 "color": g.colour,
                 "size": 8,
-                "symbol": ["circle-open" if d in partial else "circle" for d in days],
+                "symbol": ["circle-open" if d in partial[g.name] else "circle" for d in days],
                 "line": {"color": g.colour, "width": 2},
             },
         )
@@ -494,15 +498,19 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
             "Days whose mean wait was 0 s (every job started on arrival) sit on the 0 s line under the dotted "
             "break: a log axis has no zero."
         )
-    if partial:
+    any_partial: dict[int, set[str]] = {}
+    for by_day in partial.values():
+        for d, h in by_day.items():
+            any_partial.setdefault(d, set()).add(f"{h:.1f} h")
+    if any_partial:
         notes.append(
             "Open markers and * on the day: the arrival window covers only part of that day ("
-            + ", ".join(f"day {d + 1}: {h:.1f} h" for d, h in sorted(partial.items()))
+            + ", ".join(f"day {d + 1}: {' or '.join(sorted(h))}" for d, h in sorted(any_partial.items()))
             + "), so it saw less load."
         )
     days_sorted = sorted(days_all)
     x_ticks = [d + 1 for d in days_sorted]
-    x_text = [f"{d + 1}*" if d in partial else str(d + 1) for d in days_sorted]
+    x_text = [f"{d + 1}*" if d in any_partial else str(d + 1) for d in days_sorted]
     y_axis = (
         kit.axis(
             "mean wait (s, log)",

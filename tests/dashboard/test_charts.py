@@ -132,6 +132,13 @@ def test_a_partial_day_is_flagged_on_its_tick_marker_and_in_a_note():
     assert any("day 2: 1.0 h" in n for n in fig["layout"]["meta"]["notes"])
 
 
+def test_partial_days_follow_each_groups_own_arrival_window():
+    s = series([1.0], per_day={"day": [0, 1], "mean_response_s": [0.5, 0.6], "jobs": [5, 5]})
+    fig = charts.per_day_mean([run("#1 greedy", 0, s, hours=25.0), run("#2 greedy", 0, s, hours=48.0)])
+    assert [t["marker"]["symbol"] for t in fig["data"]] == [["circle", "circle-open"], ["circle", "circle"]]
+    assert fig["layout"]["xaxis"]["ticktext"] == ["1", "2*"]
+
+
 def test_per_day_error_bars_span_the_seeds():
     a = series([1.0], per_day={"day": [0], "mean_response_s": [1.0], "jobs": [5]})
     b = series([1.0], per_day={"day": [0], "mean_response_s": [3.0], "jobs": [5]})
