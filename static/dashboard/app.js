@@ -35,23 +35,51 @@
     if (idx.length) Plotly.restyle(el, {y: ys}, idx);
   }
 
-  if (chartData && window.Plotly) {
-    var figs = JSON.parse(chartData.textContent);
+  // Each chart is drawn when it comes near the viewport, and Plotly's script is fetched for the first
+  // one: a page opens with its tables at once, and charts never scrolled to cost nothing.
+  var charts = document.querySelector(".charts[data-plotly]");
+  if (chartData && charts) {
+    var figs = JSON.parse(chartData.textContent), waiting = [], drawn = {};
+    var withPlotly = function (cb) {
+      if (window.Plotly) { cb(); return; }
+      waiting.push(cb);
+      if (waiting.length > 1) return;
+      var s = document.createElement("script");
+      s.src = charts.dataset.plotly;
+      s.onload = function () { waiting.forEach(function (f) { f(); }); waiting = []; };
+      document.head.appendChild(s);
+    };
+    var apply = function (sel) {
+      var el = document.getElementById(sel.dataset.chart);
+      var opt = figs[sel.dataset.chart].layout.meta.controls[+sel.dataset.control].options[+sel.value];
+      if (opt.update) Plotly.update(el, opt.update.data || {}, opt.update.layout || {});
+      if (opt.smooth_h !== undefined) smooth(el, opt.smooth_h);
+    };
+    var draw = function (id, then) {
+      withPlotly(function () {
+        if (!drawn[id]) {
+          drawn[id] = true;
+          var el = document.getElementById(id);
+          Plotly.newPlot(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+          // a choice preselected by the server (a smoothing window), or kept by the browser on reload
+          document.querySelectorAll('select[data-chart="' + id + '"]').forEach(function (sel) {
+            if (sel.selectedIndex > 0) apply(sel);
+          });
+        }
+        if (then) then();
+      });
+    };
+    var seen = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target.id); }
+      });
+    }, {rootMargin: "300px 0px"});
     Object.keys(figs).forEach(function (id) {
       var el = document.getElementById(id);
-      if (el) Plotly.newPlot(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+      if (el) seen.observe(el);
     });
     document.querySelectorAll("select[data-chart]").forEach(function (sel) {
-      function apply() {
-        var el = document.getElementById(sel.dataset.chart);
-        var control = figs[sel.dataset.chart].layout.meta.controls[+sel.dataset.control];
-        var opt = control.options[+sel.value];
-        if (opt.update) Plotly.update(el, opt.update.data || {}, opt.update.layout || {});
-        if (opt.smooth_h !== undefined) smooth(el, opt.smooth_h);
-      }
-      sel.addEventListener("change", apply);
-      var chosen = sel.options[sel.selectedIndex];
-      if (sel.selectedIndex > 0 && chosen.defaultSelected) apply();  // a preselected smoothing window
+      sel.addEventListener("change", function () { draw(sel.dataset.chart, function () { apply(sel); }); });
     });
   }
 

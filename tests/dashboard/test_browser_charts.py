@@ -95,6 +95,9 @@ def _sign_in(page, live_server):
 
 
 def _charts_drawn(page) -> list[str]:
+    # Charts are drawn as they come near the viewport: scroll past each, as a reader does.
+    for chart in page.locator(".chart").all():
+        chart.scroll_into_view_if_needed()
     page.wait_for_function(
         "Array.from(document.querySelectorAll('.chart')).every(e => e.data && e.querySelector('.main-svg'))",
         timeout=30_000,
