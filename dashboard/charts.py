@@ -415,10 +415,11 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
         # Seeds of a group share their scenario, hence their arrival window (the compare page mixes groups).
         window_h = _day_hours(g.runs[0].summary)
         partial[g.name] = {}
-        for d in days if window_h is not None else []:
-            covered = min(max(window_h * 3600.0 - d * DAY_S, 0.0), DAY_S)
-            if covered < DAY_S - 1e-6:
-                partial[g.name][d] = covered / 3600.0
+        if window_h is not None:
+            for d in days:
+                covered = min(max(window_h * 3600.0 - d * DAY_S, 0.0), DAY_S)
+                if covered < DAY_S - 1e-6:
+                    partial[g.name][d] = covered / 3600.0
         ys = [np.asarray([m.get(d, np.nan) for d in days], dtype=np.float64) for m in day_maps]
         mean, lo, hi = kit.aggregate_seeds(ys) if days else (np.zeros(0),) * 3
         per_group.append((g, days, mean, lo, hi))
