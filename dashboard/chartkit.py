@@ -3,7 +3,7 @@
 :mod:`dashboard.charts` (and any other page that draws series) composes these:
 
 - :func:`aggregate_seeds` -- runs of one group (a scheduler, over seeds) on one
-  grid: a mean line and a min-max band;
+  grid: a mean line and a min-max band; :func:`mean_band_traces` draws them;
 - :func:`downsample_extremes` -- a long series cut to what a chart can show,
   keeping every bucket's minimum and maximum, so spikes survive;
 - :func:`legend` and :func:`base_layout` -- a legend in its own column right of
@@ -165,6 +165,38 @@ def downsample_extremes(y: FloatArray, max_points: int) -> tuple[FloatArray, flo
     out[0::2][empty] = np.nan
     out[1::2][empty] = np.nan
     return out, 0.0, (n - 1) / (2 * buckets - 1)
+
+
+def mean_band_traces(
+    name: str,
+    index: int,
+    x: Sequence[float],
+    ys: Sequence[Sequence[float]],
+    template: str,
+    *,
+    digits: int = 4,
+) -> list[dict[str, Any]]:
+    """A group's seeds as a mean line over a min-max band: [lower edge, upper edge (filled), mean].
+
+    For any page that plots one value per x and seed (a sweep's metric against
+    a parameter, say): ``ys`` holds one curve per seed on the points ``x``;
+    ``index`` picks the group's colour; ``template`` is the mean's hover text
+    (Plotly %{x} and %{y} fields). With one seed, the band is that seed's line.
+    """
+    mean, lo, hi = aggregate_seeds([np.asarray(y, dtype=np.float64) for y in ys])
+    c = colour(index)
+    common = {"type": "scatter", "mode": "lines", "name": short(name), "legendgroup": name, "x": list(x)}
+    edge = {**common, "hoverinfo": "skip", "showlegend": False, "line": {"width": 0, "color": c}}
+    return [
+        {**edge, "y": compact(lo, digits)},
+        {**edge, "y": compact(hi, digits), "fill": "tonexty", "fillcolor": band_fill(c)},
+        {
+            **common,
+            "y": compact(mean, digits),
+            "line": {"color": c, "width": 2, "dash": dash(index)},
+            "hovertemplate": hover(f"{name}, mean of {len(ys)} seed{'s' if len(ys) != 1 else ''}", template),
+        },
+    ]
 
 
 # ---------------------------------------------------------------------------- layout

@@ -94,3 +94,10 @@ def test_a_hover_label_names_the_run_and_escapes_markup_in_user_names():
     tpl = kit.hover("<b>x</b> %{y}", "%{y:.1f} s")
     assert tpl.startswith("<b>&lt;b&gt;x&lt;/b&gt; %\u200b{y}</b><br>%{y:.1f} s")
     assert tpl.endswith("<extra></extra>")
+
+
+def test_a_groups_seeds_become_a_band_and_a_mean_line_for_any_x():
+    lo, hi, mean = kit.mean_band_traces("lotes", 1, [0.0, 0.006], [[1.0, 4.0], [3.0, 8.0]], "%{y:.2f} s")
+    assert lo["y"] == [1.0, 4.0] and hi["y"] == [3.0, 8.0] and mean["y"] == [2.0, 6.0]
+    assert hi["fill"] == "tonexty" and lo["showlegend"] is False and mean["line"]["color"] == kit.colour(1)
+    assert mean["hovertemplate"].startswith("<b>lotes, mean of 2 seeds</b>")
