@@ -176,7 +176,7 @@ def parse_axis(text: str, cluster: str, workload: str, schedulers: Sequence[str]
     for item in items:
         try:
             v = convert(item)
-        except BadValue as e:
+        except (BadValue, ParameterError) as e:  # ParameterError: a checked text (a staged policy)
             raise ParameterError(f"--vary {shown}: {e}") from None
         except (TypeError, ValueError):
             type_name = owners[name][0].param.type.__name__

@@ -112,6 +112,8 @@
           if (cancel && !isActive) cancel.remove();  // a finished run has nothing to cancel
           var err = document.getElementById("run-" + run.id + "-error");
           if (run.error) { err.hidden = false; err.querySelector("td").textContent = run.error; }
+          var tries = document.getElementById("run-" + run.id + "-attempts");
+          if (tries && run.attempts_note) { tries.hidden = false; tries.querySelector("td").textContent = run.attempts_note; }
           if (isActive) active = true;
         });
         var vs = Object.keys(versions).sort(), out = document.getElementById("code-versions");
