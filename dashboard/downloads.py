@@ -23,6 +23,7 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 
 from dashboard.models import Experiment, Run, Status
 from dashboard.services.results import run_jobs, runs_with_results, write_experiment_archive
+from simcore.api import NULL_IF_NEGATIVE
 from simcore.archive import JOB_COLUMNS
 from simcore.sweep_report import flatten
 
@@ -45,8 +46,10 @@ def _table(cols: dict[str, np.ndarray], lo: int, hi: int, extra: dict[str, Any])
     for k, v in extra.items():
         arrays[k] = pa.repeat(pa.scalar(v, pa.int64() if isinstance(v, int) else pa.string()), n)
     for k in JOB_COLUMNS:
-        # NaN (never started / not finished) becomes null: an empty CSV cell, a Parquet null.
-        arrays[k] = pa.array(cols[k][lo:hi], from_pandas=True)
+        # NaN (never started / not finished) becomes null: an empty CSV cell, a Parquet null; so does
+        # the -1 machine and config of a job that never started.
+        v = cols[k][lo:hi]
+        arrays[k] = pa.array(v, mask=v < 0) if k in NULL_IF_NEGATIVE else pa.array(v, from_pandas=True)
     return pa.table(arrays)
 
 
@@ -186,6 +189,9 @@ def series_rows(series: dict[str, Any]) -> Iterator[tuple[str, str, Any, str, An
     cdf = series.get("cdf") or {}
     for p, v in zip(cdf.get("p", []), cdf.get("response_s", []), strict=False):
         yield "cdf", "p", p, "response_s", v
+    cc = series.get("ccdf") or {}
+    for v, f in zip(cc.get("response_s", []), cc.get("longer", []), strict=False):
+        yield "ccdf", "response_s", v, "fraction_longer", f
     pd = series.get("per_day") or {}
     for d, m, n in zip(pd.get("day", []), pd.get("mean_response_s", []), pd.get("jobs", []), strict=False):
         yield "per_day", "day", d, "mean_response_s", m

@@ -25,17 +25,25 @@ DEMO_USER = DEMO_PASSWORD = "demo"
 
 
 def _setup() -> bool:
-    """Migrate and prepare static files and the demo user; returns DEBUG."""
+    """Migrate, collect static files and create the demo user (DEBUG); returns DEBUG.
+
+    Static files are collected and served as in production (hashed names,
+    compressed, cached for a year; SIMCORE_STATIC_COLLECTED), DEBUG or not:
+    the embedded default is what newcomers meet, and Plotly's 4.8 MB script
+    must not be sent uncompressed and uncached on every page. Edits to
+    static/ show after a restart.
+    """
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+    os.environ.setdefault("SIMCORE_STATIC_COLLECTED", "1")  # read by the settings, inherited by gunicorn
     import django
     from django.conf import settings
     from django.core.management import call_command
 
     django.setup()
     call_command("migrate", interactive=False, verbosity=0)
-    if not settings.DEBUG:
+    if settings.SIMCORE_STATIC_COLLECTED:
         call_command("collectstatic", interactive=False, verbosity=0)
-    else:
+    if settings.DEBUG:
         from django.contrib.auth.models import User
 
         user, _ = User.objects.get_or_create(username=DEMO_USER, defaults={"is_staff": True, "is_superuser": True})

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "dashboard.apps.DashboardConfig",
 ]
 
@@ -188,16 +189,23 @@ try:  # whitenoise warns on every request when the folder is missing (before col
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 except OSError:
     pass
+#: Whether static files were collected into STATIC_ROOT (``collectstatic``): then they are served as in
+#: production, under content-hashed names, compressed (gzip, and Brotli when installed) and cached for a
+#: year. On by default without DEBUG; ``make run`` collects them at start and sets it with DEBUG too.
+#: Off, static/ is served as it is, uncached (the test suite, ``manage.py runserver``).
+SIMCORE_STATIC_COLLECTED = env_bool("SIMCORE_STATIC_COLLECTED", not DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
+        "BACKEND": "dashboard.staticstorage.CollectedStaticStorage"
+        if SIMCORE_STATIC_COLLECTED
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-# Serve straight from static/ when collectstatic has not run (the embedded default and tests).
-WHITENOISE_USE_FINDERS = True
+# Serve straight from static/ when collectstatic has not run (tests, runserver); collected files are
+# served from STATIC_ROOT's index, built once at start (no per-request look-ups, long cache headers).
+WHITENOISE_USE_FINDERS = not SIMCORE_STATIC_COLLECTED
+WHITENOISE_AUTOREFRESH = DEBUG and not SIMCORE_STATIC_COLLECTED
 
 #: Largest uploaded cluster or trace file, in megabytes.
 SIMCORE_MAX_UPLOAD_MB = env_int("SIMCORE_MAX_UPLOAD_MB", 200, minimum=1)
@@ -248,6 +256,10 @@ SPECTACULAR_SETTINGS = {
     "`Authorization: Bearer <token>` (tokens are created on your account page).",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The documentation page's Swagger UI comes from the drf-spectacular-sidecar package (static/), never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "StatusEnum": "dashboard.models.Status",

@@ -6,6 +6,7 @@ from dashboard import account_views, converters, packing_views, search_urls, vie
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("experiments/new/", views.experiment_new, name="experiment-new"),
     path("experiments/<id:pk>/", views.experiment_detail, name="experiment-detail"),
     path("experiments/<id:pk>/progress.json", views.experiment_progress, name="experiment-progress"),

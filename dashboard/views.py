@@ -9,6 +9,7 @@ sees an id-based URL they could not open.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from django.contrib import messages
@@ -19,10 +20,11 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import access, charts, downloads, imports, queueing
+from dashboard import access, charts, downloads, imports, lotes_view, queueing
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from dashboard.services.experiments import (
@@ -33,24 +35,34 @@ from dashboard.services.experiments import (
     revoke_share_link,
     set_sharing,
 )
-from dashboard.services.results import labelled_series, progress_payload, runs_with_results
+from dashboard.services.results import chart_runs, progress_payload, runs_with_results, what_was_simulated
 from dashboard.services.uploads import UPLOAD_KINDS, create_upload, delete_upload
 from simcore.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
 from simcore.version import code_version
 
 PAGE_SIZE = 25
+#: Most runs one compare page overlays.
+MAX_COMPARED = 20
 
 
 def version_context(request: HttpRequest) -> dict[str, Any]:
     return {"code_version": code_version()}
 
 
+@require_safe
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page says: send them to the static file."""
+    return redirect(static("dashboard/favicon.ico"))
+
+
 # ---------------------------------------------------------------------------- experiments
 
 
-def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str]]:
+def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str], list[str]]:
+    """The visible experiments matching the filters, the filters, and what was ignored (said on the page)."""
     f = {k: request.GET.get(k, "").strip() for k in ("owner", "team", "status", "cluster", "workload", "scheduler")}
+    ignored = []
     qs = access.visible_experiments(request.user).select_related("owner", "team")
     if f["owner"] == "me":
         qs = qs.filter(owner=access.signed_in(request))
@@ -58,26 +70,36 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str
         qs = qs.filter(owner__username=f["owner"])
     if f["team"].isdigit():
         qs = qs.filter(team_id=int(f["team"]))
-    if f["status"]:
+    elif f["team"]:
+        ignored.append(f"team={f['team']!r} is not a team number: showing every team")
+        f["team"] = ""
+    if f["status"] in Status.values:
         qs = qs.filter(status=f["status"])
+    elif f["status"]:
+        ignored.append(f"status={f['status']!r} is not a status ({', '.join(Status.values)}): showing every status")
+        f["status"] = ""
     if f["cluster"]:
         qs = qs.filter(cluster_label=f["cluster"])
     if f["workload"]:
         qs = qs.filter(workload_label=f["workload"])
     if f["scheduler"]:
         qs = qs.filter(runs__scheduler=f["scheduler"]).distinct()
-    return qs, f
+    return qs, f, ignored
 
 
 @require_safe
 @login_required
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    qs, filters = _filtered(request)
-    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    qs, filters, ignored = _filtered(request)
+    page_arg = request.GET.get("page", "")
+    if page_arg and not page_arg.isdigit() and page_arg != "last":
+        ignored.append(f"page={page_arg!r} is not a page number: showing the first page")
+    page = Paginator(qs, PAGE_SIZE).get_page(page_arg)
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
     visible = access.visible_experiments(request.user).order_by()
     ctx = {
         "page": page,
+        "ignored": ignored,
         "filters": filters,
         "query": query,
         "statuses": Status.values,
@@ -161,15 +183,28 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]
     done = [r for r in runs if r.status == Status.FINISHED]
     is_owner = not shared and exp.owner_id == request.user.pk
+    simulated = what_was_simulated(exp, done)
     ctx = {
         "experiment": exp,
         "runs": runs,
         "finished": done,
         "base": base,
         "shared": shared,
-        "charts": charts.all_charts(labelled_series(runs)) if done else None,
-        "offline": [r for r in done if r.result.offline],
+        "simulated": simulated,
+        "charts": charts.all_charts(chart_runs(runs), profile=simulated["profile"]) if done else None,
+        "offline": [
+            {
+                "run": r,
+                "plan": lotes_view.plan_view(r.result.offline, r.result.summary.get("lambda_star"))
+                if r.result.offline.get("configs")
+                else None,
+            }
+            for r in done
+            if r.result.offline
+        ],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
+        # One version for every finished run: said once in the header, not in every row.
+        "one_version": len({r.code_version for r in done}) == 1,
         "active": any(r.is_active for r in runs),
         "can_cancel": not shared and access.can(request.user, exp, "cancel"),
         "can_share": is_owner,
@@ -294,22 +329,49 @@ def shared_run_download(request: HttpRequest, token: str, run: int, kind: str) -
 @require_safe
 @login_required
 def compare(request: HttpRequest) -> HttpResponse:
-    ids = [int(x) for x in request.GET.getlist("run") if x.isdigit()][:20]
+    ignored = []
+    ids: list[int] = []
+    for x in request.GET.getlist("run"):
+        if not x.isdigit() or len(x) > 18:
+            ignored.append(f"run={x!r} is not a run number")
+        elif int(x) not in ids:
+            ids.append(int(x))
+    if len(ids) > MAX_COMPARED:
+        ignored.append(f"at most {MAX_COMPARED} runs are compared at once: runs {ids[MAX_COMPARED:]} were left out")
+        ids = ids[:MAX_COMPARED]
     runs = access.visible_runs(request.user).filter(status=Status.FINISHED)
     chosen = list(runs.filter(pk__in=ids).select_related("result", "experiment"))
     chosen.sort(key=lambda r: ids.index(r.pk))
+    missing = sorted(set(ids) - {r.pk for r in chosen})
+    if missing:
+        ignored.append(
+            f"run{'s' if len(missing) > 1 else ''} {', '.join(map(str, missing))}: no finished run of that number "
+            "that you can see"
+        )
     for r in chosen:
         r.dl_prefix = reverse("run-download", args=[r.experiment_id, r.pk, "x"])[:-1]  # type: ignore[attr-defined]
-    series = [(f"#{r.experiment_id} {r.experiment.title}: {r.scheduler} s{r.seed}", r.result.series) for r in chosen]
     candidates = runs.select_related("experiment", "experiment__owner").order_by(
         "-experiment__created", "experiment_id", "seed", "id"
     )
     exp_filter = request.GET.get("experiment", "").strip()
-    if exp_filter.isdigit():
+    if exp_filter.isdigit() and len(exp_filter) <= 18:
         candidates = candidates.filter(experiment_id=int(exp_filter))
+    elif exp_filter:
+        ignored.append(f"experiment={exp_filter!r} is not an experiment number: listing runs of every experiment")
+        exp_filter = ""
+    # Runs of one experiment and scheduler are that scheduler's seeds: the charts aggregate them
+    # (a lone seed is named in the label).
+    seeds_of = Counter((r.experiment_id, r.scheduler) for r in chosen)
+
+    def group(r: Run) -> str:
+        lone = seeds_of[(r.experiment_id, r.scheduler)] == 1
+        return f"#{r.experiment_id} {r.scheduler}" + (f" s{r.seed}" if lone else "")
+
+    chart_input = chart_runs(chosen, group=group)
     ctx = {
         "chosen": chosen,
-        "charts": charts.all_charts(series) if series else None,
+        "ignored": ignored,
+        "charts": charts.all_charts(chart_input) if chart_input else None,
         "candidates": candidates[:200],
         "ids": set(ids),
         "experiment_filter": exp_filter,

@@ -53,6 +53,10 @@ class RunSpec:
         return asdict(self)
 
 
+#: Integer per-job columns whose -1 means "none" (the job never started): written empty / null.
+NULL_IF_NEGATIVE = frozenset({"machine", "config"})
+
+
 @dataclass
 class RunOutcome:
     """Everything a run produced."""
@@ -66,7 +70,12 @@ class RunOutcome:
     cluster: Cluster
 
     def jobs_columns(self) -> dict[str, np.ndarray]:
-        """The per-job records as named columns (what CSV and Parquet downloads hold)."""
+        """The per-job records as named columns (what CSV and Parquet downloads hold).
+
+        A job that never started has NaN start, finish and times, and machine
+        and config -1 (integer columns have no NaN); the CSV and Parquet files
+        write all of them as empty / null (:data:`NULL_IF_NEGATIVE`).
+        """
         r = self.result
         n = int(r.extra.get("arrived", r.n_jobs))
         start = r.start[:n]
@@ -93,10 +102,11 @@ class RunOutcome:
         yield names
         n = len(cols["job"])
         step = 65_536
+        nullable = [c in NULL_IF_NEGATIVE for c in names]
         for lo in range(0, n, step):
             chunk = [cols[c][lo : lo + step] for c in names]
             for row in zip(*(c.tolist() for c in chunk), strict=True):
-                yield [_fmt(v) for v in row]
+                yield ["" if null and v < 0 else _fmt(v) for v, null in zip(row, nullable, strict=True)]
 
     def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
         """Write per-job results and series as CSV and JSON into ``out_dir``."""
@@ -118,6 +128,10 @@ class RunOutcome:
         s = self.series
         tables = {
             "cdf.csv": (["p", "response_s"], zip(s["cdf"]["p"], s["cdf"]["response_s"], strict=True)),
+            "ccdf.csv": (
+                ["response_s", "fraction_longer"],
+                zip(s["ccdf"]["response_s"], s["ccdf"]["longer"], strict=True),
+            ),
             "per_day.csv": (
                 ["day", "mean_response_s", "jobs"],
                 zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"], strict=True),

@@ -250,6 +250,7 @@ class ProgressRunSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    code_version = serializers.CharField(allow_blank=True, help_text="the code version that ran it ('' before)")
     attempt = serializers.IntegerField(help_text=ATTEMPT_HELP)
     lost_attempts = LostAttemptSerializer(many=True)
     attempts_note = serializers.CharField(
@@ -434,3 +435,10 @@ class TokenSerializer(serializers.ModelSerializer):
 class MeSerializer(serializers.Serializer):
     username = serializers.CharField()
     teams = TeamSerializer(many=True)
+
+
+class ApiRootSerializer(serializers.Serializer):
+    schema = serializers.URLField(help_text="the OpenAPI schema (JSON)")
+    docs = serializers.URLField(help_text="a browsable documentation page (Swagger UI)")
+    authentication = serializers.CharField()
+    endpoints = serializers.DictField(child=serializers.URLField())

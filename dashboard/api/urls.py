@@ -5,6 +5,14 @@ import dashboard.converters  # noqa: F401 (registers <id:>)
 from dashboard.api import packing, search_views, views
 
 urlpatterns = [
+    path("", views.ApiRoot.as_view(), name="api-root"),
+    # Swagger UI from static/ (drf-spectacular-sidecar); its start-up script is served by the same view
+    # (?script), so the page passes the Content-Security-Policy (no inline script).
+    path(
+        "docs/",
+        views.ApiDocs.as_view(url_name="api-schema"),
+        name="api-docs",
+    ),
     path(
         "openapi.json",
         SpectacularJSONAPIView.as_view(permission_classes=[], authentication_classes=[]),

@@ -11,9 +11,11 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from django.db.models import Prefetch
-from django.http import HttpResponseBase
+from django.http import HttpResponseBase, JsonResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
@@ -524,3 +526,48 @@ class Me(APIView):
                 "teams": s.TeamSerializer(_teams(request), many=True, context={"request": request}).data,
             }
         )
+
+
+class ApiRoot(APIView):
+    """Where the API starts: links to its schema, its documentation page and its main collections."""
+
+    permission_classes: list[Any] = []
+    authentication_classes: list[Any] = []
+
+    @extend_schema(
+        summary="The API's root: links to the schema, the documentation page and the collections",
+        responses={200: s.ApiRootSerializer},
+    )
+    def get(self, request: Request) -> Response:
+        def url(name: str) -> str:
+            return request.build_absolute_uri(reverse(name))
+
+        return Response(
+            {
+                "schema": url("api-schema"),
+                "docs": url("api-docs"),
+                "authentication": "Authorization: Bearer <token>; create tokens on your account page " + url("account"),
+                "endpoints": {
+                    "me": url("api-me"),
+                    "catalog": url("api-catalog"),
+                    "experiments": url("api-experiment-list"),
+                    "teams": url("api-team-list"),
+                    "cluster uploads": request.build_absolute_uri(reverse("api-upload-list", args=["cluster"])),
+                    "trace uploads": request.build_absolute_uri(reverse("api-upload-list", args=["trace"])),
+                },
+            }
+        )
+
+
+class ApiDocs(SpectacularSwaggerSplitView):
+    """The browsable documentation page (Swagger UI from static/); like every API address, it answers a
+    method it does not take with a JSON error."""
+
+    permission_classes: list[Any] = []
+    authentication_classes: list[Any] = []
+
+    # A plain JsonResponse: DRF would render its own 405 with this view's only renderer, the HTML template.
+    def http_method_not_allowed(  # type: ignore[override]
+        self, request: Any, *args: Any, **kwargs: Any
+    ) -> JsonResponse:
+        return JsonResponse({"detail": f"method {request.method} is not allowed here; use GET"}, status=405)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import IO, Any
 
+from dashboard.charts import ChartRun
 from dashboard.models import (
     Experiment,
     Run,
@@ -26,11 +27,18 @@ def runs_with_results(experiment: Experiment) -> list[Run]:
     return list(experiment.runs.select_related("result").order_by("seed", "id"))
 
 
-def labelled_series(runs: list[Run]) -> list[tuple[str, dict[str, Any]]]:
-    """(label, series) of the finished runs; labels carry the seed only when seeds differ."""
-    done = [r for r in runs if r.status == Status.FINISHED and hasattr(r, "result")]
-    seeds = {r.seed for r in done}
-    return [(r.scheduler if len(seeds) <= 1 else f"{r.scheduler} (seed {r.seed})", r.result.series) for r in done]
+def chart_runs(runs: list[Run], group: Callable[[Run], str] | None = None) -> list[ChartRun]:
+    """The finished runs as the charts read them, grouped by scheduler (or by ``group(run)``).
+
+    Runs of one group are aggregated over their seeds; the order is that of
+    ``runs`` (so colours follow the tables).
+    """
+    key = group or (lambda r: r.scheduler)
+    return [
+        ChartRun(group=key(r), seed=r.seed, series=r.result.series, summary=r.result.summary)
+        for r in runs
+        if r.status == Status.FINISHED and hasattr(r, "result")
+    ]
 
 
 def run_jobs(run: Run) -> dict[str, Any]:
@@ -56,6 +64,7 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             "error",
             "started_at",
             "finished_at",
+            "code_version",
             "attempt",
             "lost_attempts",
         )
@@ -103,3 +112,55 @@ def eta_text(seconds: float | None) -> str:
     if seconds is None:
         return ""
     return str(timedelta(seconds=round(seconds)))
+
+
+def load_note(workload: str) -> str:
+    """Why ``load`` does not apply to a preset workload that sets its own arrival rate."""
+    return f"load does not apply to {workload}: its arrival rates come from the workload's own data"
+
+
+def _span(values: list[float]) -> tuple[float, float] | None:
+    return (min(values), max(values)) if values else None
+
+
+def what_was_simulated(experiment: Experiment, finished: list[Run]) -> dict[str, Any]:
+    """What the finished runs actually simulated, for the page's header.
+
+    ``load_applies``: whether the scenario's ``load`` set the arrival rate (a
+    preset that generates arrivals at a fraction of lambda*, or an uploaded
+    trace replayed at that rate); ``load_note`` says why not when it did not.
+    ``arrival``, ``lambda_star`` and ``ratio`` are (lowest, highest) over the
+    finished runs (seeds of a generated workload draw different jobs), None
+    before any run finished. ``profile``: the workload has a run-time profile
+    (the profile study's charts apply).
+    """
+    from simcore.presets import WORKLOADS, workload_provides
+
+    spec = experiment.scenario.get("workload") or {}
+    load_applies, note = True, ""
+    if "preset" in spec and spec["preset"] in WORKLOADS:
+        preset = WORKLOADS.get(spec["preset"])
+        if not preset.uses_load:
+            load_applies = False
+            note = load_note(preset.name)
+    arrivals, lambdas, ratios = [], [], []
+    for r in finished:
+        s = getattr(r, "result", None)
+        s = s.summary if s is not None else {}
+        a, lam = s.get("arrival_rate"), s.get("lambda_star")
+        if isinstance(a, (int, float)):
+            arrivals.append(float(a))
+            if isinstance(lam, (int, float)) and lam > 0:
+                ratios.append(float(a) / float(lam))
+        if isinstance(lam, (int, float)):
+            lambdas.append(float(lam))
+    provides, _ = workload_provides(spec) if spec else (frozenset(), "")
+    return {
+        "load": experiment.scenario.get("load"),
+        "load_applies": load_applies,
+        "load_note": note,
+        "arrival": _span(arrivals),
+        "lambda_star": _span(lambdas),
+        "ratio": _span(ratios),
+        "profile": "profile" in provides,
+    }

@@ -2,13 +2,84 @@
 (function () {
   "use strict";
 
-  // Charts: the server hands over Plotly figure dicts; we only draw them.
+  // Charts: the server hands over Plotly figure dicts (dashboard/charts.py); we draw them and apply the
+  // choices above each chart (layout.meta.controls): an option's `update` goes to Plotly.update as it is,
+  // its `smooth_h` is a moving-average window (hours) over every trace marked meta.smooth.
   var chartData = document.getElementById("charts-data");
-  if (chartData && window.Plotly) {
-    var figs = JSON.parse(chartData.textContent);
+  var raw = {};  // chart id -> the traces' unsmoothed y arrays
+
+  function movingAverage(y, half) {
+    var n = y.length, s = new Float64Array(n + 1), c = new Float64Array(n + 1), i;
+    for (i = 0; i < n; i++) {
+      var ok = y[i] !== null && y[i] !== undefined && isFinite(y[i]);
+      s[i + 1] = s[i] + (ok ? y[i] : 0);
+      c[i + 1] = c[i] + (ok ? 1 : 0);
+    }
+    var out = new Array(n);
+    for (i = 0; i < n; i++) {
+      var a = Math.max(0, i - half), b = Math.min(n, i + half + 1), k = c[b] - c[a];
+      out[i] = (y[i] === null || y[i] === undefined || k === 0) ? null : +((s[b] - s[a]) / k).toPrecision(4);
+    }
+    return out;
+  }
+
+  function smooth(el, hours) {
+    if (!raw[el.id]) raw[el.id] = el.data.map(function (t) { return t.y ? t.y.slice() : null; });
+    var ys = [], idx = [];
+    el.data.forEach(function (t, i) {
+      if (!t.meta || !t.meta.smooth || !raw[el.id][i] || !t.dx) return;
+      var half = Math.round(hours / t.dx / 2);
+      ys.push(hours > 0 && half >= 1 ? movingAverage(raw[el.id][i], half) : raw[el.id][i].slice());
+      idx.push(i);
+    });
+    if (idx.length) Plotly.restyle(el, {y: ys}, idx);
+  }
+
+  // Each chart is drawn when it comes near the viewport, and Plotly's script is fetched for the first
+  // one: a page opens with its tables at once, and charts never scrolled to cost nothing.
+  var charts = document.querySelector(".charts[data-plotly]");
+  if (chartData && charts) {
+    var figs = JSON.parse(chartData.textContent), waiting = [], drawn = {};
+    var withPlotly = function (cb) {
+      if (window.Plotly) { cb(); return; }
+      waiting.push(cb);
+      if (waiting.length > 1) return;
+      var s = document.createElement("script");
+      s.src = charts.dataset.plotly;
+      s.onload = function () { waiting.forEach(function (f) { f(); }); waiting = []; };
+      document.head.appendChild(s);
+    };
+    var apply = function (sel) {
+      var el = document.getElementById(sel.dataset.chart);
+      var opt = figs[sel.dataset.chart].layout.meta.controls[+sel.dataset.control].options[+sel.value];
+      if (opt.update) Plotly.update(el, opt.update.data || {}, opt.update.layout || {});
+      if (opt.smooth_h !== undefined) smooth(el, opt.smooth_h);
+    };
+    var draw = function (id, then) {
+      withPlotly(function () {
+        if (!drawn[id]) {
+          drawn[id] = true;
+          var el = document.getElementById(id);
+          Plotly.newPlot(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+          // a choice preselected by the server (a smoothing window), or kept by the browser on reload
+          document.querySelectorAll('select[data-chart="' + id + '"]').forEach(function (sel) {
+            if (sel.selectedIndex > 0) apply(sel);
+          });
+        }
+        if (then) then();
+      });
+    };
+    var seen = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (e.isIntersecting) { seen.unobserve(e.target); draw(e.target.id); }
+      });
+    }, {rootMargin: "300px 0px"});
     Object.keys(figs).forEach(function (id) {
       var el = document.getElementById(id);
-      if (el) Plotly.newPlot(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+      if (el) seen.observe(el);
+    });
+    document.querySelectorAll("select[data-chart]").forEach(function (sel) {
+      sel.addEventListener("change", function () { draw(sel.dataset.chart, function () { apply(sel); }); });
     });
   }
 
@@ -24,8 +95,9 @@
     fetch(table.dataset.progressUrl, {credentials: "same-origin"})
       .then(function (r) { return r.json(); })
       .then(function (p) {
-        var active = false;
+        var active = false, versions = {};
         p.runs.forEach(function (run) {
+          if (run.code_version) versions[run.code_version] = true;
           var row = document.getElementById("run-" + run.id);
           if (!row) return;
           var st = row.querySelector(".run-status .status");
@@ -36,12 +108,25 @@
           row.querySelector(".jobs").textContent = run.jobs_done.toLocaleString() + " / " + run.jobs_total.toLocaleString();
           var isActive = run.status === "pending" || run.status === "running";
           row.querySelector(".eta").textContent = isActive && run.status === "running" ? fmtEta(run.eta_s) : "";
+          var cancel = row.querySelector(".run-cancel");
+          if (cancel && !isActive) cancel.remove();  // a finished run has nothing to cancel
           var err = document.getElementById("run-" + run.id + "-error");
           if (run.error) { err.hidden = false; err.querySelector("td").textContent = run.error; }
           var tries = document.getElementById("run-" + run.id + "-attempts");
           if (tries && run.attempts_note) { tries.hidden = false; tries.querySelector("td").textContent = run.attempts_note; }
           if (isActive) active = true;
         });
+        var vs = Object.keys(versions).sort(), out = document.getElementById("code-versions");
+        if (out && vs.length) {
+          out.textContent = "";
+          vs.forEach(function (v, i) {
+            if (i) out.appendChild(document.createTextNode(", "));
+            var code = document.createElement("code");
+            code.textContent = v;
+            out.appendChild(code);
+          });
+          document.getElementById("code-versions-s").textContent = vs.length > 1 ? "s" : "";
+        }
         var es = document.getElementById("experiment-status");
         es.textContent = p.status;
         es.className = "status " + p.status;
@@ -80,10 +165,34 @@
   }
   if (traces && traces.dataset.active === "1") setTimeout(pollImports, 500);
 
-  // Experiment form: show only the parameters of the chosen cluster, workload and schedulers.
+  // Experiment form: show only the parameters of the chosen cluster, workload and schedulers; disable the
+  // schedulers the workload cannot serve and the load where it does not apply, saying why (the server
+  // refuses them with the same reasons when this script does not run).
   var form = document.getElementById("experiment-form") || document.getElementById("search-form");
+  var capsEl = document.getElementById("form-capabilities");
+  var caps = capsEl ? JSON.parse(capsEl.textContent) : {workloads: {}, schedulers: {}};
+  function reason(host, text) {
+    var r = host.querySelector(".reason");
+    if (!r && text) { r = document.createElement("small"); r.className = "reason"; host.appendChild(r); }
+    if (r) { r.textContent = text; r.hidden = !text; }
+  }
   function sync() {
     var cluster = form.elements["cluster"].value, workload = form.elements["workload"].value;
+    var wl = caps.workloads[workload] || {provides: [], uses_load: true, load_note: ""};
+    form.querySelectorAll("input[name=schedulers]").forEach(function (c) {
+      var needs = (caps.schedulers[c.value] || {}).requires || [];
+      var missing = needs.filter(function (n) { return wl.provides.indexOf(n) < 0; });
+      c.disabled = missing.length > 0;
+      if (c.disabled) c.checked = false;
+      reason(c.parentNode, missing.length ? "not with this workload: " + caps.schedulers[c.value].why : "");
+    });
+    var load = form.elements["load"];
+    if (load) {
+      load.disabled = !wl.uses_load;
+      var field = document.getElementById("field-load");
+      field.classList.toggle("not-applicable", !wl.uses_load);
+      reason(field, wl.uses_load ? "" : wl.load_note);
+    }
     var chosen = {};
     form.querySelectorAll("input[name=schedulers]").forEach(function (c) { chosen[c.value] = c.checked; });
     form.querySelectorAll(".params").forEach(function (div) {

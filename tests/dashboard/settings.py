@@ -10,6 +10,7 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
 os.environ.setdefault("SIMCORE_HTTPS", "0")
+os.environ.setdefault("SIMCORE_STATIC_COLLECTED", "0")  # no collectstatic before tests: serve static/ as it is
 
 from dashboard.settings import *  # noqa: E402,F403
 

@@ -95,12 +95,18 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
 
     # Progress updates without reload; when all runs finish the page shows the results.
     page.wait_for_selector("#experiment-status.finished", timeout=90_000)
+    # Charts are drawn as they come near the viewport.
+    page.locator("#chart-util").scroll_into_view_if_needed()
+    page.locator("#chart-cdf").scroll_into_view_if_needed()
+    page.wait_for_function(
+        "['chart-cdf', 'chart-per-day'].every(id => document.getElementById(id).data)", timeout=30_000
+    )
     page.wait_for_function(
         "document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
     )
     n_cdf = page.evaluate("document.getElementById('chart-cdf').data.length")
     n_day = page.evaluate("document.getElementById('chart-per-day').data.length")
-    names = page.evaluate("document.getElementById('chart-cdf').data.map(t => t.name)")
+    names = page.evaluate("document.getElementById('chart-cdf').data.map(t => t.legendgroup)")
     assert n_cdf == 2 and n_day == 2
     assert sorted(names) == ["fcfs", "greedy"]
     assert page.evaluate("document.getElementById('chart-cdf').layout.xaxis.type") == "log"
@@ -130,6 +136,7 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
         anon = visitor.new_page()
         anon.on("request", lambda r: external.append(r.url) if not r.url.startswith(live_server.url) else None)
         anon.goto(link)
+        anon.locator("#chart-cdf").scroll_into_view_if_needed()
         anon.wait_for_function(
             "document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
         )

@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard.forms import ExperimentForm, parse_seeds, seeds_text
+from dashboard.forms import QUICK_START, ExperimentForm, parse_seeds, seeds_text
 from dashboard.models import ClusterUpload, Experiment, Run
 from dashboard.services.experiments import SERVER_PATH_PARAMS
 from simcore.presets import CLUSTERS, WORKLOADS
@@ -27,8 +27,8 @@ def test_the_form_offers_every_registered_preset_and_scheduler(owner):
     offered = {v for group, choices in form.fields["workload"].choices for v, _ in choices}
     assert offered == {f"preset:{n}" for n in WORKLOADS.names()}
     assert [v for v, _ in form.fields["schedulers"].choices] == SCHEDULERS.names()
-    # Every parameter of every preset and scheduler has a field with the registry's default,
-    # except those naming a file on the server, which the web never sets.
+    # Every parameter of every preset and scheduler has a field with the registry's default (or the
+    # quick-start scenario's value), except those naming a file on the server, which the web never sets.
     for kind, reg in (("cluster", CLUSTERS), ("workload", WORKLOADS), ("scheduler", SCHEDULERS)):
         for name, obj in reg.items():
             for p in obj.params:
@@ -36,7 +36,7 @@ def test_the_form_offers_every_registered_preset_and_scheduler(owner):
                 if p.name in SERVER_PATH_PARAMS:
                     assert key not in form.fields
                 else:
-                    assert form.fields[key].initial == p.default
+                    assert form.fields[key].initial == QUICK_START.get(key, p.default)
 
 
 def test_a_valid_post_creates_the_experiment_and_one_run_per_scheduler_and_seed(owner_client, owner):

@@ -37,11 +37,15 @@ from dashboard.services.searches import check_search, create_search
 from simcore.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 
-#: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
+#: URLs anyone may open (they check a secret in the URL, are the sign-in itself, or hold nobody's data:
+#: the API's root, schema and documentation page, the favicon).
 PUBLIC = {
     "login",
     "logout",
+    "api-root",
     "api-schema",
+    "api-docs",
+    "favicon",
     "invitation",
     "shared-detail",
     "shared-progress",

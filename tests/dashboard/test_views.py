@@ -34,7 +34,7 @@ def test_the_experiment_page_shows_the_summary_charts_seed_and_version(owner_cli
     # The LoTES offline solution is shown (lambda*, bins, machines per bin).
     assert "Offline solution: lotes" in html
     charts = resp.context["charts"]
-    assert [t["name"] for t in charts["chart-cdf"]["data"]] == ["greedy", "lotes"]
+    assert [t["legendgroup"] for t in charts["chart-cdf"]["data"]] == ["greedy", "lotes"]
     assert [t["name"] for t in charts["chart-per-day"]["data"]] == ["greedy", "lotes"]
 
 

@@ -64,7 +64,7 @@ def test_a_submitted_experiment_runs_in_the_worker_and_matches_simcore(owner_cli
     assert page.status_code == 200
     assert f"{stored['mean_response_s']:.4g}" in html
     assert runs["greedy"].code_version in html
-    assert 'id="chart-cdf"' in html and "plotly.min.js" in html
+    assert 'id="chart-cdf"' in html and "plotly-basic.min.js" in html
     progress = owner_client.get(reverse("experiment-progress", args=[exp.pk])).json()
     assert progress["status"] == "finished" and {r["fraction"] for r in progress["runs"]} == {1.0}
 

@@ -111,3 +111,19 @@ def test_a_queue_climbing_steadily_under_noise_is_unstable() -> None:
     t = np.linspace(0, 3600, 2000)
     q = np.maximum(0, t / 10 + rng.normal(0, 20, len(t)))  # +180 jobs over the last half
     assert not metrics.is_stable(t, q)
+
+
+def test_the_ccdf_counts_jobs_waiting_longer_than_each_grid_point_and_the_zero_waits() -> None:
+    # waits 0, 0, 0.005, 2, 40 s: three jobs wait longer than 1 ms, two longer than 10 ms, one longer than 10 s
+    r = _result(submit=[0, 0, 0, 0, 0], start=[0, 0, 0.005, 2, 40], finish=[1, 1, 1, 3, 41], horizon=50)
+    cc = metrics.series(r)["ccdf"]
+    x, f = cc["response_s"], cc["longer"]
+    assert cc["zero_waits"] == 2 and cc["started"] == 5
+    assert x[0] == 0.001 and f[0] == pytest.approx(3 / 5)
+    assert f[x.index(0.01)] == pytest.approx(2 / 5) and f[x.index(10.0)] == pytest.approx(1 / 5)
+    # the grid stops at the first point nobody waited longer than (50.1 s: after the 40 s wait)
+    assert f[-1] == 0.0 and x[-2] < 40.0 < x[-1]
+
+
+def test_the_ccdf_grid_is_shared_by_every_run() -> None:
+    assert metrics.CCDF_GRID_S[0] == 0.001 and metrics.CCDF_GRID_S[10] == 0.01 and len(metrics.CCDF_GRID_S) == 121
