@@ -36,9 +36,10 @@
   }
 
   // Each chart is drawn when it comes near the viewport, and Plotly's script is fetched for the first
-  // one: a page opens with its tables at once, and charts never scrolled to cost nothing.
+  // one: a page opens with its tables at once, and charts never scrolled to cost nothing. Pages that load
+  // Plotly themselves (packing analyses, searches) have no data-plotly and use the loaded one.
   var charts = document.querySelector(".charts[data-plotly]");
-  if (chartData && charts) {
+  if (chartData && (charts || window.Plotly)) {
     var figs = JSON.parse(chartData.textContent), waiting = [], drawn = {};
     var withPlotly = function (cb) {
       if (window.Plotly) { cb(); return; }

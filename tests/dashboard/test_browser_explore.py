@@ -43,9 +43,10 @@ def test_a_user_starts_a_search_and_reads_the_elite_timeline(live_server, owner,
 
     # The page follows the search without a reload and shows the results when it ends.
     page.wait_for_selector("#search-status.finished", timeout=120_000)
-    page.wait_for_function(
-        "document.getElementById('chart-elite') && document.getElementById('chart-elite').data", timeout=30_000
-    )
+    # Charts are drawn as they come near the viewport (the predicate is checked once, without polling:
+    # polling evaluates a string, which the page's Content-Security-Policy refuses).
+    page.locator("#chart-elite").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-elite .main-svg", timeout=30_000)
     search.refresh_from_db()
     assert search.status == Status.FINISHED
     traces = page.evaluate("document.getElementById('chart-elite').data.map(t => t.name)")
@@ -53,6 +54,8 @@ def test_a_user_starts_a_search_and_reads_the_elite_timeline(live_server, owner,
     fitness = page.evaluate("document.getElementById('chart-elite').data[0].y")
     assert fitness == [g.elite_fitness for g in search.generations.order_by("index")]
     assert page.query_selector("#chart-elite .main-svg") is not None  # Plotly drew it
+    page.locator("#chart-metrics").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-metrics .main-svg", timeout=30_000)
     metrics = page.evaluate("document.getElementById('chart-metrics').data.map(t => t.name)")
     assert metrics == ["TRT", "JMS", "NJSL", "JWT"]
     elite = search.generations.order_by("-index").first().elite_policy

@@ -50,10 +50,10 @@ def test_a_user_starts_a_packing_analysis_from_a_run_and_reads_figure_three(live
 
     # Progress is polled; when the analysis ends the page reloads with the charts.
     page.wait_for_selector("#packing-status.finished", timeout=120_000)
-    page.wait_for_function(
-        "document.getElementById('chart-compaction') && document.getElementById('chart-compaction').data",
-        timeout=30_000,
-    )
+    # Charts are drawn as they come near the viewport (the predicate is checked once, without polling:
+    # polling evaluates a string, which the page's Content-Security-Policy refuses).
+    page.locator("#chart-compaction").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-compaction .main-svg", timeout=30_000)
     a.refresh_from_db()
     band = a.results["compaction"]["fraction"]
     y = page.evaluate("document.getElementById('chart-compaction').data[0].y")
@@ -63,6 +63,8 @@ def test_a_user_starts_a_packing_analysis_from_a_run_and_reads_figure_three(live
     assert y == pytest.approx([100 * p for p in band["p"]])
     assert plus == pytest.approx([100 * (h - p) for h, p in zip(band["hi"], band["p"], strict=True)])
     assert page.query_selector("#chart-compaction .main-svg") is not None  # Plotly drew it
+    page.locator("#chart-compare-compaction").scroll_into_view_if_needed()
+    page.wait_for_selector("#chart-compare-compaction .main-svg", timeout=30_000)
     n_policies = page.evaluate("document.getElementById('chart-compare-compaction').data.length")
     assert n_policies == 4  # the four orderings
     ARTIFACTS.mkdir(exist_ok=True)
