@@ -10,7 +10,7 @@ filters experiments by user.
   keeps it public.
 * ``cancel``: the owner, or an owner of the experiment's team when the team
   can see it.
-* ``share`` (team, visibility, public link): the owner only.
+* ``share`` (team, visibility, public link) and ``change`` (extend a sweep, retry a cell): the owner only.
 * Uploaded files are private to their uploader (:func:`get_upload_for_user`); an experiment that uses one
   makes it readable to whoever sees the experiment, only through that
   experiment (its archive), and a fork of the experiment may reuse it.
@@ -45,7 +45,8 @@ from dashboard.models import (
     Visibility,
 )
 
-Need = Literal["view", "cancel", "share"]
+#: ``change``: the owner only (extending a sweep, retrying a cell).
+Need = Literal["view", "cancel", "share", "change"]
 
 SHARED = (Visibility.TEAM, Visibility.PUBLIC)
 

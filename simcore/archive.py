@@ -25,7 +25,8 @@ Archive layout::
     scenario.json                      {"format": "simcore-experiment", "format_version": 1,
                                         "code_version": ..., "name": ..., "scenario": {...}}
     files/<name>                       uploaded cluster / trace files the scenario names
-    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error)
+    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error; a sweep's cell adds its point,
+                                                 and its folder is seed-<seed>@<point index>)
     runs/<scheduler>/seed-<seed>/series.json    (series, per_class, offline)
     runs/<scheduler>/seed-<seed>/jobs.npz       per-job records, see pack_jobs
 
@@ -358,6 +359,9 @@ def unpack_jobs(blob: bytes | memoryview) -> dict[str, np.ndarray]:
 class ArchivedRun:
     scheduler: str
     seed: int
+    #: A sweep cell's point ({} outside sweeps); its index in the scenario's points names the folder.
+    point: dict[str, Any] = field(default_factory=dict)
+    point_index: int | None = None
     status: str = "finished"
     error: str = ""
     summary: dict[str, Any] | None = None
@@ -368,7 +372,8 @@ class ArchivedRun:
 
     @property
     def folder(self) -> str:
-        return f"runs/{self.scheduler}/seed-{self.seed}"
+        at = "" if self.point_index is None else f"@{self.point_index}"
+        return f"runs/{self.scheduler}/seed-{self.seed}{at}"
 
 
 @dataclass
@@ -397,15 +402,20 @@ def write_archive(
         "name": name,
         "scenario": dict(scenario),
     }
+    from simcore.sweep_scenario import point_key, points
+
+    index = {point_key(p): i for i, p in enumerate(points(scenario))} if scenario.get("axes") else {}
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         z.writestr("scenario.json", json.dumps(meta, indent=2))
         for fname, content in files.items():
             z.writestr(f"files/{fname}", content, compress_type=zipfile.ZIP_STORED)
         for r in runs:
-            z.writestr(
-                f"{r.folder}/summary.json",
-                json.dumps({"status": r.status, "error": r.error, "summary": r.summary}, indent=2),
-            )
+            if r.point:
+                r.point_index = index.get(point_key(r.point), r.point_index)
+            record: dict[str, Any] = {"status": r.status, "error": r.error, "summary": r.summary}
+            if r.point:
+                record["point"] = r.point
+            z.writestr(f"{r.folder}/summary.json", json.dumps(record, indent=2))
             if r.series is not None:
                 z.writestr(
                     f"{r.folder}/series.json",
@@ -449,14 +459,17 @@ def read_archive(source: str | Path | IO[bytes]) -> ExperimentArchive:
         folders = sorted({n.rsplit("/", 1)[0] for n in names if n.startswith("runs/") and n.count("/") == 3})
         for folder in folders:
             _, sched, seed_part = folder.split("/")
+            seed_text, _, at = seed_part.removeprefix("seed-").partition("@")
             try:
-                seed = int(seed_part.removeprefix("seed-"))
+                seed = int(seed_text)
+                point_index = int(at) if at else None
             except ValueError:
                 raise InputError(f"bad run folder {folder!r}", file=label) from None
-            run = ArchivedRun(scheduler=sched, seed=seed)
+            run = ArchivedRun(scheduler=sched, seed=seed, point_index=point_index)
             if f"{folder}/summary.json" in names:
                 s = json.loads(z.read(f"{folder}/summary.json"))
                 run.status, run.error, run.summary = s.get("status", ""), s.get("error", ""), s.get("summary")
+                run.point = dict(s.get("point") or {})
             if f"{folder}/series.json" in names:
                 s = json.loads(z.read(f"{folder}/series.json"))
                 run.series, run.per_class, run.offline = s.get("series"), s.get("per_class"), s.get("offline")

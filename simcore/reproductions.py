@@ -97,7 +97,9 @@ class Reproduction:
 
     def command(self, given: Mapping[str, Any] | None = None) -> str:
         """The ``simcore sweep`` command that prints this grid's table."""
-        return self.sweep(given).command_line(table=True, metric=None if self.metric == "mean_response_s" else self.metric)
+        return self.sweep(given).command_line(
+            table=True, metric=None if self.metric == "mean_response_s" else self.metric
+        )
 
 
 #: Every reproduction by name, in the order the pages list them.

@@ -22,6 +22,7 @@ from dashboard.models import (
     Status,
     heartbeat_every_s,
 )
+from dashboard.services.sweeps import scenario_for
 from dashboard.services.uploads import materialised_files
 from simcore import archive
 from simcore.api import RunOutcome
@@ -146,9 +147,7 @@ def _simulate(run: Run) -> str:
     files: dict[str, Path] = {}
     try:
         with materialised_files(run.experiment) as files:
-            outcome = archive.run_scenario(
-                run.experiment.scenario, run.scheduler, run.seed, files, progress=_Reporter(run)
-            )
+            outcome = archive.run_scenario(scenario_for(run), run.scheduler, run.seed, files, progress=_Reporter(run))
     except Cancelled:  # cancelled, or declared lost while this worker was too slow to stamp its heartbeat
         return _current_status(run)
     except SimcoreError as e:

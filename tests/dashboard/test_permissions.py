@@ -42,6 +42,8 @@ PUBLIC = {
     "shared-download",
     "shared-run-download",
     "shared-fork",
+    "shared-sweep",
+    "shared-sweep-data",
 }
 
 
@@ -120,6 +122,17 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "experiment-share": exps,
         "experiment-new-link": exps,
         "experiment-revoke-link": exps,
+        "experiment-sweep": exps,
+        "experiment-sweep-data": [{**e, "kind": k} for e in exps for k in ("metric.csv", "stacked.parquet")],
+        "experiment-extend": exps,
+        "run-retry": [{"pk": r.pk} for r in w["exp"].runs.all()],
+        "reproduce": [{}],
+        "api-experiment-sweep": exps,
+        "api-experiment-sweep-data": [{**e, "kind": "metric.parquet"} for e in exps],
+        "api-experiment-extend": exps,
+        "api-run-retry": [{"pk": run.pk}],
+        "api-reproduction-list": [{}],
+        "api-reproduction-start": [{"name": "lotes-fig11"}],
         "experiment-download": [{**e, "kind": k} for e in exps for k in ("summary.json", "jobs.csv", "archive.zip")],
         "run-download": [{"pk": run.experiment_id, "run": run.pk, "kind": k} for k in ("jobs.csv", "series.json")],
         "run-cancel": [{"pk": r.pk} for r in w["exp"].runs.all()],
@@ -169,6 +182,8 @@ OWN_LISTS = {
     "api-team-list",
     "api-upload-list",
     "password-change",
+    "reproduce",
+    "api-reproduction-list",
 }
 #: Creating one's own things is allowed (it must not touch alice's).
 OWN_CREATE = {
@@ -179,6 +194,8 @@ OWN_CREATE = {
     "api-experiment-list",
     "api-upload-list",
     "password-change",
+    "reproduce",
+    "api-reproduction-start",
 }
 
 

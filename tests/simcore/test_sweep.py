@@ -360,7 +360,11 @@ def test_an_explicit_incompatible_scheduler_is_an_error(capsys: pytest.CaptureFi
     ("args", "says"),
     [
         (("--vary", "omega=0.1"), "--vary omega does not apply to cluster 'google-balanced', workload 'lotes-phi'"),
-        (("--vary", "nope=1"), "parameters that do: load, hours, cluster, workload, class-seed, load-basis, machines-per-config, phi, request-cv"),
+        (
+            ("--vary", "nope=1"),
+            "parameters that do: load, hours, cluster, workload, class-seed, load-basis, machines-per-config, phi, "
+            "request-cv",
+        ),
         (("--vary", "phi=0,abc"), "--vary phi: expected a number, got 'abc'"),
         (("--vary", "phi=0,0.06"), "--vary phi: workload 'lotes-phi' parameter 'phi' must be at most 0.025, got 0.06"),
         (("--vary", "machines-per-config=1,2.5"), "--vary machines-per-config: expected int, got '2.5'"),
