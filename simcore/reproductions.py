@@ -125,7 +125,7 @@ def paper_difference(scheduler: str) -> str | None:
             text = " ".join(line.strip() for line in para.strip().splitlines())
             text = text.lstrip("*- ").strip()
             if text.startswith(DIFFERENCE_MARK):
-                return text[len(DIFFERENCE_MARK) :].strip()
+                return text[len(DIFFERENCE_MARK) :].strip().replace("``", "")
     return None
 
 
@@ -134,12 +134,17 @@ def paper_difference(scheduler: str) -> str | None:
 
 @dataclass(frozen=True)
 class Comparison:
-    """One line of the result page's table: the paper's report and ours for a scheduler (at a point)."""
+    """One line of the result page's table: the paper's report and ours for a scheduler (at a point).
+
+    A paper value about the whole figure (no point) gets one line over all the scheduler's points:
+    ``ours`` then gives our mean at each point, ``point`` is empty.
+    """
 
     scheduler: str
     point: dict[str, Any]
     paper: str
     paper_relative: float | None
+    ours: str
     ours_mean: float | None
     ours_relative: float | None
     ours_unstable: int
@@ -148,6 +153,10 @@ class Comparison:
 
 def _matches(point: Mapping[str, Any], want: Mapping[str, Any] | None) -> bool:
     return want is None or all(point.get(k) == v for k, v in want.items())
+
+
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
 
 
 def compare(rep: Reproduction, rows: Sequence[Row]) -> list[Comparison]:
@@ -163,9 +172,28 @@ def compare(rep: Reproduction, rows: Sequence[Row]) -> list[Comparison]:
                 base[repr(sorted(r.point.items()))] = r.mean
     out = []
     for pv in rep.values:
-        for r in rows:
-            if r.scheduler != pv.scheduler or not _matches(r.point, pv.point):
-                continue
+        mine = [r for r in rows if r.scheduler == pv.scheduler and _matches(r.point, pv.point)]
+        if not mine:
+            continue
+        if pv.point is None:
+            means = "; ".join(
+                f"{', '.join(f'{k}={v}' for k, v in r.point.items()) or 'all'}: {_num(r.mean)}" for r in mine
+            )
+            out.append(
+                Comparison(
+                    scheduler=pv.scheduler,
+                    point={},
+                    paper=pv.text,
+                    paper_relative=pv.relative,
+                    ours=means,
+                    ours_mean=None,
+                    ours_relative=None,
+                    ours_unstable=sum(r.unstable for r in mine),
+                    ours_runs=sum(r.runs for r in mine),
+                )
+            )
+            continue
+        for r in mine:
             b = base.get(repr(sorted(r.point.items())))
             rel = None
             if rep.baseline is not None and b is not None and r.mean is not None and b > 0:
@@ -176,6 +204,7 @@ def compare(rep: Reproduction, rows: Sequence[Row]) -> list[Comparison]:
                     point=dict(r.point),
                     paper=pv.text,
                     paper_relative=pv.relative,
+                    ours=_num(r.mean),
                     ours_mean=r.mean,
                     ours_relative=rel,
                     ours_unstable=r.unstable,

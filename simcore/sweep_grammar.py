@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simcore.convert import BadValue, boolean, finite_float, positive_float
-from simcore.errors import ParameterError
+from simcore.errors import ParameterError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
@@ -297,7 +297,7 @@ def _check_value(name: str, shown: str, v: Any, owners: dict[str, list[Owner]]) 
         registry = CLUSTERS if name == "cluster" else WORKLOADS
         try:
             return registry.get(str(v)).name
-        except ParameterError as e:
+        except SimcoreError as e:
             raise ParameterError(f"--vary {shown}: {e}") from None
     if name in RUN_SETTINGS:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):

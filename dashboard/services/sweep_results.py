@@ -83,7 +83,7 @@ def results(exp: Experiment, metric: str | None = None, log_y: bool | None = Non
         chart=chart,
         rows=sweeps.aggregated(runs, metric),
         progress=sweeps.progress(exp, runs),
-        metrics=numeric_keys(done[0]) if done else [metric],
+        metrics=[k for k in numeric_keys(done[0]) if k != "seed"] if done else [metric],
         reproduction=rep,
         scale=scale,
     )
@@ -154,6 +154,7 @@ def payload(res: SweepResults) -> dict[str, Any]:
                     "point": c.point,
                     "paper": c.paper,
                     "paper_relative_pct": c.paper_relative,
+                    "ours": c.ours,
                     "ours_mean": c.ours_mean,
                     "ours_relative_pct": c.ours_relative,
                     "ours_unstable": c.ours_unstable,

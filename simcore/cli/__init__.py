@@ -281,15 +281,11 @@ def _sweep_presets(args: argparse.Namespace) -> tuple[str, str]:
     return out[0], out[1]
 
 
-def _cmd_sweep(args: argparse.Namespace) -> int:
+def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
+    """The grid of parsed ``simcore sweep`` arguments (a reproduction page's command line parses to its grid)."""
     names = _scheduler_names(args.schedulers)
-    if args.metric is not None and not args.table:
-        raise UsageError("--metric applies only with --table")
-    metric = args.metric or "mean_response_s"
-    if args.out:
-        check_out_file(args.out)
     cluster, workload = _sweep_presets(args)
-    plan = sweep.Sweep(
+    return sweep.Sweep(
         cluster=cluster,
         workload=workload,
         schedulers=names,
@@ -300,6 +296,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         drain=args.drain,
         params=_given_params(args),
     )
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    if args.metric is not None and not args.table:
+        raise UsageError("--metric applies only with --table")
+    metric = args.metric or "mean_response_s"
+    if args.out:
+        check_out_file(args.out)
+    plan = sweep_plan(args)
     tasks = plan.tasks()
     summaries: list[dict[str, Any]] = []
     skipped: set[tuple[str, str]] = set()
