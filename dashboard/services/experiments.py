@@ -180,11 +180,11 @@ def create_experiment(
             for s in scenario["schedulers"]
         ]
         ids, exp.cached = sweeps.create_runs(exp, scenario, cells, reuse=reuse)  # type: ignore[attr-defined]
+        if exp.cached:  # type: ignore[attr-defined]
+            exp.refresh_status()  # finished at once when every cell came from the cache
 
         def queue() -> None:
             exp.queued = enqueue(ids) if ids else True  # type: ignore[attr-defined]
-            if exp.cached:  # type: ignore[attr-defined]
-                exp.refresh_status()
 
         transaction.on_commit(queue)
     return exp

@@ -92,9 +92,11 @@ def create_runs(
 
 
 def _queue_after_commit(exp: Experiment, ids: list[int]) -> None:
+    """The experiment's status from its runs now; the new runs' tasks once the rows are committed."""
+    exp.refresh_status()
+
     def go() -> None:
         exp.queued = queueing.enqueue_runs(ids) if ids else True  # type: ignore[attr-defined]
-        exp.refresh_status()
 
     transaction.on_commit(go)
 
