@@ -104,10 +104,11 @@ def results(exp: Experiment, metric: str | None = None, log_y: bool | None = Non
             )
         except (SimcoreError, KeyError):
             out.command = None  # an uploaded cluster or trace: no command line names it
-    for s in exp.scenario["schedulers"]:
-        line = reproductions.paper_difference(s)
-        if line:
-            out.differences[s] = line
+    if rep is not None:  # a paper reproduction says where each scheduler differs from its paper
+        for s in exp.scenario["schedulers"]:
+            line = reproductions.paper_difference(s)
+            if line:
+                out.differences[s] = line
     return out
 
 
