@@ -41,6 +41,7 @@ from typing import Any
 
 from simcore.errors import UnknownNameError
 from simcore.presets import coerce_params
+from simcore.presets.google import ASSIGNMENT_BASIS_MAX_BINS
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
 from simcore.sweep import Sweep
@@ -239,7 +240,12 @@ def _hours(default: float, paper: float) -> Param:
 
 def _lotes_sweep(workload: str, load: float, axis: Axis, extra: dict[str, Any]) -> Callable[[dict[str, Any]], Sweep]:
     def build(s: dict[str, Any]) -> Sweep:
-        params: dict[str, Any] = {"machines_per_config": s["machines_per_config"], "load_basis": "assignment"}
+        # LoTES's bin guard as high as the load basis's: a few instances need over a million candidate bins.
+        params: dict[str, Any] = {
+            "machines_per_config": s["machines_per_config"],
+            "load_basis": "assignment",
+            "max_bins": ASSIGNMENT_BASIS_MAX_BINS,
+        }
         if s["request_cv"] != 0.5:
             params["request_cv"] = s["request_cv"]
         params.update(extra)

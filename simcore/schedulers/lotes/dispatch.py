@@ -157,6 +157,9 @@ class LoTESDispatcher(Scheduler):
             DEFAULT_MAX_BINS,
             "LoTES: limit on candidate bins per machine configuration (Algorithm 1)",
             min=1,
+            # A bound, so that the web forms accept the section 5.4 presets' 5,000,000 (a million
+            # candidates take about 2 GB); beyond it a worker could run out of memory.
+            max=5_000_000,
         ),
         Param(
             "rho_weighting",
