@@ -94,31 +94,33 @@ def metric_chart(rows: Sequence[Row], metric: str, *, axis: str | None, log_y: b
             }
         data.append(trace)
     unit = " (s)" if metric.endswith("_s") else ""
-    y_title = f"{metric}{unit}, mean over seeds, 95% CI"
+    notes = ["bars: 95% CI over seeds"]
     if log_y:
-        y_title += f" (log; values under {MIN_LOG:g} drawn at it)"
+        notes.append(f"log axis: values under {MIN_LOG:g} drawn at it")
+    if any(r.unstable for r in rows):
+        notes.append("x: some seeds unstable (queue still growing)")
     x_axis: dict[str, Any] = {"title": {"text": axis or "scheduler"}}
     if axis and rows and not all(isinstance(r.point.get(axis), (int, float)) for r in rows):
         x_axis["type"] = "category"
+    default_title = f"{metric} against {axis}" if axis else f"{metric} per scheduler"
     return {
         "data": data,
         "layout": _layout(
-            title or f"{metric} against {axis}" if axis else title or metric,
+            title or default_title,
             x_axis,
-            {"title": {"text": y_title}, **({"type": "log"} if log_y else {"rangemode": "tozero"})},
+            {"title": {"text": f"{metric}{unit}"}, **({"type": "log"} if log_y else {"rangemode": "tozero"})},
             annotations=[
                 {
-                    "text": "x = some seeds unstable (queue still growing)",
+                    "text": "; ".join(notes),
                     "xref": "paper",
                     "yref": "paper",
                     "x": 1,
                     "y": 1.08,
+                    "xanchor": "right",
                     "showarrow": False,
                     "font": {"size": 11},
                 }
-            ]
-            if any(r.unstable for r in rows)
-            else [],
+            ],
         ),
     }
 

@@ -176,7 +176,8 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "shared": shared,
         # A grid's runs differ by point too: its own charts (dashboard.charts_sweep) replace the per-run ones.
         "charts": charts.all_charts(labelled_series(runs)) if done and not exp.scenario.get("axes") else None,
-        "offline": [r for r in done if r.result.offline],
+        # A grid's LoTES cells each have a plan: they are in summary.json, not thirty sections of the page.
+        "offline": [r for r in done if r.result.offline] if not exp.scenario.get("axes") else [],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
         "active": any(r.is_active for r in runs),
         "can_cancel": not shared and access.can(request.user, exp, "cancel"),

@@ -42,7 +42,7 @@ def test_a_log_axis_draws_zero_at_its_floor_and_clips_bars_there() -> None:
     tetris = fig["data"][1]
     assert tetris["y"] == [MIN_LOG, 0.05]
     assert tetris["error_y"]["arrayminus"] == pytest.approx([0.0, 0.05 - MIN_LOG])  # never below the floor
-    assert "values under 0.001 drawn at it" in fig["layout"]["yaxis"]["title"]["text"]
+    assert "values under 0.001 drawn at it" in fig["layout"]["annotations"][0]["text"]
 
 
 def test_without_an_axis_it_is_one_bar_per_scheduler() -> None:
