@@ -69,10 +69,11 @@ def _results(request: HttpRequest, exp: Experiment) -> SweepResults:
 def detail_context(request: HttpRequest, exp: Experiment, base: str, *, owner: bool) -> dict[str, Any]:
     """The sweep section's context for the experiment page (views._detail adds it under ``sweep``)."""
     metric, log = _options(request)
+    error = ""
     try:
         res = results(exp, metric, log)
-    except SimcoreError as e:
-        messages.warning(request, f"{e}; showing the default metric")
+    except SimcoreError as e:  # a page only reads: the problem is shown on it, not stored as a message
+        error = str(e)
         res = results(exp, None, log)
     comparisons = [
         {
@@ -90,6 +91,7 @@ def detail_context(request: HttpRequest, exp: Experiment, base: str, *, owner: b
     query = f"?metric={res.metric}&log={'1' if res.log_y else '0'}"
     return {
         "res": res,
+        "metric_error": error,
         "figures": figures(res),
         "live": {"url": f"{base}sweep.json{query}", "active": any(r.is_active for r in res.runs)},
         "query": query,

@@ -376,3 +376,23 @@ def test_a_fork_of_a_sweep_keeps_its_axes_in_the_grammar(owner):
     resp = api_post(c, f"/api/experiments/{exp.pk}/fork/", {"changes": {"seeds": [1]}})
     assert resp.status_code == 201, resp.content
     assert Experiment.objects.get(pk=resp.json()["id"]).scenario["axes"] == [{"name": "load", "values": [0.5, 0.9]}]
+
+
+def test_cancelling_a_sweep_cancels_every_cell_that_has_not_ended(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    done, pending = exp.runs.order_by("point_key")
+    assert execute_run(done.pk) == Status.FINISHED
+    assert owner_client.post(f"/experiments/{exp.pk}/cancel/").status_code == 302
+    assert dict(exp.runs.values_list("pk", "status")) == {done.pk: Status.FINISHED, pending.pk: Status.CANCELLED}
+    body = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()
+    assert (body["progress"]["finished"], body["progress"]["cancelled"]) == (1, 1)
+
+
+def test_an_unknown_metric_is_named_on_the_page_and_a_404_for_its_data(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    run_all(exp)
+    page = owner_client.get(f"/experiments/{exp.pk}/?metric=nope").content.decode()
+    assert "--metric &#x27;nope&#x27; is not a numeric summary key" in page and "showing mean_response_s" in page
+    assert owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv?metric=nope").status_code == 404
+    text = owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv?metric=utilization.cpu").content.decode()
+    assert text.splitlines()[1].split(",")[2] == "utilization.cpu"
