@@ -361,6 +361,7 @@ class ExperimentSweepData(APIView):
     content_negotiation_class = IgnoreAccept
 
     @extend_schema(
+        operation_id="experiments_sweep_data_retrieve",
         summary="The data of a sweep's chart: metric.csv/.parquet (per point and scheduler) or stacked.csv/.parquet "
         "(mean wait and run, the profile study's Figures 12-13)",
         parameters=[

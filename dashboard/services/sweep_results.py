@@ -8,7 +8,7 @@ from typing import Any
 from dashboard.models import Experiment, Run
 from dashboard.services import sweeps
 from simcore import reproductions, sweep_scenario
-from simcore.errors import ParameterError, SimcoreError
+from simcore.errors import SimcoreError
 from simcore.sweep_grammar import Axis
 from simcore.sweep_report import Row, check_metric, numeric_keys
 
@@ -54,14 +54,6 @@ def reproduction_of(exp: Experiment) -> tuple[reproductions.Reproduction | None,
 def is_sweep_page(exp: Experiment) -> bool:
     """Whether the experiment page shows the sweep section: a grid, or a paper reproduction."""
     return sweep_scenario.is_sweep(exp.scenario) or reproduction_of(exp)[0] is not None
-
-
-def check_metric_name(runs: list[Run], metric: str) -> str:
-    """``metric`` if it is a numeric summary key of the finished runs (ParameterError listing them otherwise)."""
-    done = sweeps.summaries(runs)
-    if done:
-        check_metric(done[0], metric)
-    return metric
 
 
 def results(exp: Experiment, metric: str | None = None, log_y: bool | None = None) -> SweepResults:
@@ -166,10 +158,3 @@ def payload(res: SweepResults) -> dict[str, Any]:
         }
     body["differences"] = res.differences
     return body
-
-
-def parse_metric_or_default(value: str | None) -> str | None:
-    v = (value or "").strip()
-    if v and len(v) > 100:
-        raise ParameterError("metric: too long")
-    return v or None
