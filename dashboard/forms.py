@@ -420,7 +420,7 @@ class TraceUploadForm(forms.Form):
     file = MultipleFileField(
         label="trace file(s)",
         help_text="CSV or SWF: one file; Google 2011: the task_events "
-        "part(s), in time order (part 0 first). Plain or .gz",
+        "part(s), in time order (part 0 first); WfCommons: one or more instances (.json), one job each. Plain or .gz",
     )
     job_events = MultipleFileField(
         required=False, label="Google job_events part(s)", help_text="optional; cross-checked against the task events"
@@ -463,7 +463,8 @@ class TraceUploadForm(forms.Form):
     cluster = forms.ChoiceField(
         required=False,
         label="normalise against",
-        help_text="Google and SWF; blank: the trace's machines (machine_events, SWF header) or the google-2011 preset",
+        help_text="Google and SWF; blank: the trace's machines (machine_events, SWF header) or the google-2011 "
+        "preset. WfCommons: the cores tasks are checked against (blank: dse-2020)",
     )
     classes = forms.IntegerField(
         required=False,

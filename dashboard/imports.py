@@ -34,9 +34,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from dashboard import queueing
+from dashboard.limits import Limits
 from dashboard.models import (
     IMPORT_ACTIVE,
     IMPORT_TRANSITIONS,
@@ -48,7 +50,7 @@ from dashboard.models import (
     TraceUpload,
     move,
 )
-from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json
+from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json, status_after_interrupt
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
@@ -88,6 +90,10 @@ FORMATS: dict[str, FormatSpec] = {
         },
         ImportRole.TASK_EVENTS,
     ),
+    # Workflows: one job (a DAG) per instance, all arriving at 0; `simcore import` replays streams.
+    "wfcommons": FormatSpec(
+        "WfCommons instance", (".json", ".json.gz", ".gz"), {ImportRole.TRACE: (1, MAX_FILES)}, ImportRole.TRACE
+    ),
 }
 
 #: Import options, their defaults, and the formats they apply to.
@@ -104,6 +110,7 @@ DEFAULTS: dict[str, Any] = {
     "class_duration": False,
 }
 _REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google and SWF only
+_WINDOW = ("start_s", "end_s")  # Google and SWF only (a WfCommons import takes a cluster, to check cores against)
 
 
 # ---------------------------------------------------------------------------- options
@@ -136,7 +143,9 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     ``start_s``/``end_s``: the window (s, Google and SWF). ``unfinished``:
     Google tasks running at the window's end are ``cut`` or ``drop``-ped.
     ``cluster``: a cluster preset to normalise against (default: Google's
-    machine_events or the google-2011 preset; SWF's parallel computer).
+    machine_events or the google-2011 preset; SWF's parallel computer); for
+    ``wfcommons`` instances, the cluster whose largest machine's cores clip
+    the tasks' requests (default dse-2020).
     ``classes``: K k-means job classes fitted on the first
     ``class_window_hours`` with ``class_seed`` (LoTES section 5.3.2).
     """
@@ -166,6 +175,10 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
                 f"{', '.join(given)} apply to google2011 and swf traces; a CSV trace is used as it "
                 "is (an experiment's hours cut it)"
             )
+    if o["format"] == TraceFormat.WFCOMMONS:
+        given = [k for k in _WINDOW if o[k] != DEFAULTS[k]]
+        if given:
+            raise ParameterError(f"{', '.join(given)} apply to google2011 and swf traces, not to wfcommons instances")
     if o["format"] != TraceFormat.GOOGLE2011 and o["unfinished"] != "cut":
         raise ParameterError("unfinished applies to google2011 traces only")
     if o["classes"] is not None:
@@ -317,10 +330,13 @@ class _Reporter:
         "job_events": ImportRole.JOB_EVENTS,
         "swf": ImportRole.TRACE,
         "trace": ImportRole.TRACE,
+        "wfcommons": ImportRole.TRACE,
     }
 
-    def __init__(self, upload_id: int, files: Sequence[TraceImportFile]) -> None:
+    def __init__(self, upload_id: int, files: Sequence[TraceImportFile], attempt: int | None = None) -> None:
         self.upload_id = upload_id
+        #: This worker's attempt (None: any); a worker declared lost writes nothing once another took over.
+        self.attempt = attempt
         self.last = 0.0
         self.rows: dict[str, int] = {}
         ordered = sorted(files, key=lambda f: (self.ORDER.index(f.role), f.position))
@@ -350,7 +366,10 @@ class _Reporter:
         }
         if fraction is not None:
             fields["fraction"] = fraction
-        if not TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING).update(**fields):
+        rows = TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING)
+        if self.attempt is not None:
+            rows = rows.filter(attempt=self.attempt)
+        if not rows.update(**fields):
             raise Cancelled(f"trace import {self.upload_id} was cancelled")
 
 
@@ -400,7 +419,7 @@ class _HashingWriter:
 
 def _stem(name: str) -> str:
     stem = safe_filename(name, "trace")
-    for suffix in (".gz", ".csv", ".swf"):
+    for suffix in (".gz", ".csv", ".swf", ".json"):
         stem = stem[: -len(suffix)] if stem.lower().endswith(suffix) and len(stem) > len(suffix) else stem
     return stem
 
@@ -439,6 +458,14 @@ def convert(
         by_role.setdefault(f.role, []).append(f)
     if fmt == TraceFormat.CSV:
         result = _read_csv(by_role[ImportRole.TRACE][0], progress)
+    elif fmt == TraceFormat.WFCOMMONS:
+        result = importer.import_trace(
+            "wfcommons",
+            [_named(f.content, f.filename) for f in by_role[ImportRole.TRACE]],
+            cluster=options.get("cluster"),
+            name=name,
+            progress=progress,
+        )
     else:
         main = by_role.get(ImportRole.TASK_EVENTS) or by_role.get(ImportRole.TRACE) or []
         machines = by_role.get(ImportRole.MACHINE_EVENTS)
@@ -496,6 +523,8 @@ def convert(
     }
     if classes is not None:
         info["classes"] = len(classes["classes"])
+    if wl.graph is not None:  # jobs made of tasks: "jobs" above counts tasks
+        info["task_jobs"] = int(wl.graph.n_jobs)
     return Converted(filename, content_gz, digest, info, report, classes, derived)
 
 
@@ -503,67 +532,98 @@ def execute_import(upload_id: int, worker: str = "") -> str:
     """Claim a pending import, convert it, store the result; returns the final status.
 
     An import that is gone, already claimed or cancelled is left alone.
-    Errors become the row's message; nothing usable is stored.
+    Errors become the row's message; nothing usable is stored. The claim and
+    every later write carry this worker's attempt number, as runs do
+    (:mod:`dashboard.recovery`), and the same time and memory limits apply.
     """
     now = timezone.now()
-    if not move(
+    attempt = TraceUpload.objects.filter(pk=upload_id).values_list("attempt", flat=True).first()
+    if attempt is None or not move(
         TraceUpload,
         upload_id,
         ImportStatus.PENDING,
         ImportStatus.RUNNING,
         IMPORT_TRANSITIONS,
+        guard=Q(attempt=attempt),
+        attempt=attempt + 1,
         started_at=now,
         heartbeat_at=now,
         worker=worker[:200],
         stage="starting",
     ):
-        return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+        return _status(upload_id)
+    attempt += 1
+    limits = Limits.from_settings("import")
+    mine = TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING, attempt=attempt)
     try:
-        with Heartbeat(TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING)):
-            return _import(upload_id)
+        with Heartbeat(
+            mine,
+            time_limit_s=limits.time_s,
+            on_time_limit=lambda: _finish_failed(upload_id, limits.time_message(), attempt),
+        ) as heartbeat:
+            return _import(upload_id, attempt, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the reader's own handler
-        return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
+        return status_after_interrupt(lambda: _status(upload_id))
 
 
-def _import(upload_id: int) -> str:
-    up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
-    rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
-    files = [InputFile(r.role, r.filename, bytes(r.content_gz)) for r in rows]
-    for r, f in zip(rows, files, strict=True):
-        r.content_gz = f.content  # the reporter sizes files by their stored bytes
-    try:
-        conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows))
-    except Cancelled:  # cancelled, deleted, or declared lost while this worker was too slow to stamp its heartbeat
-        return _finish_failed(upload_id, None)
-    except SimcoreError as e:
-        return _finish_failed(upload_id, str(e))
-    except MemoryError:
-        return _finish_failed(upload_id, "the import needed more memory than the worker has")
-    except Exception as e:  # a bug: log the traceback for us, show the user one line
-        log.exception("trace import %s failed", upload_id)
-        return _finish_failed(upload_id, f"internal error ({type(e).__name__}): {e}")
-    return _store(up, conv)
-
-
-def _finish_failed(upload_id: int, message: str | None) -> str:
-    """Record the error (None: it was cancelled) and drop the raw files; nothing usable remains."""
-    with transaction.atomic():
-        if message is not None:
-            move(
-                TraceUpload,
-                upload_id,
-                ImportStatus.RUNNING,
-                ImportStatus.FAILED,
-                IMPORT_TRANSITIONS,
-                error=message[:4000],
-                finished_at=timezone.now(),
-            )
-        TraceImportFile.objects.filter(upload_id=upload_id).delete()
+def _status(upload_id: int) -> str:
     return TraceUpload.objects.filter(pk=upload_id).values_list("status", flat=True).first() or "missing"
 
 
-def _store(up: TraceUpload, conv: Converted) -> str:
-    """Everything the import produced, in one transaction; nothing if it was cancelled meanwhile."""
+def _import(
+    upload_id: int, attempt: int | None = None, limits: Limits | None = None, heartbeat: Heartbeat | None = None
+) -> str:
+    limits = limits or Limits.from_settings("import")
+    up = TraceUpload.objects.defer("content_gz").get(pk=upload_id)
+    rows = list(TraceImportFile.objects.filter(upload_id=upload_id))
+    over_memory = False
+    try:
+        with limits.memory():
+            files = [InputFile(r.role, r.filename, bytes(r.content_gz)) for r in rows]
+            for r, f in zip(rows, files, strict=True):
+                r.content_gz = f.content  # the reporter sizes files by their stored bytes
+            conv = convert(up.format, files, up.options, name=up.name, progress=_Reporter(upload_id, rows, attempt))
+        if heartbeat is not None:
+            heartbeat.finishing()  # the outcome's conditional write decides from here (see Heartbeat.finishing)
+    except Cancelled:  # cancelled, deleted, over the time limit, or declared lost while this worker was too slow
+        return status_after_interrupt(lambda: _status(upload_id))
+    except SimcoreError as e:
+        message = str(e)
+    except MemoryError:
+        over_memory = True  # written after the handler, which keeps the import's arrays alive
+    except Exception as e:  # a bug: log the traceback for us, show the user one line
+        log.exception("trace import %s failed", upload_id)
+        message = f"internal error ({type(e).__name__}): {e}"
+    else:
+        return _store(up, conv, attempt)
+    if heartbeat is not None:
+        heartbeat.finishing()
+    return _finish_failed(upload_id, limits.memory_message() if over_memory else message, attempt)
+
+
+def _finish_failed(upload_id: int, message: str, attempt: int | None = None) -> str:
+    """Record the error and drop the raw files, if this attempt still holds the import; nothing usable remains.
+
+    A cancelled import dropped its files when it was cancelled, and one
+    declared lost keeps them for its next attempt (or dropped them when failed).
+    """
+    with transaction.atomic():
+        if move(
+            TraceUpload,
+            upload_id,
+            ImportStatus.RUNNING,
+            ImportStatus.FAILED,
+            IMPORT_TRANSITIONS,
+            guard=Q(attempt=attempt) if attempt is not None else None,
+            error=message[:4000],
+            finished_at=timezone.now(),
+        ):
+            TraceImportFile.objects.filter(upload_id=upload_id).delete()
+    return _status(upload_id)
+
+
+def _store(up: TraceUpload, conv: Converted, attempt: int | None = None) -> str:
+    """Everything the import produced, in one transaction; nothing if it was cancelled (or lost) meanwhile."""
     from simcore.clusterfile import write_cluster
 
     with transaction.atomic():
@@ -592,6 +652,7 @@ def _store(up: TraceUpload, conv: Converted) -> str:
             ImportStatus.RUNNING,
             ImportStatus.READY,
             IMPORT_TRANSITIONS,
+            guard=Q(attempt=attempt) if attempt is not None else None,
             content_gz=conv.content_gz,
             filename=conv.filename,
             sha256=conv.sha256,

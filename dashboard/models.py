@@ -166,9 +166,12 @@ class ImportStatus(models.TextChoices):
 IMPORT_ACTIVE = (ImportStatus.PENDING, ImportStatus.RUNNING)
 
 #: Allowed trace-import transitions; the same guarded state machine as runs (:func:`move`).
+#: running -> pending: the attempt was lost with its worker and the import is queued again (dashboard.recovery).
 IMPORT_TRANSITIONS: dict[str, frozenset[str]] = {
     ImportStatus.PENDING: frozenset({ImportStatus.RUNNING, ImportStatus.CANCELLED}),
-    ImportStatus.RUNNING: frozenset({ImportStatus.READY, ImportStatus.FAILED, ImportStatus.CANCELLED}),
+    ImportStatus.RUNNING: frozenset(
+        {ImportStatus.READY, ImportStatus.FAILED, ImportStatus.CANCELLED, ImportStatus.PENDING}
+    ),
     ImportStatus.READY: frozenset(),
     ImportStatus.FAILED: frozenset(),
     ImportStatus.CANCELLED: frozenset(),
@@ -206,6 +209,7 @@ class TraceFormat(models.TextChoices):
     CSV = "csv", "the project's CSV trace (simcore trace v1)"
     SWF = "swf", "Standard Workload Format (Parallel Workloads Archive)"
     GOOGLE2011 = "google2011", "Google cluster-data 2011 task_events (+ job_events, machine_events)"
+    WFCOMMONS = "wfcommons", "WfCommons workflow instances (WfFormat JSON), one job each"
 
 
 class TraceUpload(Upload):
@@ -243,8 +247,11 @@ class TraceUpload(Upload):
     worker = models.CharField(max_length=200, blank=True)
     #: When its task was last put on the broker (dashboard.queueing); null while it never was.
     queued_at = models.DateTimeField(null=True, blank=True)
-    #: Last sign of life of the worker importing it (see :func:`fail_lost_imports`); null until claimed.
+    #: Last sign of life of the worker importing it (see dashboard.recovery); null until claimed.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: Claims so far and the attempts lost with their workers, as on :class:`Run`.
+    attempt = models.PositiveIntegerField(default=0)
+    lost_attempts = models.JSONField(default=list, blank=True)
 
     @property
     def is_active(self) -> bool:
@@ -253,6 +260,13 @@ class TraceUpload(Upload):
     @property
     def is_ready(self) -> bool:
         return self.status == ImportStatus.READY
+
+    @property
+    def attempts_note(self) -> str:
+        """Which attempt this is and when the earlier ones were lost with their worker; empty if none was."""
+        from dashboard.recovery import attempts_note
+
+        return attempts_note(self.attempt, self.lost_attempts)
 
     def get_absolute_url(self) -> str:
         return reverse("trace-import-detail", args=[self.pk])
@@ -290,9 +304,10 @@ class Status(models.TextChoices):
 
 
 #: Allowed run transitions (OpenDC's guarded state machine). Anything else is refused.
+#: running -> pending: the attempt was lost with its worker and the run is queued again (dashboard.recovery).
 TRANSITIONS: dict[str, frozenset[str]] = {
     Status.PENDING: frozenset({Status.RUNNING, Status.CANCELLED}),
-    Status.RUNNING: frozenset({Status.FINISHED, Status.FAILED, Status.CANCELLED}),
+    Status.RUNNING: frozenset({Status.FINISHED, Status.FAILED, Status.CANCELLED, Status.PENDING}),
     Status.FINISHED: frozenset(),
     Status.FAILED: frozenset(),
     Status.CANCELLED: frozenset(),
@@ -346,8 +361,20 @@ class Experiment(models.Model):
         """Recompute the status from the runs: active while any run is, else the worst outcome.
 
         Called after every run transition, after its commit, so the last run to
-        change sees all the others.
+        change sees all the others. The experiment's row is locked while its
+        runs are read and the status written: two workers finishing runs at
+        once then write in the order they read, and the last word is that of
+        the one that saw both runs finished (unlocked, the other could
+        overwrite it with what it read before).
         """
+        with transaction.atomic():
+            Experiment.objects.select_for_update().filter(pk=self.pk).values_list("pk", flat=True).first()
+            status = self._status_from_runs()
+            Experiment.objects.filter(pk=self.pk).update(status=status)
+        self.status = status
+        return status
+
+    def _status_from_runs(self) -> str:
         states = set(self.runs.values_list("status", flat=True))
         if states & {Status.RUNNING} or (Status.PENDING in states and states - {Status.PENDING}):
             status = Status.RUNNING
@@ -359,8 +386,6 @@ class Experiment(models.Model):
             status = Status.CANCELLED
         else:
             status = Status.FINISHED
-        Experiment.objects.filter(pk=self.pk).update(status=status)
-        self.status = status
         return status
 
 
@@ -391,11 +416,16 @@ class Run(models.Model):
     worker = models.CharField(max_length=200, blank=True)
     #: When its task was last put on the broker (dashboard.queueing); null while it never was.
     queued_at = models.DateTimeField(null=True, blank=True)
-    #: Last sign of life of the worker running it (see :func:`fail_lost_runs`); null until claimed.
+    #: Last sign of life of the worker running it (see dashboard.recovery); null until claimed.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     #: A message a user can read (never a stack trace).
     error = models.TextField(blank=True)
     code_version = models.CharField(max_length=100, blank=True)
+    #: How many times a worker claimed it: the current attempt's number while running. Every write of a
+    #: worker requires its own number, so a worker declared lost (a zombie) can change nothing afterwards.
+    attempt = models.PositiveIntegerField(default=0)
+    #: One record per attempt lost with its worker (dashboard.recovery.lost_attempt), oldest first.
+    lost_attempts = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["experiment_id", "seed", "id"]
@@ -410,6 +440,13 @@ class Run(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status in ACTIVE
+
+    @property
+    def attempts_note(self) -> str:
+        """Which attempt this is and when the earlier ones were lost with their worker; empty if none was."""
+        from dashboard.recovery import attempts_note
+
+        return attempts_note(self.attempt, self.lost_attempts)
 
     def transition(self, new: str, *, guard: Q | None = None, **fields: Any) -> bool:
         """Move to ``new`` if the row is still in this object's status; False if someone moved it first.
@@ -450,10 +487,10 @@ class RunJobs(models.Model):
 # A worker that dies (SIGKILL, out of memory, a machine restart) cannot mark its
 # run or import failed. While it works it stamps ``heartbeat_at`` every few
 # seconds (dashboard.services.execution.Heartbeat); work still ``running`` whose stamp is
-# older than SIMCORE_WORKER_TIMEOUT_S is declared lost. The rule is applied
-# lazily wherever experiments and uploads are read (dashboard.access) and when a
-# worker starts (dashboard.tasks); a live worker, wherever it runs, keeps its
-# stamps fresh, so no one fails work it still holds.
+# older than SIMCORE_WORKER_TIMEOUT_S is declared lost, and queued again or, once
+# its attempts are used up, failed (dashboard.recovery, applied by the workers'
+# periodic repair, dashboard.repair). A live worker, wherever it runs, keeps its
+# stamps fresh, so no one takes work it still holds.
 
 
 def worker_timeout() -> timedelta:
@@ -471,62 +508,20 @@ def stale_heartbeat(now: datetime) -> Q:
     return Q(heartbeat_at__lt=now - worker_timeout())
 
 
+def heard_at(last_heard: datetime | None, now: datetime) -> str:
+    """``last_heard`` for a reader at ``now``: the time of day, with the date when it was another day."""
+    if last_heard is None:
+        return "an unknown time"
+    local = timezone.localtime(last_heard)
+    day = "" if local.date() == timezone.localtime(now).date() else f"{local:%Y-%m-%d} "
+    return f"{day}{local:%H:%M} {local.tzname() or ''}".strip()
+
+
 def lost_message(last_heard: datetime | None, now: datetime, advice: str) -> str:
     """What a user reads on work whose worker vanished; ``last_heard``: its last heartbeat."""
-    when = "an unknown time"
-    if last_heard is not None:
-        local = timezone.localtime(last_heard)
-        day = "" if local.date() == timezone.localtime(now).date() else f"{local:%Y-%m-%d} "
-        when = f"{day}{local:%H:%M} {local.tzname() or ''}".strip()
-    return f"the worker running this stopped without finishing (lost at {when}); {advice}"
+    return f"the worker running this stopped without finishing (lost at {heard_at(last_heard, now)}); {advice}"
 
 
 #: How a user re-runs lost work: a run through a fork of its experiment, a trace by uploading it again.
 RERUN_RUN = "re-run it: fork the experiment"
 RERUN_IMPORT = "re-run it: upload the files again"
-
-
-def fail_lost_runs(now: datetime | None = None) -> list[int]:
-    """Mark failed every running run whose worker is lost; returns their ids.
-
-    Cheap when nothing is lost (one indexed SELECT). Each run goes through
-    :meth:`Run.transition` with the stale-heartbeat rule as its guard, so a
-    worker that is merely slow and stamps or finishes first keeps its run,
-    and one that stamps or finishes afterwards changes nothing (every write of
-    a worker requires ``status=running``).
-    """
-    now = now or timezone.now()
-    lost = []
-    for run in Run.objects.select_related("experiment").filter(stale_heartbeat(now), status=Status.RUNNING):
-        if run.transition(
-            Status.FAILED,
-            guard=stale_heartbeat(now),
-            finished_at=now,
-            eta_s=None,
-            error=lost_message(run.heartbeat_at, now, RERUN_RUN),
-        ):
-            lost.append(run.pk)
-    return lost
-
-
-def fail_lost_imports(now: datetime | None = None) -> list[int]:
-    """Mark failed every running trace import whose worker is lost and drop its raw files; returns their ids."""
-    now = now or timezone.now()
-    lost = []
-    stale = TraceUpload.objects.filter(stale_heartbeat(now), status=ImportStatus.RUNNING)
-    for pk, heard in stale.values_list("pk", "heartbeat_at"):
-        with transaction.atomic():
-            won = move(
-                TraceUpload,
-                pk,
-                ImportStatus.RUNNING,
-                ImportStatus.FAILED,
-                IMPORT_TRANSITIONS,
-                guard=stale_heartbeat(now),
-                finished_at=now,
-                error=lost_message(heard, now, RERUN_IMPORT),
-            )
-            if won:
-                TraceImportFile.objects.filter(upload_id=pk).delete()
-                lost.append(pk)
-    return lost

@@ -9,9 +9,14 @@ leave the rows ``pending`` with no task, for ever. Now:
   or API says the work starts once the queue is back;
 - :func:`requeue_stale` (run by the periodic repair, and at worker start-up)
   queues again every pending run or import that was never queued, or was
-  queued more than ``SIMCORE_REQUEUE_AFTER_S`` ago (a message lost with a
-  broker restart). A duplicate message is harmless: claiming is a conditional
-  update, so only one worker ever runs the work.
+  queued more than ``SIMCORE_REQUEUE_AFTER_S`` ago and whose message may be
+  lost (a broker restarted with nothing on disk). A duplicate message is
+  harmless: claiming is a conditional update, so only one worker ever runs
+  the work. Work queued long ago is usually just waiting behind a backlog,
+  though, so it is sent again only when the queue holds fewer messages than
+  such work: otherwise a long backlog would gain a duplicate of every waiting
+  run at every pass. A pending run never waits for ever: once the queue
+  drains below the count of old pending work, that work is sent again.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
+from kombu.exceptions import ChannelError
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from dashboard.models import ImportStatus, Run, Status, TraceUpload
@@ -57,6 +63,23 @@ def _send(task: Any, ids: list[int]) -> bool:
     return True
 
 
+def waiting_messages() -> int | None:
+    """How many messages wait in the task queue (not those workers hold); None when the broker cannot say."""
+    from dashboard.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=settings.SIMCORE_BROKER_TIMEOUT_S)
+            try:
+                ok = conn.default_channel.queue_declare(queue=app.conf.task_default_queue, passive=True)
+            except ChannelError:  # not there: never used, or empty (Redis drops an empty list)
+                return 0
+            return int(ok.message_count)
+    except BROKER_ERRORS as e:
+        log.warning("could not count the waiting messages: %s", e)
+        return None
+
+
 def enqueue_runs(run_ids: list[int]) -> bool:
     """Queue one task per run; False (and nothing raised) when the broker cannot be reached."""
     from dashboard.tasks import run_simulation
@@ -83,20 +106,18 @@ def requeue_stale(now: datetime | None = None) -> dict[str, int]:
     before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
     # Never queued: give the request that saved it a minute to queue it itself.
     grace = now - timedelta(seconds=NEVER_QUEUED_GRACE_S)
-    runs = list(
-        Run.objects.filter(
-            Q(queued_at__isnull=True, experiment__created__lt=grace) | Q(queued_at__lt=before), status=Status.PENDING
-        )
-        .order_by("id")
-        .values_list("id", flat=True)[:1000]
-    )
-    imports = list(
-        TraceUpload.objects.filter(
-            Q(queued_at__isnull=True, created__lt=grace) | Q(queued_at__lt=before), status=ImportStatus.PENDING
-        )
-        .order_by("id")
-        .values_list("id", flat=True)[:100]
-    )
+    never_runs = Q(queued_at__isnull=True, experiment__created__lt=grace)
+    never_imports = Q(queued_at__isnull=True, created__lt=grace)
+    old = Q(queued_at__lt=before)
+    pending_runs = Run.objects.filter(status=Status.PENDING)
+    pending_imports = TraceUpload.objects.filter(status=ImportStatus.PENDING)
+    if pending_runs.filter(old).exists() or pending_imports.filter(old).exists():
+        n_old = pending_runs.filter(old).count() + pending_imports.filter(old).count()
+        waiting = waiting_messages()
+        if waiting is not None and waiting >= n_old:
+            old = Q(pk__in=[])  # their messages are most likely among those waiting: no duplicates
+    runs = list(pending_runs.filter(never_runs | old).order_by("id").values_list("id", flat=True)[:1000])
+    imports = list(pending_imports.filter(never_imports | old).order_by("id").values_list("id", flat=True)[:100])
     sent_runs = len(runs) if runs and enqueue_runs(runs) else 0
     sent_imports = sum(1 for pk in imports if enqueue_import(pk))
     return {"runs": sent_runs, "imports": sent_imports}

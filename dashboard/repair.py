@@ -3,11 +3,12 @@
 Every ``repair_every_s()`` seconds (a third of ``SIMCORE_WORKER_TIMEOUT_S``,
 at most a minute) each worker's main process:
 
-- marks failed the running runs and trace imports whose heartbeat is older
-  than the timeout (:func:`dashboard.models.fail_lost_runs`,
-  :func:`~dashboard.models.fail_lost_imports`): their worker died;
+- queues again, or after SIMCORE_RUN_MAX_ATTEMPTS attempts marks failed, the
+  running runs and trace imports whose heartbeat is older than the timeout:
+  their worker died (:mod:`dashboard.recovery`);
 - queues again the pending work that was never queued (the broker was down)
-  or was queued long ago (:func:`dashboard.queueing.requeue_stale`).
+  or was queued long ago (:func:`dashboard.queueing.requeue_stale`): its
+  message may have been lost with a broker restart.
 
 It runs in the workers, never in a page: reads only read (STYLE.md habit 12).
 A daemon thread of the worker's main process, started when the worker is
@@ -35,16 +36,34 @@ def repair_every_s() -> float:
 
 def repair_once() -> dict[str, Any]:
     """One pass; returns what it changed. Never raises for a database or broker problem."""
-    from dashboard.models import fail_lost_imports, fail_lost_runs
-    from dashboard.queueing import requeue_stale
+    from dashboard.queueing import enqueue_import, enqueue_runs, requeue_stale
+    from dashboard.recovery import recover_lost_imports, recover_lost_runs
 
     try:
-        return {"lost_runs": fail_lost_runs(), "lost_imports": fail_lost_imports(), "requeued": requeue_stale()}
+        runs, imports = recover_lost_runs(), recover_lost_imports()
+        # Sent before requeue_stale looks: a lost attempt queued again here is not sent twice.
+        # When the broker is down they stay unqueued, and a later pass sends them.
+        enqueue_runs(runs.retried)
+        for pk in imports.retried:
+            enqueue_import(pk)
+        return {
+            "runs_retried": runs.retried,
+            "runs_failed": runs.failed,
+            "imports_retried": imports.retried,
+            "imports_failed": imports.failed,
+            "requeued": requeue_stale(),
+        }
     except DatabaseError as e:  # a busy or briefly unreachable database: the next pass retries
         log.warning("periodic repair failed: %s", e)
         return {}
     finally:
         connections.close_all()  # this thread's connections only
+
+
+def changed(done: dict[str, Any]) -> bool:
+    """Whether a pass found lost work or lost messages (worth a line in the worker's log)."""
+    lost = any(done.get(k) for k in ("runs_retried", "runs_failed", "imports_retried", "imports_failed"))
+    return lost or any((done.get("requeued") or {}).values())
 
 
 def start_repair_thread() -> threading.Thread:
@@ -54,7 +73,7 @@ def start_repair_thread() -> threading.Thread:
         stop = threading.Event()
         while not stop.wait(repair_every_s()):
             done = repair_once()
-            if done.get("lost_runs") or done.get("lost_imports"):
+            if changed(done):
                 log.info("periodic repair: %s", done)
 
     t = threading.Thread(target=loop, name="simcore-repair", daemon=True)

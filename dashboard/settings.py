@@ -164,7 +164,7 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = ["dashboard.accounts.ThrottledModelBackend"]
 #: Failed sign-ins of one user name from one address before it is locked out.
 #: Pending work queued longer ago than this (or never, the broker being down) is queued again.
-SIMCORE_REQUEUE_AFTER_S = env_int("SIMCORE_REQUEUE_AFTER_S", 600, minimum=10)
+SIMCORE_REQUEUE_AFTER_S = env_int("SIMCORE_REQUEUE_AFTER_S", 600, minimum=1)
 #: How long a request waits for the broker before it tells the user the queue is unavailable.
 SIMCORE_BROKER_TIMEOUT_S = env_int("SIMCORE_BROKER_TIMEOUT_S", 3, minimum=1)
 SIMCORE_LOGIN_MAX_FAILURES = env_int("SIMCORE_LOGIN_MAX_FAILURES", 5, minimum=1)
@@ -207,6 +207,23 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", 200, minimum=1)
 #: Seconds running work may go without its worker's heartbeat before it is marked failed (the worker died).
 SIMCORE_WORKER_TIMEOUT_S = env_int("SIMCORE_WORKER_TIMEOUT_S", 300, minimum=1)
+#: How many times a run (or trace import) is started before work lost by dying workers counts as failed:
+#: a lost attempt within this bound is queued again automatically (dashboard.recovery).
+SIMCORE_RUN_MAX_ATTEMPTS = env_int("SIMCORE_RUN_MAX_ATTEMPTS", 3, minimum=1)
+#: Wall seconds one attempt of a run or trace import may take before it is stopped and failed; 0: no limit.
+SIMCORE_RUN_TIME_LIMIT_S = env_int("SIMCORE_RUN_TIME_LIMIT_S", 24 * 3600, minimum=0)
+
+
+def _half_the_memory_mb() -> int:
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2**21)
+    except (ValueError, OSError, AttributeError):  # no sysconf: no limit rather than a guess
+        return 0
+
+
+#: Megabytes of memory one run or trace import may allocate in its worker process (RLIMIT_DATA on top of
+#: what the process holds when it starts the work; dashboard.limits); 0: no limit. Default: half the machine's memory.
+SIMCORE_RUN_MEMORY_MB = env_int("SIMCORE_RUN_MEMORY_MB", _half_the_memory_mb(), minimum=0)
 #: Extra modules imported at start-up, e.g. private schedulers or presets registering themselves.
 SIMCORE_PLUGINS = env_list("SIMCORE_PLUGINS", "")
 
@@ -262,8 +279,11 @@ else:
 #: The queue tasks go to (and the workers' repair re-queues to); the tests give their worker its own.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SIMCORE_TASK_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True
-# A run is long and CPU-bound: take one at a time, acknowledge after it ends so a killed
-# worker's run is redelivered (the conditional claim then skips it if it already ran).
+# A run is long and CPU-bound: take one at a time, acknowledge after it ends so a message whose
+# worker died may be redelivered. That redelivery is a convenience, not the guarantee: Redis gives an
+# unacknowledged message back only after the visibility timeout, the filesystem transport never.
+# Lost work is found and queued again from the database (dashboard.recovery), and the conditional
+# claim makes every duplicate message harmless.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -7,6 +7,7 @@ from typing import Any
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
 from dashboard import imports
 from dashboard.services.execution import execute_run
@@ -14,14 +15,29 @@ from dashboard.services.execution import execute_run
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="dashboard.run_simulation", ignore_result=True)
+def hard_time_limit_s() -> float | None:
+    """Celery's hard limit: a minute past SIMCORE_RUN_TIME_LIMIT_S, for a task stuck where the heartbeat cannot stop it.
+
+    The heartbeat fails the work with the limit's message within seconds of
+    the limit (dashboard.limits); this only frees a pool process whose task
+    sits in one long C call.
+    """
+    limit = settings.SIMCORE_RUN_TIME_LIMIT_S
+    return float(limit + HARD_LIMIT_GRACE_S) if limit else None
+
+
+#: Seconds between the time limit and Celery's hard kill of the pool process.
+HARD_LIMIT_GRACE_S = 60
+
+
+@shared_task(name="dashboard.run_simulation", ignore_result=True, time_limit=hard_time_limit_s())
 def run_simulation(run_id: int) -> str:
     """Claim run ``run_id``, simulate it with simcore, store its results (see execute_run)."""
     worker = run_simulation.request.hostname or ""
     return execute_run(run_id, worker=worker)
 
 
-@shared_task(name="dashboard.import_trace", ignore_result=True)
+@shared_task(name="dashboard.import_trace", ignore_result=True, time_limit=hard_time_limit_s())
 def import_trace(upload_id: int) -> str:
     """Claim trace upload ``upload_id``, convert it with simcore.importer, store it (see imports.execute_import)."""
     worker = import_trace.request.hostname or ""
@@ -32,20 +48,21 @@ def import_trace(upload_id: int) -> str:
 def start_repair(**_: Any) -> None:
     """At worker start-up, repair at once (a restarted machine's runs, say), then every few seconds.
 
-    The stale-heartbeat rule (dashboard.models.fail_lost_runs) leaves the work of
-    live workers alone; pending work that was never queued is queued again
-    (dashboard.queueing). See :mod:`dashboard.repair`.
+    The stale-heartbeat rule (dashboard.recovery) leaves the work of live
+    workers alone and queues lost work again (or fails it once its attempts
+    are used up); pending work whose message was never sent or was lost is
+    queued again (dashboard.queueing). See :mod:`dashboard.repair`.
     """
     from dashboard.repair import repair_once, start_repair_thread
 
     done = repair_once()
-    runs, uploads = done.get("lost_runs", []), done.get("lost_imports", [])
     log.info(
-        "start-up check for work lost by dead workers: %d run(s) %s, %d trace import(s) %s marked failed; requeued %s",
-        len(runs),
-        runs,
-        len(uploads),
-        uploads,
+        "start-up check for work lost by dead workers: runs queued again %s, failed %s; "
+        "trace imports queued again %s, failed %s; requeued %s",
+        done.get("runs_retried", []),
+        done.get("runs_failed", []),
+        done.get("imports_retried", []),
+        done.get("imports_failed", []),
         done.get("requeued"),
     )
     start_repair_thread()

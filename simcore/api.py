@@ -26,6 +26,7 @@ from simcore import metrics
 from simcore.capacity import allocation_lp
 from simcore.engine import ProgressCallback, SimResult, simulate
 from simcore.errors import InputError, ParameterError
+from simcore.jobmetrics import dag_summary, run_job_metrics
 from simcore.model import ClassTable, Cluster, Workload
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS, create
@@ -190,6 +191,8 @@ def resolve_workload(
     if _looks_like_file(name):
         if params:
             raise ParameterError(f"trace file {name!r} takes no parameters (got {sorted(params)})")
+        if name.lower().endswith((".json", ".json.gz")):
+            return _wfcommons_file(name, cluster, hours)
         from simcore.tracefile import read_trace
 
         wl = read_trace(name, resources=cluster.resources)
@@ -203,6 +206,17 @@ def resolve_workload(
         return cut_to_hours(wl, hours) if hours is not None else wl
     WORKLOADS.get(name)
     raise AssertionError  # pragma: no cover
+
+
+def _wfcommons_file(name: str, cluster: Cluster, hours: float | None) -> Workload:
+    """A WfCommons instance (``.json``/``.json.gz``) as one job at time 0, on ``cluster`` (which needs cores).
+
+    To replay several instances as a stream, convert them with ``simcore import --format wfcommons``.
+    """
+    from simcore.importer import import_trace
+
+    wl = import_trace("wfcommons", [name], cluster=cluster).workload
+    return cut_to_hours(wl, hours) if hours is not None else wl
 
 
 def cut_to_hours(wl: Workload, hours: float) -> Workload:
@@ -220,6 +234,7 @@ def cut_to_hours(wl: Workload, hours: float) -> Workload:
         classes=wl.classes,
         runtime=wl.runtime,
         params={**wl.params, "hours": hours},
+        graph=wl.graph.prefix(n) if wl.graph is not None else None,
     )
 
 
@@ -267,6 +282,9 @@ def run_objects(
         {k: v for k, v in (scheduler_params or {}).items() if k in {p.name for p in cls.params}},
     )
     sched = create(scheduler, **opts)
+    # An empty arrival window (every job at time 0: one workflow, a batch) has nothing to stop at: run
+    # until every job finished, as if drained; otherwise nothing after time 0 would be simulated.
+    drain = drain or workload.horizon_s <= 0
     res = simulate(cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress)
     summ: dict[str, Any] = {
         "scheduler": scheduler,
@@ -276,6 +294,8 @@ def run_objects(
         **(labels or {}),
     }
     summ.update(metrics.summary(res))
+    if workload.graph is not None:
+        summ.update(dag_summary(run_job_metrics(res, workload, cluster)))
     summ["lambda_star"] = lambda_star(workload, cluster)
     summ["arrival_rate"] = float(workload.params.get("arrival_rate", 0.0)) or (
         workload.n_jobs / workload.horizon_s if workload.horizon_s > 0 else None

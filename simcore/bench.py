@@ -12,6 +12,13 @@ rest):
   :func:`simcore.tracefile.write_trace` and read back, so it runs as a
   trace does (durations from the file, no class table).
 * ``profile``: ``ncbi-blast`` with its own cluster (``ncbi-heterogeneous``).
+* ``staged``: the ``staged`` scheduler with each policy of
+  :data:`simcore.staged.bench.POLICIES` on the design-space exploration
+  paper's cluster (section 4.1.3, ``--staged-machines`` machines) and a
+  ``--staged-tasks``-task workload of layered DAGs at ``--load``, drained:
+  one evaluation of the genetic search (issue 13 asks 32 of them in 10 s on
+  two workers). Rows are ``staged#1``...; the policies are listed below the
+  table.
 
 Each scheduler runs every scenario whose workload meets the needs it
 declares (``Scheduler.requires``): the profile study's ``affinity`` and
@@ -56,7 +63,7 @@ class BenchOptions:
     """What ``simcore bench`` measures (the command line's options, as plain values)."""
 
     schedulers: str = "all"
-    scenarios: str = "google,trace,packing"
+    scenarios: str = "google,trace,packing,staged,wfcommons"
     hours: float = 0.1
     load: float = 0.9
     machines_per_config: int = 1000
@@ -66,6 +73,8 @@ class BenchOptions:
     big: bool = False
     big_jobs: int = BIG_JOBS
     big_scheduler: str = "greedy"
+    staged_tasks: int = 10_000
+    staged_machines: int = 100
 
     def check(self) -> None:
         checks = [
@@ -76,6 +85,8 @@ class BenchOptions:
             ("--max-seconds", self.max_seconds > 0),
             ("--big-jobs", self.big_jobs >= 1),
             ("--seed", self.seed >= 0),
+            ("--staged-tasks", self.staged_tasks >= 1),
+            ("--staged-machines", self.staged_machines >= 2),
         ]
         for flag, ok in checks:
             if not ok:
@@ -94,8 +105,8 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
             SCHEDULERS.get(n)  # unknown name: UnknownNameError listing the valid ones
     scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
     for s in scenarios:
-        if s not in ("google", "trace", "packing"):
-            raise ParameterError(f"unknown scenario {s!r}; valid scenarios: google, trace, packing")
+        if s not in ("google", "trace", "packing", "staged", "wfcommons"):
+            raise ParameterError(f"unknown scenario {s!r}; valid scenarios: google, trace, packing, staged, wfcommons")
     base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config, "max_seconds": args.max_seconds}
     from simcore.presets import WORKLOADS
 
@@ -107,13 +118,30 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
         provides = WORKLOADS.get(PROFILE_WORKLOAD).provides
         profile_names = [n for n in names if SCHEDULERS.get(n).requires <= provides]
     specs: list[dict[str, Any]] = []
-    for scen in [s for s in scenarios if s != "packing"]:  # packing is not per scheduler: see cli.bench
+    # packing and wfcommons are not per scheduler (see cli.bench); staged is per policy of the staged scheduler.
+    for scen in [s for s in scenarios if s not in ("packing", "staged", "wfcommons")]:
         for n in google_ok:
             if scen == "google":
                 specs.append({**base, "scenario": "google", "scheduler": n, "hours": args.hours})
             else:
                 specs.append({**base, "scenario": "trace", "scheduler": n, "jobs": args.trace_jobs})
     specs += [{**base, "scenario": "profile", "scheduler": n} for n in profile_names]
+    if "staged" in scenarios and "staged" in names:
+        from simcore.staged.bench import POLICIES
+
+        specs += [
+            {
+                **base,
+                "scenario": "staged",
+                "scheduler": "staged",
+                "label": f"staged#{i}",
+                "scheduler_params": {"policy": policy},
+                "tasks": args.staged_tasks,
+                "machines": args.staged_machines,
+                "drain": True,
+            }
+            for i, policy in enumerate(POLICIES, start=1)
+        ]
     if args.big:
         specs.append(
             {
@@ -144,6 +172,8 @@ def run_child(spec: dict[str, Any]) -> dict[str, Any]:
 def child(spec: dict[str, Any]) -> dict[str, Any]:
     """Build the scenario, run the scheduler once, measure; always returns a record."""
     out: dict[str, Any] = {"scenario": spec["scenario"], "scheduler": spec["scheduler"]}
+    if "label" in spec:
+        out.update(label=spec["label"], scheduler_params=spec.get("scheduler_params", {}))
     try:
         out.update(_measure(spec))
     except SimcoreError as e:
@@ -156,6 +186,16 @@ def _measure(spec: dict[str, Any]) -> dict[str, Any]:
     from simcore.api import resolve_cluster, resolve_workload
 
     name = spec["scheduler"]
+    if spec["scenario"] == "staged":
+        from simcore.staged.bench import bench_cluster, bench_workload
+
+        t0 = time.perf_counter()
+        cluster = bench_cluster(int(spec["machines"]))
+        wl = bench_workload(cluster, int(spec["tasks"]), float(spec["load"]), "dag", int(spec["seed"]))
+        gen_s = time.perf_counter() - t0
+        res = _simulate(cluster, wl, name, spec)
+        res.update(cluster=cluster.name, machines=cluster.n_machines, workload=wl.name, generate_s=round(gen_s, 3))
+        return res
     if spec["scenario"] == "profile":
         cluster, wl, gen_s = _profile_scenario(spec)
         res = _simulate(cluster, wl, name, spec)
@@ -200,7 +240,15 @@ def _simulate(cluster: Any, wl: Any, name: str, spec: dict[str, Any]) -> dict[st
             state["timeout"] = True
             raise Cancelled(f"stopped after {limit} s")
 
-    sim = Simulation(cluster, wl, create(name), scheduler_rng(spec["seed"]), progress=stop, progress_every_s=1.0)
+    sim = Simulation(
+        cluster,
+        wl,
+        create(name, **spec.get("scheduler_params", {})),
+        scheduler_rng(spec["seed"]),
+        drain=bool(spec.get("drain", False)),
+        progress=stop,
+        progress_every_s=1.0,
+    )
     c0 = time.process_time()
     w0 = time.perf_counter()
     try:
@@ -293,7 +341,7 @@ def print_table(report: dict[str, Any]) -> None:
         rows.append(
             (
                 f"{r['scenario']} ({r.get('cluster')}/{r.get('workload')})",
-                r["scheduler"],
+                r.get("label", r["scheduler"]),
                 f"{r.get('machines', 0):,}",
                 f"{r['jobs']:,}",
                 f"{r['wall_s']:.1f}",
@@ -312,6 +360,9 @@ def print_table(report: dict[str, Any]) -> None:
     lb = ", ".join(f"{x:.2f}" for x in report["load_average_before"])
     la = ", ".join(f"{x:.2f}" for x in report["load_average_after"])
     print(f"\nload average before: {lb}; after: {la} ({report['cpu_count']} CPUs); Python {report['python']}")
+    for r in report["results"]:
+        if "label" in r:
+            print(f"{r['label']}: {r['scheduler_params'].get('policy', '')}")
     big = [r for r in report["results"] if r["scenario"] == "big" and r.get("status") != "error"]
     for r in big:
         verdict = "within" if r["peak_rss_mb"] < MEMORY_TARGET_MB else "OVER"

@@ -15,6 +15,9 @@ Capacities are in whatever unit the cluster's workloads use for requests
 (the Google presets normalise to the largest machine). ``count`` is the
 number of identical machines of the configuration (0 allowed, not all 0).
 ``attributes`` (optional) is free-form JSON kept with the configuration.
+``speed`` (optional, positive, e.g. the clock rate in GHz) makes processing
+times machine-dependent: work times ``max(speed) / speed``; give it for every
+configuration or none.
 
 Errors raise :class:`~simcore.errors.InputError` naming the file and the
 JSON path of the offending value, e.g. ``configurations[3].capacity.mem``;
@@ -37,7 +40,7 @@ from simcore.model import Cluster
 from simcore.sources import check_tree, read_json
 
 TOP_KEYS = {"name", "description", "resources", "configurations"}
-CONFIG_KEYS = {"name", "count", "capacity", "attributes"}
+CONFIG_KEYS = {"name", "count", "capacity", "speed", "attributes"}
 
 
 def read_cluster(source: str | os.PathLike[str] | IO[Any], *, name: str | None = None) -> Cluster:
@@ -90,6 +93,7 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
     counts: list[int] = []
     caps: list[list[float]] = []
     attrs: list[dict[str, Any]] = []
+    speeds: list[float | None] = []
     for j, cfg in enumerate(configs):
         at = f"configurations[{j}]"
         if not isinstance(cfg, dict):
@@ -133,6 +137,12 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
         attributes = cfg.get("attributes", {})
         if not isinstance(attributes, dict):
             raise _fail(label, f"{at}.attributes", "must be an object")
+        speed = cfg.get("speed")
+        if speed is not None and (not _is_number(speed) or not math.isfinite(speed) or speed <= 0):
+            raise _fail(label, f"{at}.speed", f"must be a finite positive number, got {speed!r}")
+        if j and (speed is None) != (speeds[0] is None):
+            raise _fail(label, f"{at}.speed", "give a speed for every configuration or for none")
+        speeds.append(None if speed is None else float(speed))
         names.append(nm)
         counts.append(count)
         caps.append(row)
@@ -148,6 +158,7 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
             capacity=np.array(caps, dtype=np.float64),
             attributes=tuple(attrs),
             description=description,
+            speed=None if speeds[0] is None else np.array(speeds, dtype=np.float64),
         )
     except InputError as e:  # anything the model still rejects, with the file named
         raise InputError(e.reason, file=label) from None

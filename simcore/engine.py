@@ -4,7 +4,15 @@ Arrivals come from the workload's sorted ``submit`` array (no heap entry per
 job); completions live in a heap of ``(time, sequence, job, machine)`` tuples,
 the sequence number making ties deterministic (SimPy's habit). At equal
 times completions are handled before arrivals, so a job arriving exactly
-when another finishes sees the freed resources.
+when another finishes sees the freed resources, and wake-ups a scheduler
+asked for (:meth:`Simulation.wake_at`) come last, so a scheduler that defers
+its decisions to a wake-up at ``now`` sees every event of that instant.
+
+Jobs made of tasks (:mod:`simcore.taskgraph`): when the workload has a
+graph, its units are tasks. A task is released to the scheduler
+(``on_arrival``) when its job has arrived and its last parent has finished,
+right after ``on_completion`` of that parent, children in task order. A
+workload without a graph runs exactly as before (every unit a job).
 
 The engine, not the scheduler, enforces the rules (:meth:`Simulation.start`):
 a machine never runs more than its capacity in any resource, a job starts no
@@ -35,7 +43,7 @@ __all__ = ["EPS", "EngineView", "Progress", "ProgressCallback", "SimResult", "Si
 #: Number of samples of the queue length and utilisation series.
 DEFAULT_SAMPLES = 2000
 
-QUEUED, RUNNING, DONE = 0, 1, 2
+QUEUED, RUNNING, DONE, WAITING = 0, 1, 2, 3  # WAITING: a task whose parents have not all finished
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ class Simulation:
         self.submit: FloatArray = read_only(submit)
         self.job_class: IntArray = read_only(job_class)
         self.start_t: FloatArray = read_only(self._start_t)
-        self.runtime = workload.runtime_model()
+        self.runtime = workload.runtime_model(cluster)
         #: True when every job can run on every configuration (no rate is 0), so schedulers
         #: may skip :meth:`can_run`; False when that is not known to hold.
         self.all_runnable: bool = _all_runnable(self.runtime)
@@ -173,8 +181,16 @@ class Simulation:
         self.arrived = 0
         self.started = 0
         self.completed = 0
+        #: Tasks that arrived but wait for their parents (always 0 without a task graph).
+        self.held = 0
         self._seq = 0
         self._heap: list[tuple[float, int, int, int]] = []
+        self._timers: list[float] = []
+        self.graph = workload.graph
+        if self.graph is not None:
+            g = self.graph
+            self._waiting = g.n_parents.copy()
+            self._state[self._waiting > 0] = WAITING
         self._total_cap = cluster.total_capacity()
         self._R = R
         self._free_rows = free_by_resource
@@ -215,6 +231,8 @@ class Simulation:
             raise SchedulingError(f"job {job} started on machine {machine}, which does not exist")
         state = self._state_mv
         if state[job] != QUEUED:
+            if state[job] == WAITING:
+                raise SchedulingError(f"task {job} started at t={self.now} before its parents finished")
             raise SchedulingError(f"job {job} started twice")
         req = self._req_mv
         free = self._free_mv
@@ -272,10 +290,21 @@ class Simulation:
         dur = self._duration
         return [0.0 <= dur(job, c, -1) < math.inf for c in range(self.view.n_configs)]
 
+    def wake_at(self, t: float) -> None:
+        """Ask for a call of the scheduler's ``on_wake`` at time ``t`` (>= now).
+
+        Wake-ups at one instant come after that instant's completions and
+        arrivals, and several asked for the same instant give one call. Like
+        every event, a wake-up past the horizon happens only when draining.
+        """
+        if not t >= self.now:  # also refuses NaN
+            raise SchedulingError(f"wake-up asked for t={t}, before now ({self.now})")
+        heapq.heappush(self._timers, float(t))
+
     @property
     def queued(self) -> int:
-        """Jobs that arrived and have not started."""
-        return self.arrived - self.started
+        """Jobs (tasks) released to the scheduler that have not started."""
+        return self.arrived - self.held - self.started
 
     def used(self) -> FloatArray:
         """Capacity in use over the whole cluster, per resource."""
@@ -288,6 +317,16 @@ class Simulation:
         sched.setup(self, self.rng)
         on_arrival = sched.on_arrival
         on_completion = sched.on_completion
+        on_wake = sched.on_wake
+        timers = self._timers
+        # Task graphs: parents still running per task, children in CSR rows (None: no graph).
+        graph = self.graph
+        if graph is not None:
+            waiting: Any = flat_view(self._waiting)
+            child_ptr: Any = flat_view(graph.child_ptr)
+            children: Any = flat_view(graph.children)
+        else:
+            waiting = child_ptr = children = None
         submit = flat_view(self._submit)
         n = self.n_jobs
         heap = self._heap
@@ -329,27 +368,41 @@ class Simulation:
         while True:
             if heap and heap[0][0] <= next_arrival:
                 t = heap[0][0]
-                is_arrival = False
+                kind = 0
             elif i < n:
                 t = next_arrival
-                is_arrival = True
+                kind = 1
             else:
+                t = inf
+                kind = 3
+            # Wake-ups come after the completions and arrivals of their instant.
+            if timers and timers[0] < t:
+                t = timers[0]
+                kind = 2
+            elif kind == 3:
                 break
             if t > horizon and not drain:
                 break
             # Sample the state as it was just before this event.
             while t >= next_sample and si < n_s:
-                s_queue[si] = self.arrived - self.started
+                s_queue[si] = self.arrived - self.held - self.started
                 s_running[si] = self.started - self.completed
                 s_util[si] = self.used() / safe_cap
                 si += 1
                 next_sample = sample_list[si] if si < n_s else inf
             self.now = t
-            if is_arrival:
+            if kind == 1:
                 i += 1
                 self.arrived = i
                 next_arrival = submit[i] if i < n else inf
-                on_arrival(i - 1)
+                if waiting is not None and waiting[i - 1] > 0:
+                    self.held += 1  # released when its last parent finishes
+                else:
+                    on_arrival(i - 1)
+            elif kind == 2:
+                while timers and timers[0] <= t:
+                    heapq.heappop(timers)
+                on_wake()
             else:
                 _, _, job, m = heappop(heap)
                 left = running[m] - 1
@@ -371,6 +424,8 @@ class Simulation:
                 self.completed += 1
                 last[m] = cls[job]
                 on_completion(job, m)
+                if children is not None and child_ptr[job] != child_ptr[job + 1]:
+                    self._release_children(job, waiting, child_ptr, children, on_arrival)
             countdown -= 1
             if countdown == 0:
                 countdown = check_every
@@ -382,7 +437,7 @@ class Simulation:
 
         end = self.now if self.drain else max(self.now, horizon)
         while si < n_s:
-            s_queue[si] = self.arrived - self.started
+            s_queue[si] = self.arrived - self.held - self.started
             s_running[si] = self.started - self.completed
             s_util[si] = self.used() / safe_cap
             si += 1
@@ -408,6 +463,23 @@ class Simulation:
             config_of_machine=self.config_of,
             extra={"arrived": self.arrived},
         )
+
+    def _release_children(
+        self, task: int, waiting: Any, child_ptr: Any, children: Any, on_arrival: Callable[[int], None]
+    ) -> None:
+        """``task`` finished: children whose last parent it was become queued, and arrived ones are released."""
+        state = self._state_mv
+        for k in range(child_ptr[task], child_ptr[task + 1]):
+            c = children[k]
+            left = waiting[c] - 1
+            waiting[c] = left
+            if left == 0:
+                state[c] = QUEUED
+                # A zero-length parent can finish before a sibling arrived at the same instant;
+                # such a child is released by its own arrival.
+                if c < self.arrived:
+                    self.held -= 1
+                    on_arrival(c)
 
     def _progress_info(self, wall: float) -> Progress:
         return Progress(

@@ -35,8 +35,8 @@ from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
 from simcore.traces.report import fits_any
 
-Format = Literal["google2011", "swf", "csv"]
-FORMATS: tuple[str, ...] = ("google2011", "swf", "csv")
+Format = Literal["google2011", "swf", "csv", "wfcommons"]
+FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons")
 
 
 def _resolve_cluster(spec: str | Cluster | None) -> Cluster | None:
@@ -54,14 +54,28 @@ def _cut_window(wl: Workload, start_s: float, end_s: float | None, report: Impor
     report.drop("submitted before the window's start", lo)
     report.drop("submitted at or after the window's end", wl.n_jobs - hi)
     horizon = (end_s - start_s) if end_s is not None else max(wl.horizon_s - start_s, 0.0)
-    sl = slice(lo, hi)
+    keep = np.zeros(wl.n_jobs, dtype=bool)
+    keep[lo:hi] = True
+    wl = _select(wl, keep, report)
+    return dataclasses.replace(wl, submit=wl.submit - start_s, horizon_s=float(horizon))
+
+
+def _select(wl: Workload, keep: np.ndarray, report: ImportReport) -> Workload:
+    """The units in ``keep``; with a task graph, a task whose parent is not kept goes too (counted)."""
+    graph = wl.graph
+    if graph is not None:
+        from simcore.taskorder import subset
+
+        graph, closed = subset(graph, keep)
+        report.drop("a parent task was dropped", int(np.count_nonzero(keep & ~closed)))
+        keep = closed
     return dataclasses.replace(
         wl,
-        submit=wl.submit[sl] - start_s,
-        request=wl.request[sl],
-        work=wl.work[sl],
-        job_class=wl.job_class[sl],
-        horizon_s=float(horizon),
+        submit=wl.submit[keep],
+        request=wl.request[keep],
+        work=wl.work[keep],
+        job_class=wl.job_class[keep],
+        graph=graph,
     )
 
 
@@ -106,14 +120,55 @@ def _read_csv(
     fits = fits_any(wl.request, cluster)
     report.drop("request larger than every machine of the cluster", int(np.count_nonzero(~fits)))
     if not fits.all():
-        wl = dataclasses.replace(
-            wl, submit=wl.submit[fits], request=wl.request[fits], work=wl.work[fits], job_class=wl.job_class[fits]
-        )
+        wl = _select(wl, fits, report)
     if progress is not None:
         progress(ImportProgress("trace", label, 0, 1, 1, 1, wl.n_jobs))
     report.wall_s = time.perf_counter() - t0
     report.cpu_s = time.process_time() - c0
     return ImportResult(wl, cluster, report)
+
+
+def _read_wfcommons(
+    inputs: Sequence[Source],
+    cluster: Cluster | None,
+    jobs: int,
+    arrival: str,
+    interarrival_s: float,
+    seed: int,
+    name: str | None,
+    progress: ProgressFn | None,
+) -> ImportResult:
+    """WfCommons instances replayed as jobs; requests over the largest machine's cores are clipped to it."""
+    from simcore.presets import CLUSTERS
+    from simcore.seeding import workload_rng
+    from simcore.traces.wfcommons import RESOURCE, read_wfcommons
+
+    if cluster is None:
+        cluster = CLUSTERS.get("dse-2020").build()
+    if RESOURCE not in cluster.resources:
+        raise ParameterError(
+            f"WfCommons tasks request {RESOURCE!r}; cluster {cluster.name!r} has {list(cluster.resources)} "
+            "(use a cluster with a cores resource, e.g. dse-2020)"
+        )
+    largest = float(cluster.capacity[cluster.counts > 0, cluster.resources.index(RESOURCE)].max())
+    result = read_wfcommons(
+        inputs,
+        jobs=jobs,
+        arrival=arrival,  # type: ignore[arg-type]
+        interarrival_s=interarrival_s,
+        rng=workload_rng(seed),
+        max_cores=largest,
+        name=name,
+        progress=progress,
+    )
+    wl = result.workload
+    if tuple(cluster.resources) != wl.resources:
+        # Other resources of the cluster (memory...) are not requested: 0.
+        req = np.zeros((wl.n_jobs, len(cluster.resources)))
+        req[:, cluster.resources.index(RESOURCE)] = wl.request[:, 0]
+        wl = dataclasses.replace(wl, resources=tuple(cluster.resources), request=req)
+    result.report.notes.append(f"requests checked against cluster {cluster.name!r} (at most {largest:g} cores)")
+    return ImportResult(wl, cluster, result.report)
 
 
 def import_trace(
@@ -133,12 +188,19 @@ def import_trace(
     machine_mem_kb: float | None = None,
     name: str | None = None,
     progress: ProgressFn | None = None,
+    jobs: int = 0,
+    arrival: str = "together",
+    interarrival_s: float = 0.0,
+    seed: int = 0,
 ) -> ImportResult:
     """Read a trace in format ``fmt`` (times in seconds) into a workload and its cluster.
 
     ``cluster``: a preset name, a JSON cluster file or a Cluster; default:
     the ``google-2011`` preset (or the machines of ``machine_events``) for
-    Google and CSV traces, the parallel computer as one machine for SWF.
+    Google and CSV traces, the parallel computer as one machine for SWF, the
+    ``dse-2020`` preset for WfCommons instances. WfCommons only: ``jobs``,
+    ``arrival``, ``interarrival_s`` and ``seed`` (Poisson gaps) replay the
+    instances as a stream (:func:`simcore.traces.wfcommons.wfcommons_workload`).
     """
     if fmt not in FORMATS:
         raise ParameterError(f"unknown trace format {fmt!r}; valid formats: {', '.join(FORMATS)}")
@@ -162,6 +224,8 @@ def import_trace(
         )
     if job_events or machine_events is not None:
         raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
+    if fmt == "wfcommons":
+        return _read_wfcommons(inputs, cl, jobs, arrival, interarrival_s, seed, name, progress)
     if fmt == "swf":
         from simcore.traces.swf import read_swf
 

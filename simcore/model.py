@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from simcore.errors import InputError, ParameterError
 from simcore.fit import fit_floor, fits_in
 from simcore.limits import max_machines
+from simcore.taskgraph import TaskGraph
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -39,6 +40,11 @@ class Cluster:
     capacity: FloatArray
     attributes: tuple[dict[str, Any], ...] = ()
     description: str = ""
+    #: Relative processing speed of each configuration (e.g. clock rate in GHz), or None: all equal.
+    #: With speeds, a job's processing time on configuration ``j`` is its work times
+    #: ``max(speed) / speed[j]`` (:class:`SpeedRuntime`): the fastest machines run a trace's
+    #: recorded durations, slower ones proportionally longer (the design-space paper, section 4.1.3).
+    speed: FloatArray | None = None
 
     def __post_init__(self) -> None:
         limit = max_machines()
@@ -82,6 +88,14 @@ class Cluster:
             raise InputError("capacities must be finite and non-negative")
         if not self.attributes:
             object.__setattr__(self, "attributes", tuple({} for _ in self.config_names))
+        if self.speed is not None:
+            speed = np.asarray(self.speed, dtype=np.float64).reshape(-1)
+            if speed.shape != (len(self.config_names),):
+                raise InputError(f"speed has {speed.size} values, expected one per configuration ({len(counts)})")
+            if not (np.isfinite(speed) & (speed > 0)).all():
+                j = int(np.argmax(~(np.isfinite(speed) & (speed > 0))))
+                raise InputError(f"configuration {j}: speed must be a finite positive number, got {speed[j]!r}")
+            object.__setattr__(self, "speed", speed)
 
     @property
     def n_configs(self) -> int:
@@ -115,9 +129,12 @@ class Cluster:
                     "name": n,
                     "count": int(c),
                     "capacity": {r: float(v) for r, v in zip(self.resources, cap, strict=True)},
+                    **({"speed": float(self.speed[j])} if self.speed is not None else {}),
                     **({"attributes": a} if a else {}),
                 }
-                for n, c, cap, a in zip(self.config_names, self.counts, self.capacity, self.attributes, strict=True)
+                for j, (n, c, cap, a) in enumerate(
+                    zip(self.config_names, self.counts, self.capacity, self.attributes, strict=True)
+                )
             ],
         }
 
@@ -182,6 +199,34 @@ class FixedRuntime:
     def duration(self, job: int, config: int, last_class: int) -> float:
         return self._work[job]
 
+    def shortest(self) -> FloatArray:
+        """Each job's processing time, the same everywhere."""
+        return self._keep
+
+
+class SpeedRuntime:
+    """Processing time scaled by the machine's speed: ``work * max(speed) / speed[config]``.
+
+    The design-space paper's environment (section 4.1.3) mixes 4.1 GHz and
+    3.5 GHz machines; a task's recorded duration is taken as its time on the
+    fastest configuration, the others run it proportionally longer.
+    """
+
+    all_runnable = True
+
+    def __init__(self, work: FloatArray, speed: FloatArray) -> None:
+        self._keep = np.ascontiguousarray(work, dtype=np.float64)
+        self._work = memoryview(self._keep)  # type: ignore[arg-type]
+        speed = np.asarray(speed, dtype=np.float64)
+        self._factor: list[float] = (float(speed.max()) / speed).tolist()
+
+    def duration(self, job: int, config: int, last_class: int) -> float:
+        return self._work[job] * self._factor[config]
+
+    def shortest(self) -> FloatArray:
+        """Each job's shortest processing time (on the fastest configuration): its work."""
+        return self._keep
+
 
 class RateRuntime:
     """Machine-dependent processing time ``work / mu[class, config]`` (LoTES section 5.4)."""
@@ -230,6 +275,9 @@ class Workload:
     classes: ClassTable | None = None
     runtime: RuntimeModel | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    #: Jobs made of tasks (:mod:`simcore.taskgraph`): then every unit above is a task, released to the
+    #: scheduler when its job has arrived and its parents have finished. None: every unit is a job.
+    graph: TaskGraph | None = None
 
     def __post_init__(self) -> None:
         self.submit = np.asarray(self.submit, dtype=np.float64)
@@ -246,6 +294,8 @@ class Workload:
         self._check_values()
         if n and np.any(np.diff(self.submit) < 0):
             raise InputError("jobs must be sorted by submission time")
+        if self.graph is not None:
+            self.graph.check_submit(self.submit, f"workload {self.name!r}")
 
     def _check_values(self) -> None:
         """Finite, non-negative submit times, requests and work (vectorised: ~10 ms per million jobs).
@@ -275,8 +325,29 @@ class Workload:
     def n_jobs(self) -> int:
         return len(self.submit)
 
-    def runtime_model(self) -> RuntimeModel:
-        return self.runtime if self.runtime is not None else FixedRuntime(self.work)
+    def runtime_model(self, cluster: Cluster | None = None) -> RuntimeModel:
+        """The workload's own runtime model, else its work scaled by the cluster's speeds, else its work."""
+        if self.runtime is not None:
+            return self.runtime
+        if cluster is not None and cluster.speed is not None:
+            return SpeedRuntime(self.work, cluster.speed)
+        return FixedRuntime(self.work)
+
+
+def shortest_durations(runtime: RuntimeModel, n_jobs: int, n_configs: int) -> FloatArray:
+    """Each job's shortest processing time over the configurations (s): the critical-path durations.
+
+    Models that know it cheaply say so (``shortest()``); otherwise every
+    configuration is asked, with an idle (cold) machine.
+    """
+    fast = getattr(runtime, "shortest", None)
+    if fast is not None:
+        return np.asarray(fast(), dtype=np.float64)
+    out = np.full(n_jobs, np.inf)
+    dur = runtime.duration
+    for z in range(n_jobs):
+        out[z] = min(dur(z, c, -1) for c in range(n_configs))
+    return out
 
 
 def check_compatible(cluster: Cluster, workload: Workload) -> None:

@@ -351,7 +351,7 @@ def _parse_axis_in(text: str, grid: Grid) -> Axis:
     for item in expanded:
         try:
             v = convert(item)
-        except BadValue as e:
+        except (BadValue, ParameterError) as e:  # ParameterError: a checked text (a staged policy)
             raise ParameterError(f"--vary {shown}: {e}") from None
         except (TypeError, ValueError):
             type_name = param.type.__name__ if param is not None else "a value"

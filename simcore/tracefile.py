@@ -26,6 +26,25 @@ Format (what :func:`write_trace` writes and :func:`read_trace` reads)::
 * Rows need not be sorted by ``submit_s``: the reader sorts them with a
   stable sort (equal times keep file order) and records
   ``params["sorted_on_read"]``. Job ids are positions after sorting.
+* Jobs made of tasks (optional, :mod:`simcore.taskgraph`): a ``job`` column
+  (a non-negative integer, e.g. Google 2011's job ID) makes every row a
+  *task* and groups the rows with the same value into one job (a bag of
+  tasks). A ``task`` column (an id unique within its job, without spaces)
+  and a ``parents`` column (the ids of the task's parents in its job,
+  separated by spaces; empty: none) make the job a DAG::
+
+      submit_s,duration_s,cores,job,task,parents
+      0.0,10.0,1,7,split,
+      0.0,30.0,2,7,left,split
+      0.0,50.0,1,7,right,split
+      0.0,5.0,1,7,merge,left right
+
+  Tasks are ordered by submission time, then file order, each moved after
+  its parents when listed earlier (:func:`simcore.taskorder.order_tasks`);
+  an unknown parent, a parent submitted after its child, a repeated task id
+  or a cycle is an error naming the line. ``params["task_jobs"]`` counts
+  the jobs. The tasks of a job may have different submit times (Google
+  2011); the job metrics use its first.
 * gzip is detected from the magic bytes, whatever the file is called.
 * ``Workload.params`` records ``trace_file``, ``jobs``, ``sorted_on_read``,
   ``class_names`` and, when job z is on line ``first_data_line + z`` (no
@@ -64,12 +83,16 @@ from simcore.errors import InputError, ParameterError
 from simcore.limits import max_request, max_trace_seconds
 from simcore.model import FixedRuntime, FloatArray, IntArray, Workload
 from simcore.sources import source_label
+from simcore.taskgraph import TaskGraph
 from simcore.traces._stream import RowErrors, iter_blocks
+from simcore.tracetasks import JOB, PARENTS, TASK, TaskRows, graph_columns, task_graph
 
 SUBMIT = "submit_s"
 DURATION = "duration_s"
 CLASS = "class"
-SPECIAL = (SUBMIT, DURATION, CLASS)
+SPECIAL = (SUBMIT, DURATION, CLASS, JOB, TASK, PARENTS)
+#: Job IDs are read as doubles by the fast parser: integers above 2**53 would lose digits.
+MAX_JOB_ID = 2**53
 
 #: Bytes read (after decompression) per block; a block of 16 MB is about
 #: 400,000 rows, whose temporary Python strings take about 60 MB.
@@ -104,6 +127,10 @@ class _Layout:
     declared_names: bool = False
     #: None until the first non-empty class value: "id" or "name".
     class_mode: str | None = None
+    #: Jobs made of tasks: the file positions of the job, task and parents columns (None: absent).
+    job_idx: int | None = None
+    task_idx: int | None = None
+    parents_idx: int | None = None
 
 
 def _text_blocks(source: Source, label: str) -> Iterator[tuple[int, str]]:
@@ -211,12 +238,18 @@ def _layout(
     if "classes" in meta:
         lay.class_names = list(meta["classes"])
         lay.declared_names = True
+    if PARENTS in seen and TASK not in seen:
+        raise InputError("a parents column needs a task column (parents are task ids)", file=label, line=line)
+    for c in (TASK, PARENTS):
+        if c in seen and JOB not in seen:
+            raise InputError(f"a {c} column needs a job column (tasks belong to jobs)", file=label, line=line, column=c)
+    lay.job_idx, lay.task_idx, lay.parents_idx = (cols.index(c) if c in seen else None for c in (JOB, TASK, PARENTS))
     return lay, res
 
 
-def _parse_fast(lines: list[str], lay: _Layout) -> tuple[FloatArray, FloatArray | None] | None:
-    """numpy.loadtxt over a block; None when it cannot parse the block exactly."""
-    if lay.class_mode == "name":
+def _parse_fast(lines: list[str], lay: _Layout) -> tuple[FloatArray, FloatArray | None, FloatArray | None] | None:
+    """numpy.loadtxt over a block; None when it cannot parse the block exactly (or it has task ids)."""
+    if lay.class_mode == "name" or lay.task_idx is not None:
         return None
     try:
         arr = np.loadtxt(lines, delimiter=",", dtype=np.float64, comments=None, ndmin=2)
@@ -225,7 +258,8 @@ def _parse_fast(lines: list[str], lay: _Layout) -> tuple[FloatArray, FloatArray 
     if arr.shape != (len(lines), lay.n_fields):
         return None
     cls = arr[:, lay.class_idx] if lay.class_idx is not None else None
-    return arr[:, lay.numeric_idx], cls
+    job = arr[:, lay.job_idx] if lay.job_idx is not None else None
+    return arr[:, lay.numeric_idx], cls, job
 
 
 def _number(text: str, lay: _Layout, line: int, col: str) -> float:
@@ -239,10 +273,13 @@ def _number(text: str, lay: _Layout, line: int, col: str) -> float:
         raise InputError(what, file=lay.file, line=line, column=col) from None
 
 
-def _parse_slow(lines: list[str], line_nos: list[int], lay: _Layout) -> tuple[FloatArray, IntArray | None]:
-    """The csv module over a block: exact errors, quoted fields and class names."""
+def _parse_slow(
+    lines: list[str], line_nos: list[int], lay: _Layout, tasks: TaskRows | None = None
+) -> tuple[FloatArray, IntArray | None, FloatArray | None]:
+    """The csv module over a block: exact errors, quoted fields, class names, task ids and parents."""
     num = np.empty((len(lines), len(lay.numeric_idx)))
     cls = np.full(len(lines), -1, dtype=np.int64) if lay.class_idx is not None else None
+    job = np.empty(len(lines)) if lay.job_idx is not None else None
     name_ids = {n: i for i, n in enumerate(lay.class_names)}
     for r, (row, ln) in enumerate(zip(csv.reader(lines), line_nos, strict=True)):
         if len(row) != lay.n_fields:
@@ -251,13 +288,17 @@ def _parse_slow(lines: list[str], line_nos: list[int], lay: _Layout) -> tuple[Fl
             )
         for c, (i, name) in enumerate(zip(lay.numeric_idx, lay.numeric_names, strict=True)):
             num[r, c] = _number(row[i], lay, ln, name)
+        if job is not None and lay.job_idx is not None:
+            job[r] = _number(row[lay.job_idx], lay, ln, JOB)
+        if tasks is not None:
+            tasks.add(row, ln)
         if cls is None or lay.class_idx is None:
             continue
         v = row[lay.class_idx].strip()
         if not v:
             continue
         cls[r] = _class_value(v, lay, ln, name_ids)
-    return num, cls
+    return num, cls, job
 
 
 def _class_value(v: str, lay: _Layout, line: int, name_ids: dict[str, int]) -> int:
@@ -297,7 +338,12 @@ def _class_value(v: str, lay: _Layout, line: int, name_ids: dict[str, int]) -> i
 
 
 def _check_block(
-    num: FloatArray, cls: FloatArray | IntArray | None, line_nos: Sequence[int] | None, first_line: int, lay: _Layout
+    num: FloatArray,
+    cls: FloatArray | IntArray | None,
+    line_nos: Sequence[int] | None,
+    first_line: int,
+    lay: _Layout,
+    job: FloatArray | None = None,
 ) -> None:
     """Reject NaN, infinities, negative or absurd values and bad class ids; name the first offending line.
 
@@ -313,10 +359,18 @@ def _check_block(
             bad_cls |= cls >= len(lay.class_names)
         if bad_cls.any():
             rows.append(int(np.flatnonzero(bad_cls)[0]))
+    if job is not None:
+        bad_job = ~np.isfinite(job) | (job < 0) | (job != np.floor(job)) | (job >= MAX_JOB_ID)
+        if bad_job.any():
+            rows.append(int(np.flatnonzero(bad_job)[0]))
     if not rows:
         return
     r = min(rows)
     ln = line_nos[r] if line_nos is not None else first_line + r
+    if job is not None and not (math.isfinite(job[r]) and 0 <= job[r] < MAX_JOB_ID and job[r] == math.floor(job[r])):
+        raise InputError(
+            f"job id must be an integer from 0 to 2**53, got {float(job[r])!r}", file=lay.file, line=ln, column=JOB
+        )
     for c, name in enumerate(lay.numeric_names):
         v = float(num[r, c])
         if not math.isfinite(v):
@@ -373,6 +427,8 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
     res: list[str] = []
     nums: list[FloatArray] = []
     classes: list[IntArray] = []
+    jobs: list[FloatArray] = []
+    tasks: TaskRows | None = None
     # Whether row z of the data is line first_data_line + z (no skipped lines, no sorting).
     one_to_one = True
     first_data_line: int | None = None
@@ -397,6 +453,7 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
                 continue
             # The preamble's comments made the whole block look skippable; look again without them.
             skippable = _has_skippable("\n".join(lines))
+            tasks = TaskRows(label, lay.task_idx, lay.parents_idx) if lay.task_idx is not None else None
         if first_data_line is None:
             first_data_line = first_line
         line_nos: list[int] | None = None
@@ -412,11 +469,13 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
         fast = _parse_fast(lines, lay)
         cls: FloatArray | IntArray | None
         if fast is not None:
-            num, cls = fast
+            num, cls, job = fast
         else:
-            num, cls = _parse_slow(lines, line_nos or list(range(first_line, first_line + len(lines))), lay)
-        _check_block(num, cls, line_nos, first_line, lay)
+            num, cls, job = _parse_slow(lines, line_nos or list(range(first_line, first_line + len(lines))), lay, tasks)
+        _check_block(num, cls, line_nos, first_line, lay, job)
         nums.append(num)
+        if job is not None:
+            jobs.append(job)
         if cls is not None:
             if fast is not None and lay.class_mode is None and not lay.declared_names and (cls >= 0).any():
                 lay.class_mode = "id"
@@ -430,8 +489,14 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
     job_class = np.concatenate(classes) if classes else np.full(len(data), -1, dtype=np.int64)
     submit = np.ascontiguousarray(data[:, 0])
     unsorted = bool(np.any(np.diff(submit) < 0))
-    if unsorted:
-        order = np.argsort(submit, kind="stable")
+    graph: TaskGraph | None = None
+    order: IntArray | None
+    if jobs:
+        order, graph = task_graph(np.concatenate(jobs), submit, tasks, label)
+        unsorted = bool((order != np.arange(len(order))).any())
+    else:
+        order = np.argsort(submit, kind="stable") if unsorted else None
+    if order is not None and unsorted:
         data = data[order]
         job_class = job_class[order]
         submit = np.ascontiguousarray(data[:, 0])
@@ -448,6 +513,8 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
         params["first_data_line"] = first_data_line
     if lay.class_names:
         params["class_names"] = list(lay.class_names)
+    if graph is not None:
+        params["task_jobs"] = graph.n_jobs
     return Workload(
         name=wl_name,
         resources=tuple(res),
@@ -457,6 +524,7 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
         job_class=job_class,
         horizon_s=horizon,
         params=params,
+        graph=graph,
     )
 
 
@@ -488,7 +556,10 @@ def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> N
 
     Floats are written with :func:`repr`, the shortest text that reads back
     to the same double, so write-then-read gives identical arrays. Only
-    machine-independent durations can be written (``duration_s``).
+    machine-independent durations can be written (``duration_s``). A workload
+    with a task graph gets a ``job`` column (its ``job_ids`` when it has them)
+    and, when the graph has edges, ``task`` (the task's position in its job,
+    from 0) and ``parents`` columns.
     """
     if workload.runtime is not None and not isinstance(workload.runtime, FixedRuntime):
         raise ParameterError(
@@ -505,6 +576,8 @@ def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> N
         csv.writer(buf, lineterminator="").writerow(names)
         head.append(f"# classes: {buf.getvalue()}")
     cols = [SUBMIT, DURATION, *workload.resources] + ([CLASS] if with_class else [])
+    g = workload.graph
+    cols += [] if g is None else [JOB] if g.n_edges == 0 else [JOB, TASK, PARENTS]
     head.append(",".join(cols))
     if isinstance(dest, (str, os.PathLike)):
         path = os.fspath(dest)
@@ -525,12 +598,14 @@ def _write_rows(f: IO[Any], wl: Workload, head: list[str], with_class: bool, *, 
 
     put("\n".join(head) + "\n")
     n = wl.n_jobs
+    job, task, parents = graph_columns(wl.graph) if wl.graph is not None else (None, None, None)
     for lo in range(0, n, WRITE_ROWS):
         hi = min(n, lo + WRITE_ROWS)
         cols: list[list[str]] = [list(map(repr, wl.submit[lo:hi].tolist())), list(map(repr, wl.work[lo:hi].tolist()))]
         cols += [list(map(repr, wl.request[lo:hi, j].tolist())) for j in range(wl.request.shape[1])]
         if with_class:
             cols.append(list(map(str, wl.job_class[lo:hi].tolist())))
+        cols += [c[lo:hi] for c in (job, task, parents) if c is not None]
         put("".join(",".join(row) + "\n" for row in zip(*cols, strict=True)))
 
 

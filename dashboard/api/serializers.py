@@ -3,6 +3,7 @@ dashboard.services (simcore's own checks), exactly as the pages' forms are."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.urls import reverse
@@ -31,7 +32,33 @@ from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
 
+class StoredDateTimeField(serializers.DateTimeField):
+    """A time stored as ISO text in a JSON column, written out as every other time of the API is."""
+
+    def to_representation(self, value: Any) -> Any:
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value)
+        return super().to_representation(value)
+
+
+class LostAttemptSerializer(serializers.Serializer):
+    """One attempt of a run or trace import lost with its worker (dashboard.recovery), after which it was run again."""
+
+    attempt = serializers.IntegerField(help_text="1 for the first claim by a worker, 2 for the second...")
+    worker = serializers.CharField(allow_blank=True, help_text="the Celery worker that held it")
+    started_at = StoredDateTimeField(allow_null=True)
+    last_heard_at = StoredDateTimeField(allow_null=True, help_text="its worker's last heartbeat")
+    noticed_at = StoredDateTimeField(help_text="when the periodic repair found it lost")
+
+
+#: Read-only attempt fields of runs and trace imports.
+ATTEMPT_HELP = "how many times a worker has taken it (at most SIMCORE_RUN_MAX_ATTEMPTS)"
+
+
 class RunSerializer(serializers.ModelSerializer):
+    attempt = serializers.IntegerField(read_only=True, help_text=ATTEMPT_HELP)
+    lost_attempts = LostAttemptSerializer(many=True, read_only=True)
+
     class Meta:
         model = Run
         fields = [
@@ -49,6 +76,8 @@ class RunSerializer(serializers.ModelSerializer):
             "finished_at",
             "error",
             "code_version",
+            "attempt",
+            "lost_attempts",
         ]
         read_only_fields = fields
 
@@ -257,6 +286,11 @@ class ProgressRunSerializer(serializers.Serializer):
     error = serializers.CharField(allow_blank=True)
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
+    attempt = serializers.IntegerField(help_text=ATTEMPT_HELP)
+    lost_attempts = LostAttemptSerializer(many=True)
+    attempts_note = serializers.CharField(
+        allow_blank=True, help_text="the attempts in one line; empty if none was lost"
+    )
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -284,6 +318,8 @@ class TraceImportSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="id of the cluster upload made from the trace's machines",
     )
+    attempt = serializers.IntegerField(read_only=True, help_text=ATTEMPT_HELP)
+    lost_attempts = LostAttemptSerializer(many=True, read_only=True)
 
     class Meta:
         model = TraceUpload
@@ -301,6 +337,8 @@ class TraceImportSerializer(serializers.ModelSerializer):
             "cluster_upload",
             "started_at",
             "finished_at",
+            "attempt",
+            "lost_attempts",
         ]
         read_only_fields = fields
 
@@ -367,7 +405,8 @@ class UploadCreateSerializer(serializers.Serializer):
     cluster = serializers.CharField(
         max_length=100,
         required=False,
-        help_text="Google, SWF: a cluster preset to normalise against (see /api/catalog/)",
+        help_text="Google, SWF: a cluster preset to normalise against; wfcommons: to check cores against "
+        "(see /api/catalog/)",
     )
     classes = serializers.IntegerField(
         min_value=1,

@@ -7,20 +7,24 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from django.db import DatabaseError, connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from dashboard.limits import Limits
 from dashboard.models import (
+    TRANSITIONS,
     Experiment,
     Run,
     RunJobs,
     RunResult,
     Status,
     heartbeat_every_s,
+    move,
 )
 from dashboard.services.sweeps import scenario_for
 from dashboard.services.uploads import materialised_files
@@ -43,10 +47,15 @@ class Heartbeat:
     A daemon thread of the worker process, independent of the simulation's
     progress callbacks: those stop during long phases (building a big
     workload, solving LPs, storing the results), and a live worker must never
-    look lost (:func:`dashboard.models.fail_lost_runs`). ``rows`` must filter
-    on ``status=running``: once the work left that status (finished,
-    cancelled, declared lost) a stamp changes nothing and the thread stops.
-    The thread uses its own database connection and closes it.
+    look lost (:mod:`dashboard.recovery`). ``rows`` must filter on
+    ``status=running`` and this worker's attempt number: once the work left
+    that status (finished, cancelled, declared lost) or another worker took
+    it over, a stamp changes nothing and the thread stops. The thread uses
+    its own database connection and closes it.
+
+    ``time_limit_s`` (0: none): once the work has taken that long,
+    ``on_time_limit`` is called (it fails the work with the limit's message)
+    and the work is stopped (see :mod:`dashboard.limits`).
 
     Work that left ``running`` while it is still being done (cancelled, or
     declared lost because the worker looked dead) is stopped at once: the
@@ -56,10 +65,21 @@ class Heartbeat:
     never keeps the worker's only slot.
     """
 
-    def __init__(self, rows: QuerySet[Any], every_s: float | None = None) -> None:
+    def __init__(
+        self,
+        rows: QuerySet[Any],
+        every_s: float | None = None,
+        *,
+        time_limit_s: float = 0,
+        on_time_limit: Callable[[], object] | None = None,
+    ) -> None:
         self.rows = rows
         self.every_s = heartbeat_every_s() if every_s is None else every_s
+        self.time_limit_s = time_limit_s
+        self.on_time_limit = on_time_limit
+        self._started = time.monotonic()
         self._stop = threading.Event()
+        self._finishing = False
         self._lock = threading.Lock()
         self._worker_thread = threading.get_ident()
         self._thread = threading.Thread(target=self._beat, name="simcore-heartbeat", daemon=True)
@@ -71,6 +91,13 @@ class Heartbeat:
             self._thread.start()
         return self
 
+    def finishing(self) -> None:
+        """The work is done and its outcome about to be written: keep beating (a large result takes a while to
+        store) but interrupt no more. The outcome's own conditional write settles who wins from now on, and an
+        interrupt landing inside that write would leave the database connection in the middle of a query."""
+        with self._lock:
+            self._finishing = True
+
     def __exit__(self, *exc: object) -> None:
         with self._lock:  # never interrupt the worker once its work is over
             self._stop.set()
@@ -79,29 +106,49 @@ class Heartbeat:
 
     def _beat(self) -> None:
         try:
-            while not self._stop.wait(self.every_s):
+            while not self._stop.wait(self._next_wait()):
                 try:
+                    if self._over_time() and not self._finishing:
+                        log.warning(
+                            "work of %s over its time limit of %s s", self.rows.model.__name__, self.time_limit_s
+                        )
+                        if self.on_time_limit is not None:
+                            self.on_time_limit()
+                        self._interrupt()
+                        return
                     if not self.rows.update(heartbeat_at=timezone.now()):
                         self._interrupt()
                         return
-                except DatabaseError as e:  # a busy or briefly unreachable database: the next beat retries
-                    log.warning("heartbeat of %s failed: %s", self.rows.model.__name__, e)
+                # A busy or briefly unreachable database, or an allocation refused under the memory limit
+                # (dashboard.limits): the next beat retries. The thread must outlive both, or live work looks lost.
+                except (DatabaseError, MemoryError) as e:
+                    log.warning("heartbeat of %s failed: %r", self.rows.model.__name__, e)
         finally:
             connection.close()
 
+    def _over_time(self) -> bool:
+        return bool(self.time_limit_s) and time.monotonic() - self._started >= self.time_limit_s
+
+    def _next_wait(self) -> float:
+        """The next beat, or the time limit if it comes first."""
+        if not self.time_limit_s:
+            return self.every_s
+        return max(0.0, min(self.every_s, self._started + self.time_limit_s - time.monotonic()))
+
     def _interrupt(self) -> None:
         with self._lock:
-            if self._stop.is_set():
+            if self._stop.is_set() or self._finishing:
                 return
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._worker_thread), ctypes.py_object(Cancelled))
             log.warning("work of %s left 'running' while in progress: stopped", self.rows.model.__name__)
 
 
 class _Reporter:
-    """simcore progress callback: writes the run's progress, stops the run when it was cancelled."""
+    """simcore progress callback: writes the run's progress, stops the run when it was cancelled (or lost)."""
 
     def __init__(self, run: Run) -> None:
         self.run_id = run.pk
+        self.attempt = run.attempt
         self.last = 0.0
 
     def __call__(self, p: Progress) -> None:
@@ -111,18 +158,19 @@ class _Reporter:
         self.last = now
         f = p.fraction
         eta = p.wall_s * (1.0 - f) / f if 0.0 < f < 1.0 else (0.0 if f >= 1.0 else None)
-        alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING).update(
+        alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING, attempt=self.attempt).update(
             fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now()
         )
         if not alive:
             raise Cancelled(f"run {self.run_id} was cancelled")
 
 
-def execute_run(run_id: int, worker: str = "") -> str:
-    """Claim a pending run, simulate it, store its results; returns the final status.
+def claim_run(run_id: int, worker: str = "") -> Run | None:
+    """Take pending run ``run_id`` for this worker as its next attempt; None if it is gone or not pending.
 
-    A run that is gone, already claimed or cancelled is left alone. Errors
-    become the run's message; other runs are untouched.
+    One conditional UPDATE on status and attempt number: of two workers given
+    the same run (a duplicate task message), exactly one wins, and the winner's
+    attempt number fences every later write (:mod:`dashboard.recovery`).
     """
     run = (
         Run.objects.select_related("experiment", "experiment__cluster_upload", "experiment__trace_upload")
@@ -130,34 +178,83 @@ def execute_run(run_id: int, worker: str = "") -> str:
         .first()
     )
     if run is None or run.status != Status.PENDING:
-        return run.status if run else "missing"
+        return None
     now = timezone.now()
-    if not run.transition(
-        Status.RUNNING, started_at=now, heartbeat_at=now, worker=worker[:200], code_version=code_version()[:100]
-    ):
-        return "claimed elsewhere"
+    claimed = run.transition(
+        Status.RUNNING,
+        guard=Q(attempt=run.attempt),
+        attempt=run.attempt + 1,
+        started_at=now,
+        heartbeat_at=now,
+        worker=worker[:200],
+        code_version=code_version()[:100],
+        fraction=0.0,
+        jobs_done=0,
+        eta_s=None,
+    )
+    return run if claimed else None
+
+
+def execute_run(run_id: int, worker: str = "") -> str:
+    """Claim a pending run, simulate it, store its results; returns the final status.
+
+    A run that is gone, already claimed or cancelled is left alone (a
+    duplicate task message is harmless). Errors become the run's message;
+    other runs are untouched.
+    """
+    run = claim_run(run_id, worker)
+    if run is None:  # gone, not pending, or taken by another worker's claim of a duplicate message
+        return Run.objects.filter(pk=run_id).values_list("status", flat=True).first() or "missing"
+    log.info("run %s attempt %s claimed by %s", run.pk, run.attempt, worker)
+    limits = Limits.from_settings("run")
+    mine = Run.objects.filter(pk=run.pk, status=Status.RUNNING, attempt=run.attempt)
     try:
-        with Heartbeat(Run.objects.filter(pk=run.pk, status=Status.RUNNING)):
-            return _simulate(run)
+        with Heartbeat(
+            mine, time_limit_s=limits.time_s, on_time_limit=lambda: _fail(run, limits.time_message())
+        ) as heartbeat:
+            status = _simulate(run, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the simulation's own handler
-        return _current_status(run)
+        status = status_after_interrupt(lambda: _current_status(run))
+    log.info("run %s attempt %s ended: %s", run.pk, run.attempt, status)
+    return status
 
 
-def _simulate(run: Run) -> str:
-    files: dict[str, Path] = {}
+def status_after_interrupt(current: Callable[[], str]) -> str:
+    """``current()`` after the heartbeat stopped the work; the stop may have landed inside a query of this
+    thread's connection and left it unusable, so a failing read is retried once on a new connection."""
     try:
-        with materialised_files(run.experiment) as files:
+        return current()
+    except DatabaseError:
+        connection.close()
+        return current()
+
+
+def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> str:
+    files: dict[str, Path] = {}
+    over_memory = False
+    try:
+        with limits.memory(), materialised_files(run.experiment) as files:
             outcome = archive.run_scenario(scenario_for(run), run.scheduler, run.seed, files, progress=_Reporter(run))
-    except Cancelled:  # cancelled, or declared lost while this worker was too slow to stamp its heartbeat
-        return _current_status(run)
+            blob = archive.pack_jobs(outcome.jobs_columns())
+        if heartbeat is not None:
+            heartbeat.finishing()
+    except Cancelled:  # cancelled, over the time limit, or declared lost while this worker was too slow to stamp
+        return status_after_interrupt(lambda: _current_status(run))
     except SimcoreError as e:
-        return _fail(run, _upload_names(str(e), files, run.experiment))
+        message = _upload_names(str(e), files, run.experiment)
     except MemoryError:
-        return _fail(run, "the run needed more memory than the worker has")
+        # Written after the handler: leaving it frees the run's arrays (the traceback holds their frames).
+        over_memory = True
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("run %s failed", run.pk)
-        return _fail(run, f"internal error ({type(e).__name__}): {e}")
-    return Status.FINISHED if store_outcome(run, outcome) else _current_status(run)
+        message = f"internal error ({type(e).__name__}): {e}"
+    else:
+        return Status.FINISHED if store_outcome(run, outcome, blob) else _current_status(run)
+    if heartbeat is not None:
+        heartbeat.finishing()
+    if over_memory:
+        return _fail(run, limits.memory_message())
+    return _fail(run, message)
 
 
 def _upload_names(message: str, files: dict[str, Path], experiment: Experiment) -> str:
@@ -180,10 +277,24 @@ def _current_status(run: Run) -> str:
 
 
 def _fail(run: Run, message: str) -> str:
-    run.refresh_from_db(fields=["status"])
-    if run.status == Status.RUNNING:
-        run.transition(Status.FAILED, error=message[:2000], finished_at=timezone.now(), eta_s=None)
-    return run.status
+    """Fail this worker's attempt of ``run`` with ``message``; nothing changes once the attempt is no longer running.
+
+    Safe from the heartbeat thread (the time limit): it reads only the run's
+    id and attempt number and writes through one conditional UPDATE.
+    """
+    if move(
+        Run,
+        run.pk,
+        Status.RUNNING,
+        Status.FAILED,
+        TRANSITIONS,
+        guard=Q(attempt=run.attempt),
+        error=message[:2000],
+        finished_at=timezone.now(),
+        eta_s=None,
+    ):
+        transaction.on_commit(run.experiment.refresh_status)
+    return _current_status(run)
 
 
 def clean_json(x: Any) -> Any:
@@ -199,13 +310,19 @@ def clean_json(x: Any) -> Any:
     return x
 
 
-def store_outcome(run: Run, outcome: RunOutcome) -> bool:
-    """Write a run's results and mark it finished in one transaction; False if it was cancelled first."""
-    blob = archive.pack_jobs(outcome.jobs_columns())
+def store_outcome(run: Run, outcome: RunOutcome, blob: bytes | None = None) -> bool:
+    """Write a run's results and mark it finished in one transaction; False if it was cancelled first.
+
+    Only this worker's attempt may finish it (a worker declared lost, whose
+    run was given to another, stores nothing), and a run has one result at most.
+    """
+    if blob is None:
+        blob = archive.pack_jobs(outcome.jobs_columns())
     n = int(outcome.summary.get("jobs", 0))
     with transaction.atomic():
         if not run.transition(
             Status.FINISHED,
+            guard=Q(attempt=run.attempt),
             finished_at=timezone.now(),
             fraction=1.0,
             jobs_done=int(outcome.summary.get("completed", 0)),

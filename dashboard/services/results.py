@@ -13,6 +13,7 @@ from dashboard.models import (
     RunJobs,
     Status,
 )
+from dashboard.recovery import attempts_note
 from dashboard.services.uploads import experiment_files
 from simcore import archive
 from simcore.errors import ParameterError
@@ -66,9 +67,12 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             "error",
             "started_at",
             "finished_at",
+            "attempt",
+            "lost_attempts",
         )
     )
     for r in runs:
+        r["attempts_note"] = attempts_note(r["attempt"], r["lost_attempts"])  # type: ignore[misc]  # one more key
         for k in ("started_at", "finished_at"):
             when = r[k]
             r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready

@@ -22,8 +22,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing",
-        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench; default all three)",
+        default="google,trace,packing,staged,wfcommons",
+        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), staged (the staged "
+        "scheduler's policies on 10,000 DAG tasks; simcore.staged.bench), wfcommons (reading a 100,000-task "
+        "instance, simulating workflows on dse-2020; simcore.workflowbench); default all five",
     )
     p.add_argument(
         "--hours",
@@ -53,6 +55,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--big-jobs", type=int, default=bench.BIG_JOBS, help=f"jobs in the --big check (default {bench.BIG_JOBS:,})"
     )
     p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
+    p.add_argument(
+        "--staged-tasks", type=int, default=10_000, help="tasks in the staged scenario's workload (default 10,000)"
+    )
+    p.add_argument(
+        "--staged-machines", type=int, default=100, help="machines of the staged scenario's cluster (default 100)"
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--child", help=argparse.SUPPRESS)
 
@@ -68,7 +76,11 @@ def main(args: argparse.Namespace) -> int:
     results = []
     for spec in specs:
         if not args.json:
-            print(f"running {spec['scenario']:<7} {spec['scheduler']:<10} ...", file=sys.stderr, flush=True)
+            print(
+                f"running {spec['scenario']:<7} {spec.get('label', spec['scheduler']):<10} ...",
+                file=sys.stderr,
+                flush=True,
+            )
         results.append(bench.run_child(spec))
     load_after = os.getloadavg()
     report: dict[str, Any] = {
@@ -82,10 +94,16 @@ def main(args: argparse.Namespace) -> int:
         from simcore.packing.bench import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
+    if "wfcommons" in opts.scenarios.split(","):  # issue 13: WfCommons read speed, workflow simulation speed
+        from simcore.workflowbench import wfcommons_benchmark
+
+        report["wfcommons"] = wfcommons_benchmark(seed=opts.seed)
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         bench.print_table(report)
         if "packing" in report:
             print(f"packing compaction: {json.dumps(report['packing'])}")
+        if "wfcommons" in report:
+            print(f"wfcommons: {json.dumps(report['wfcommons'])}")
     return 0

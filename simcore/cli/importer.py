@@ -25,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         choices=FORMATS,
         help="google2011: task_events parts in time order (or the dataset directory); "
-        "swf: Parallel Workloads Archive file; csv: the project's trace format",
+        "swf: Parallel Workloads Archive file; csv: the project's trace format; "
+        "wfcommons: WfCommons workflow instances (WfFormat JSON, one job each)",
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files (.gz or plain)")
     p.add_argument("--out", default=".", metavar="DIR", help="output directory (default: current directory)")
@@ -98,6 +99,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KB",
         help="memory of the largest machine in KB (default: the largest job's memory)",
     )
+    w = p.add_argument_group("WfCommons (one job per instance; tasks, parents and runtimes)")
+    w.add_argument(
+        "--jobs",
+        type=nonneg_int,
+        default=0,
+        metavar="N",
+        help="jobs in the stream, job k replaying instance k mod (number of inputs); default: one per input",
+    )
+    w.add_argument(
+        "--arrival",
+        choices=("together", "fixed", "poisson"),
+        default="together",
+        help="job arrivals: all at 0 (default), every --interarrival seconds, or Poisson with that mean gap "
+        "(drawn under --seed)",
+    )
+    w.add_argument(
+        "--interarrival", type=positive_float, default=None, metavar="S", help="mean seconds between job arrivals"
+    )
     c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
     c.add_argument("--classes", type=positive_int, metavar="K", help="cluster the jobs into K classes")
     c.add_argument(
@@ -108,7 +127,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="learn the classes on the jobs of the first H hours (default 24)",
     )
     c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
-    c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed (default 0)")
+    c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed, and of Poisson arrivals (default 0)")
 
 
 def _expand_google(args: argparse.Namespace) -> tuple[list[str], list[str], str | None]:
@@ -163,6 +182,10 @@ def main(args: argparse.Namespace) -> int:
     machines = args.machine_events
     if args.format == "google2011":
         inputs, jobs, machines = _expand_google(args)
+    if args.format != "wfcommons" and (args.jobs or args.arrival != "together" or args.interarrival is not None):
+        raise ParameterError("--jobs, --arrival and --interarrival apply to --format wfcommons only")
+    if args.arrival != "together" and args.interarrival is None:
+        raise ParameterError(f"--arrival {args.arrival} needs --interarrival (mean seconds between jobs)")
     result = import_trace(
         args.format,
         inputs,
@@ -179,6 +202,10 @@ def main(args: argparse.Namespace) -> int:
         machine_mem_kb=args.machine_mem_kb,
         name=args.name,
         progress=_printer() if args.progress else None,
+        jobs=args.jobs,
+        arrival=args.arrival,
+        interarrival_s=args.interarrival or 0.0,
+        seed=args.seed,
     )
     if args.classes is not None:
         result = classify(

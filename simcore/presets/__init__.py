@@ -107,6 +107,9 @@ def coerce_params(kind: str, params: tuple[Param, ...], given: dict[str, Any]) -
             continue
         try:
             value = p.type(value)
+        except ParameterError as e:
+            # A converter that checks its text (a policy) says what is wrong; keep its message.
+            raise ParameterError(f"{kind} parameter {p.name!r}: {e}") from None
         except (TypeError, ValueError):
             raise ParameterError(f"{kind} parameter {p.name!r} must be {p.type.__name__}, got {value!r}") from None
         if isinstance(value, float) and not np.isfinite(value):

@@ -4,7 +4,12 @@ A scheduler only decides; the engine enforces the rules. The engine tells
 the scheduler about each arrival and each completion, and the scheduler
 answers by calling ``sim.start(job, machine)`` zero or more times (start job
 J on machine M now). Jobs it does not start stay in whatever queues the
-scheduler keeps; the engine counts them as queued.
+scheduler keeps; the engine counts them as queued. A scheduler may also ask
+for a call at a later time (``sim.wake_at(t)`` then ``on_wake``).
+
+With a task graph (:mod:`simcore.taskgraph`) the units are tasks: ``on_arrival``
+means "this task may start now" (its job arrived and its parents finished),
+and ``sim.graph`` gives the jobs and precedence constraints.
 """
 
 from __future__ import annotations
@@ -73,6 +78,13 @@ class Scheduler:
     def on_completion(self, job: int, machine: int) -> None:
         """Job ``job`` finished on ``machine``; its resources are already free."""
         raise NotImplementedError
+
+    def on_wake(self) -> None:
+        """A wake-up asked for with ``self.sim.wake_at(t)`` is due (``self.sim.now == t``).
+
+        Optional: only schedulers that ask for wake-ups (periodic or deferred
+        scheduling cycles) need it.
+        """
 
     def offline_solution(self) -> dict[str, Any] | None:
         """JSON-ready description of any offline plan (LoTES), or None."""

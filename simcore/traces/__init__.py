@@ -4,6 +4,9 @@
   machine events (the LoTES paper's section 5.3 trace).
 * :mod:`simcore.traces.swf`: the Standard Workload Format of the Parallel
   Workloads Archive.
+* :mod:`simcore.traces.wfcommons`: WfCommons workflow instances (WfFormat
+  JSON 1.0-1.6), one job made of tasks per instance (one JSON document per
+  file, read whole rather than in blocks).
 
 Every reader takes *sources* (paths, bytes of an upload, or binary file
 objects), streams them block by block, applies a bad-input policy

@@ -13,7 +13,15 @@ Task events become jobs the way the LoTES paper does (section 5.3): every
   ignored: the engine gives a job fixed requests for its whole run.
 
 A task submitted again after it ended (a resubmission after a failure,
-eviction, ...) is a new, unrelated job, as in the paper. Failures of
+eviction, ...) is a new, unrelated job, as in the paper.
+
+Jobs made of tasks (the design-space paper, :mod:`simcore.taskgraph`): the
+task instances keep the job ID they were read with, as a bag of tasks per
+job (``Workload.graph``, IDs in ``graph.job_ids``; the trace written gets a
+``job`` column), so every task of a job stays together and the job metrics
+(TRT, JMS, NJSL, JWT) can be computed. A job's tasks may arrive at different
+times; its metrics start at its first. Schedulers that see jobs as
+independent units (LoTES, Greedy...) are unaffected. Failures of
 machines and placement constraints are ignored, as in the paper.
 
 Time stamps (microseconds, schema.csv field 1) and their special values:
@@ -73,6 +81,8 @@ from numpy.typing import NDArray
 from simcore.errors import InputError, ParameterError
 from simcore.limits import max_request, max_trace_seconds
 from simcore.model import Cluster, Workload
+from simcore.taskgraph import TaskGraph
+from simcore.taskorder import number_jobs
 from simcore.traces._stream import (
     Column,
     Growing,
@@ -628,6 +638,8 @@ def read_google2011(
             "tasks_whose_job_has_no_SUBMIT_in_job_events": int(np.count_nonzero(~known)),
         }
     horizon = window_end - start_s
+    # Every task of a job stays together: a bag of tasks per Google job ID (jobs numbered by first arrival).
+    job_of, job_ids = number_jobs(key[order] >> TASK_BITS)
     wl = Workload(
         name=name,
         resources=tuple(cluster.resources),
@@ -642,7 +654,9 @@ def read_google2011(
             "window_end_s": float(window_end),
             "trace_offset_s": TRACE_OFFSET_US / 1e6,
             "unfinished": unfinished,
+            "task_jobs": len(job_ids),
         },
+        graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
     )
     gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
     if gap:
@@ -651,6 +665,7 @@ def read_google2011(
         [
             "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
             "(LoTES section 5.3); resubmissions are new jobs",
+            "tasks grouped by job ID into bags of tasks (the job column of the trace written)",
             "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
             "time 2^63-1 rows ignored",
             f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its end: {unfinished}",

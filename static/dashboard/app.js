@@ -38,6 +38,8 @@
           row.querySelector(".eta").textContent = isActive && run.status === "running" ? fmtEta(run.eta_s) : "";
           var err = document.getElementById("run-" + run.id + "-error");
           if (run.error) { err.hidden = false; err.querySelector("td").textContent = run.error; }
+          var tries = document.getElementById("run-" + run.id + "-attempts");
+          if (tries && run.attempts_note) { tries.hidden = false; tries.querySelector("td").textContent = run.attempts_note; }
           if (isActive) active = true;
         });
         var es = document.getElementById("experiment-status");

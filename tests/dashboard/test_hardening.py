@@ -442,7 +442,7 @@ def test_runs_and_imports_share_one_guarded_transition_rule(owner) -> None:
     up = TraceUpload.objects.create(owner=owner, name="t", filename="t.csv", content_gz=b"", size_bytes=0, sha256="")
     assert move(TraceUpload, up.pk, ImportStatus.PENDING, ImportStatus.RUNNING, IMPORT_TRANSITIONS)
     assert not move(TraceUpload, up.pk, ImportStatus.PENDING, ImportStatus.RUNNING, IMPORT_TRANSITIONS)  # claimed
-    with pytest.raises(ValueError, match="running -> pending is not an allowed transition"):
-        move(TraceUpload, up.pk, ImportStatus.RUNNING, ImportStatus.PENDING, IMPORT_TRANSITIONS)
+    with pytest.raises(ValueError, match="ready -> pending is not an allowed transition"):
+        move(TraceUpload, up.pk, ImportStatus.READY, ImportStatus.PENDING, IMPORT_TRANSITIONS)
     with pytest.raises(ValueError, match="finished -> running"):
         move(Run, 1, Status.FINISHED, Status.RUNNING, TRANSITIONS)

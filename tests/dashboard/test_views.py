@@ -146,8 +146,8 @@ def test_transitions_are_guarded_and_claims_are_exclusive(owner):
     b = Run.objects.get(pk=a.pk)  # a second worker's view of the same row
     assert a.transition(Status.RUNNING) is True
     assert b.transition(Status.RUNNING) is False  # the conditional UPDATE lost: someone claimed it first
-    with pytest.raises(ValueError, match="running -> pending"):
-        a.transition(Status.PENDING)
+    with pytest.raises(ValueError, match="pending -> finished"):
+        b.transition(Status.FINISHED)
     assert a.transition(Status.FAILED, error="boom") is True
     with pytest.raises(ValueError):
         a.transition(Status.FINISHED)

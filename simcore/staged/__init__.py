@@ -1,0 +1,1 @@
+"""Schedulers composed from stage policies (the design-space exploration paper): the space and its atoms."""
