@@ -2,7 +2,8 @@
 
 Pages, downloads, progress endpoints and the REST API all go through
 :func:`visible_experiments` and :func:`get_experiment_for_user`; nothing else
-filters experiments by user.
+filters experiments by user. Design-space searches follow the same rules
+(:func:`visible_searches`, :func:`get_search_for_user`, :func:`get_shared_search`).
 
 * An experiment is seen by its owner; by every member of its team (any role)
   when its visibility is ``team`` or ``public``; and, read-only, by anyone
@@ -11,6 +12,8 @@ filters experiments by user.
 * ``cancel``: the owner, or an owner of the experiment's team when the team
   can see it.
 * ``share`` (team, visibility, public link) and ``change`` (extend a sweep, retry a cell): the owner only.
+* Packing analyses follow the same rules (:func:`visible_analyses`,
+  :func:`get_analysis_for_user`, :func:`get_shared_analysis`).
 * Uploaded files are private to their uploader (:func:`get_upload_for_user`); an experiment that uses one
   makes it readable to whoever sees the experiment, only through that
   experiment (its archive), and a fork of the experiment may reuse it.
@@ -38,8 +41,10 @@ from dashboard.models import (
     ClusterUpload,
     Experiment,
     Membership,
+    PackingAnalysis,
     Role,
     Run,
+    Search,
     Team,
     TraceUpload,
     Visibility,
@@ -74,26 +79,41 @@ def team_ids(user: Any, roles: tuple[str, ...] | None = None) -> QuerySet[Member
     return qs.values("team_id")  # type: ignore[return-value]  # a values() subquery of team ids
 
 
+def _readable(user: Any) -> Q:
+    """The visibility rule as a filter: one's own, or shared with one of one's teams."""
+    return Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED)
+
+
+def _visible(qs: QuerySet[Any], user: Any) -> QuerySet[Any]:
+    """The rows of ``qs`` (experiments, searches, packing analyses) ``user`` may read."""
+    if not _signed_in(user):
+        return qs.none()
+    return qs.filter(_readable(user))
+
+
 def visible_experiments(user: Any) -> QuerySet[Experiment]:
     """Every experiment ``user`` may read (none for an anonymous visitor)."""
-    if not _signed_in(user):
-        return Experiment.objects.none()
-    return Experiment.objects.filter(Q(owner=user) | Q(team_id__in=team_ids(user), visibility__in=SHARED))
+    return _visible(Experiment.objects.all(), user)
+
+
+def visible_searches(user: Any) -> QuerySet[Search]:
+    """Every design-space search ``user`` may read: the same rules as experiments."""
+    return _visible(Search.objects.all(), user)
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
     return Run.objects.filter(experiment__in=visible_experiments(user))
 
 
-def can(user: Any, experiment: Experiment, need: Need) -> bool:
-    """Whether ``user`` (who can already see ``experiment``) may ``need`` it."""
+def can(user: Any, experiment: Experiment | PackingAnalysis | Search, need: Need) -> bool:
+    """Whether ``user`` (who can already see ``experiment``, a packing analysis or a search) may ``need`` it."""
     if not _signed_in(user):
         return False
     if experiment.owner_id == user.pk:
         return True
     if need == "cancel" and experiment.team_id is not None and experiment.visibility in SHARED:
         return Membership.objects.filter(team_id=experiment.team_id, user=user, role=Role.OWNER).exists()
-    return need == "view" and visible_experiments(user).filter(pk=experiment.pk).exists()
+    return need == "view" and type(experiment)._default_manager.filter(_readable(user), pk=experiment.pk).exists()
 
 
 def get_experiment_for_user(user: Any, pk: int, need: Need = "view") -> Experiment:
@@ -136,6 +156,61 @@ def get_shared_experiment(token: str) -> Experiment:
     if exp is None:
         raise Http404("no such link")
     return exp
+
+
+# ---------------------------------------------------------------------------- packing analyses
+# The same rules as experiments: owner; team members when shared; anyone with the public link.
+
+
+def visible_analyses(user: Any) -> QuerySet[PackingAnalysis]:
+    """Every packing analysis ``user`` may read (none for an anonymous visitor)."""
+    return _visible(PackingAnalysis.objects.all(), user)
+
+
+def get_analysis_for_user(user: Any, pk: int, need: Need = "view") -> PackingAnalysis:
+    """Analysis ``pk`` if ``user`` may ``need`` it: 404 when they cannot see it, 403 when they cannot change it."""
+    a = visible_analyses(user).select_related("owner", "team").filter(pk=pk).first()
+    if a is None:
+        raise Http404("no such packing analysis")
+    if need != "view" and not can(user, a, need):
+        raise PermissionDenied(f"you cannot {need} this packing analysis")
+    return a
+
+
+def get_shared_analysis(token: str) -> PackingAnalysis:
+    """The analysis behind a public read-only link; 404 once the owner revoked it."""
+    if not token or len(token) > 64:
+        raise Http404("no such link")
+    a = (
+        PackingAnalysis.objects.select_related("owner", "team")
+        .filter(share_token=token, visibility=Visibility.PUBLIC)
+        .first()
+    )
+    if a is None:
+        raise Http404("no such link")
+    return a
+
+
+def get_search_for_user(user: Any, pk: int, need: Need = "view") -> Search:
+    """Search ``pk`` if ``user`` may ``need`` it: 404 when they cannot see it, 403 when they cannot change it."""
+    search = visible_searches(user).select_related("owner", "team").filter(pk=pk).first()
+    if search is None:
+        raise Http404("no such search")
+    if need != "view" and not can(user, search, need):
+        raise PermissionDenied(f"you cannot {need} this search")
+    return search
+
+
+def get_shared_search(token: str) -> Search:
+    """The search behind a public read-only link; 404 once the owner revoked it."""
+    if not token or len(token) > 64:
+        raise Http404("no such link")
+    search = (
+        Search.objects.select_related("owner", "team").filter(share_token=token, visibility=Visibility.PUBLIC).first()
+    )
+    if search is None:
+        raise Http404("no such link")
+    return search
 
 
 # ---------------------------------------------------------------------------- uploads

@@ -525,3 +525,16 @@ def lost_message(last_heard: datetime | None, now: datetime, advice: str) -> str
 #: How a user re-runs lost work: a run through a fork of its experiment, a trace by uploading it again.
 RERUN_RUN = "re-run it: fork the experiment"
 RERUN_IMPORT = "re-run it: upload the files again"
+
+
+# Packing analyses (issue 11) live in their own module; imported here so Django registers them.
+from dashboard.packing_models import PackingAnalysis, PackingSource, fail_lost_analyses  # noqa: E402, F401
+
+# Design-space searches live in their own module; imported here so Django registers them with the app.
+from dashboard.search_models import (  # noqa: E402, F401
+    EvalStatus,
+    Phase,
+    Search,
+    SearchEvaluation,
+    SearchGeneration,
+)

@@ -1,6 +1,6 @@
 """Putting work on the job queue, so that no work is ever orphaned.
 
-Runs and trace imports are saved first and queued after the commit. When the
+Runs, trace imports and packing analyses are saved first and queued after the commit. When the
 broker is unreachable, queueing used to raise inside the request (a 500) and
 leave the rows ``pending`` with no task, for ever. Now:
 
@@ -31,7 +31,7 @@ from django.utils import timezone
 from kombu.exceptions import ChannelError
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from dashboard.models import ImportStatus, Run, Status, TraceUpload
+from dashboard.models import ImportStatus, PackingAnalysis, Run, Status, TraceUpload
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,34 @@ def enqueue_import(upload_id: int) -> bool:
     return True
 
 
+def enqueue_analyses(ids: list[int]) -> bool:
+    """Queue packing analyses; False (and nothing raised) when the broker cannot be reached."""
+    from dashboard.tasks import run_packing_analysis
+
+    if not _send(run_packing_analysis, ids):
+        return False
+    PackingAnalysis.objects.filter(pk__in=ids, status=Status.PENDING).update(queued_at=timezone.now())
+    return True
+
+
+def enqueue_evaluations(evaluation_ids: list[int]) -> bool:
+    """Queue one task per design-space evaluation; False (and nothing raised) when the broker cannot be reached."""
+    from dashboard.models import EvalStatus, SearchEvaluation
+    from dashboard.tasks import evaluate_policy
+
+    if not _send(evaluate_policy, evaluation_ids):
+        return False
+    SearchEvaluation.objects.filter(pk__in=evaluation_ids, status=EvalStatus.PENDING).update(queued_at=timezone.now())
+    return True
+
+
+def enqueue_advance(search_id: int) -> bool:
+    """Queue a coordinator pass of a search (when nothing else would trigger one); False when the broker is down."""
+    from dashboard.tasks import advance_search
+
+    return _send(advance_search, [search_id])
+
+
 def requeue_stale(now: datetime | None = None) -> dict[str, int]:
     """Queue again pending work that was never queued or whose message may be lost; returns the counts."""
     now = now or timezone.now()
@@ -118,6 +146,14 @@ def requeue_stale(now: datetime | None = None) -> dict[str, int]:
             old = Q(pk__in=[])  # their messages are most likely among those waiting: no duplicates
     runs = list(pending_runs.filter(never_runs | old).order_by("id").values_list("id", flat=True)[:1000])
     imports = list(pending_imports.filter(never_imports | old).order_by("id").values_list("id", flat=True)[:100])
+    analyses = list(
+        PackingAnalysis.objects.filter(
+            Q(queued_at__isnull=True, created__lt=grace) | Q(queued_at__lt=before), status=Status.PENDING
+        )
+        .order_by("id")
+        .values_list("id", flat=True)[:1000]
+    )
     sent_runs = len(runs) if runs and enqueue_runs(runs) else 0
     sent_imports = sum(1 for pk in imports if enqueue_import(pk))
-    return {"runs": sent_runs, "imports": sent_imports}
+    sent_analyses = len(analyses) if analyses and enqueue_analyses(analyses) else 0
+    return {"runs": sent_runs, "imports": sent_imports, "analyses": sent_analyses}

@@ -6,9 +6,14 @@ at most a minute) each worker's main process:
 - queues again, or after SIMCORE_RUN_MAX_ATTEMPTS attempts marks failed, the
   running runs and trace imports whose heartbeat is older than the timeout:
   their worker died (:mod:`dashboard.recovery`);
+- marks failed the running packing analyses whose heartbeat is older than the
+  timeout (:func:`dashboard.packing_models.fail_lost_analyses`): re-run one by starting it again;
 - queues again the pending work that was never queued (the broker was down)
   or was queued long ago (:func:`dashboard.queueing.requeue_stale`): its
   message may have been lost with a broker restart.
+- puts back in the queue the design-space evaluations whose worker died, and
+  moves on the searches whose current step is complete but whose coordinator
+  pass was lost with a worker (:func:`dashboard.services.search_coordinator.repair_searches`).
 
 It runs in the workers, never in a page: reads only read (STYLE.md habit 12).
 A daemon thread of the worker's main process, started when the worker is
@@ -36,11 +41,14 @@ def repair_every_s() -> float:
 
 def repair_once() -> dict[str, Any]:
     """One pass; returns what it changed. Never raises for a database or broker problem."""
+    from dashboard.packing_models import fail_lost_analyses
     from dashboard.queueing import enqueue_import, enqueue_runs, requeue_stale
     from dashboard.recovery import recover_lost_imports, recover_lost_runs
+    from dashboard.services.search_coordinator import repair_searches
 
     try:
         runs, imports = recover_lost_runs(), recover_lost_imports()
+        analyses = fail_lost_analyses()
         # Sent before requeue_stale looks: a lost attempt queued again here is not sent twice.
         # When the broker is down they stay unqueued, and a later pass sends them.
         enqueue_runs(runs.retried)
@@ -51,7 +59,9 @@ def repair_once() -> dict[str, Any]:
             "runs_failed": runs.failed,
             "imports_retried": imports.retried,
             "imports_failed": imports.failed,
+            "lost_analyses": analyses,
             "requeued": requeue_stale(),
+            "searches": repair_searches(),
         }
     except DatabaseError as e:  # a busy or briefly unreachable database: the next pass retries
         log.warning("periodic repair failed: %s", e)
@@ -62,8 +72,9 @@ def repair_once() -> dict[str, Any]:
 
 def changed(done: dict[str, Any]) -> bool:
     """Whether a pass found lost work or lost messages (worth a line in the worker's log)."""
-    lost = any(done.get(k) for k in ("runs_retried", "runs_failed", "imports_retried", "imports_failed"))
-    return lost or any((done.get("requeued") or {}).values())
+    keys = ("runs_retried", "runs_failed", "imports_retried", "imports_failed", "lost_analyses")
+    lost = any(done.get(k) for k in keys)
+    return lost or any((done.get("requeued") or {}).values()) or any((done.get("searches") or {}).values())
 
 
 def start_repair_thread() -> threading.Thread:

@@ -10,6 +10,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from dashboard import imports
+from dashboard.services import search_coordinator, search_execution
 from dashboard.services.execution import execute_run
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,28 @@ def import_trace(upload_id: int) -> str:
     """Claim trace upload ``upload_id``, convert it with simcore.importer, store it (see imports.execute_import)."""
     worker = import_trace.request.hostname or ""
     return imports.execute_import(upload_id, worker=worker)
+
+
+@shared_task(name="dashboard.run_packing_analysis", ignore_result=True)
+def run_packing_analysis(analysis_id: int) -> str:
+    """Claim packing analysis ``analysis_id``, run simcore.packing on its snapshot, store the results."""
+    from dashboard.services.packing import execute_analysis
+
+    worker = run_packing_analysis.request.hostname or ""
+    return execute_analysis(analysis_id, worker=worker)
+
+
+@shared_task(name="dashboard.evaluate_policy", ignore_result=True)
+def evaluate_policy(evaluation_id: int) -> str:
+    """Claim one policy of a design-space search, simulate it, store it, move the search on (see execute_evaluation)."""
+    worker = evaluate_policy.request.hostname or ""
+    return search_execution.execute_evaluation(evaluation_id, worker=worker)
+
+
+@shared_task(name="dashboard.advance_search", ignore_result=True)
+def advance_search(search_id: int) -> str:
+    """Move a design-space search on as far as its stored evaluations allow (see search_coordinator.advance)."""
+    return search_coordinator.advance(search_id)
 
 
 @worker_ready.connect

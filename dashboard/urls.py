@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from dashboard import account_views, converters, sweep_views, views  # noqa: F401 (converters registers <id:>)
+from dashboard import account_views, converters, packing_views, search_urls, sweep_views, views  # noqa: F401 (converters registers <id:>)
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -29,7 +29,26 @@ urlpatterns = [
     path("shared/<str:token>/sweep/<str:kind>", sweep_views.shared_sweep_data, name="shared-sweep-data"),
     path("shared/<str:token>/download/<str:kind>", views.shared_download, name="shared-download"),
     path("shared/<str:token>/runs/<id:run>/download/<str:kind>", views.shared_run_download, name="shared-run-download"),
+    *search_urls.urlpatterns,
     path("compare/", views.compare, name="compare"),
+    path("packing/", packing_views.packing_list, name="packing-list"),
+    path("packing/new/", packing_views.packing_new, name="packing-new"),
+    path("packing/<id:pk>/", packing_views.packing_detail, name="packing-detail"),
+    path("packing/<id:pk>/progress.json", packing_views.packing_progress, name="packing-progress"),
+    path("packing/<id:pk>/cancel/", packing_views.packing_cancel, name="packing-cancel"),
+    path("packing/<id:pk>/share/", packing_views.packing_share, name="packing-share"),
+    path("packing/<id:pk>/download/<str:kind>", packing_views.packing_download, name="packing-download"),
+    path("packing/shared/<str:token>/", packing_views.packing_shared_detail, name="packing-shared-detail"),
+    path(
+        "packing/shared/<str:token>/progress.json",
+        packing_views.packing_shared_progress,
+        name="packing-shared-progress",
+    ),
+    path(
+        "packing/shared/<str:token>/download/<str:kind>",
+        packing_views.packing_shared_download,
+        name="packing-shared-download",
+    ),
     path("uploads/", views.uploads, name="uploads"),
     path("uploads/trace/<id:pk>/", views.trace_import_detail, name="trace-import-detail"),
     path("uploads/trace/<id:pk>/progress.json", views.trace_import_progress, name="trace-import-progress"),

@@ -58,12 +58,19 @@ BIG_JOBS = 10_000_000
 MEMORY_TARGET_MB = 2048.0
 
 
+#: The packing scenarios (simcore.packing.bench): compaction, not one run per scheduler.
+PACKING_SCENARIOS = ("packing", "packing-continuous")
+#: Scenarios that are not one run per scheduler (see cli.bench).
+UNSCHEDULED_SCENARIOS = (*PACKING_SCENARIOS, "staged", "wfcommons", "explore")
+SCENARIOS = ("google", "trace", *UNSCHEDULED_SCENARIOS)
+
+
 @dataclass(frozen=True)
 class BenchOptions:
     """What ``simcore bench`` measures (the command line's options, as plain values)."""
 
     schedulers: str = "all"
-    scenarios: str = "google,trace,packing,staged,wfcommons"
+    scenarios: str = ",".join(SCENARIOS)
     hours: float = 0.1
     load: float = 0.9
     machines_per_config: int = 1000
@@ -105,8 +112,8 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
             SCHEDULERS.get(n)  # unknown name: UnknownNameError listing the valid ones
     scenarios = [x.strip() for x in args.scenarios.split(",") if x.strip()]
     for s in scenarios:
-        if s not in ("google", "trace", "packing", "staged", "wfcommons"):
-            raise ParameterError(f"unknown scenario {s!r}; valid scenarios: google, trace, packing, staged, wfcommons")
+        if s not in SCENARIOS:
+            raise ParameterError(f"unknown scenario {s!r}; valid scenarios: {', '.join(SCENARIOS)}")
     base = {"seed": args.seed, "load": args.load, "mpc": args.machines_per_config, "max_seconds": args.max_seconds}
     from simcore.presets import WORKLOADS
 
@@ -118,8 +125,8 @@ def plan_specs(args: BenchOptions) -> list[dict[str, Any]]:
         provides = WORKLOADS.get(PROFILE_WORKLOAD).provides
         profile_names = [n for n in names if SCHEDULERS.get(n).requires <= provides]
     specs: list[dict[str, Any]] = []
-    # packing and wfcommons are not per scheduler (see cli.bench); staged is per policy of the staged scheduler.
-    for scen in [s for s in scenarios if s not in ("packing", "staged", "wfcommons")]:
+    # packing, staged, wfcommons and explore are not per scheduler (see cli.bench; staged is per policy).
+    for scen in [s for s in scenarios if s not in UNSCHEDULED_SCENARIOS]:
         for n in google_ok:
             if scen == "google":
                 specs.append({**base, "scenario": "google", "scheduler": n, "hours": args.hours})

@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 import dashboard.converters  # noqa: F401 (registers <id:>)
-from dashboard.api import views
+from dashboard.api import packing, search_views, views
 
 urlpatterns = [
     path(
@@ -26,6 +26,13 @@ urlpatterns = [
     path("experiments/<id:pk>/extend/", views.ExperimentExtend.as_view(), name="api-experiment-extend"),
     path("reproductions/", views.ReproductionList.as_view(), name="api-reproduction-list"),
     path("reproductions/<str:name>/", views.ReproductionStart.as_view(), name="api-reproduction-start"),
+    path("searches/", search_views.SearchList.as_view(), name="api-search-list"),
+    path("searches/<id:pk>/", search_views.SearchDetail.as_view(), name="api-search-detail"),
+    path("searches/<id:pk>/cancel/", search_views.SearchCancel.as_view(), name="api-search-cancel"),
+    path("searches/<id:pk>/fork/", search_views.SearchFork.as_view(), name="api-search-fork"),
+    path("searches/<id:pk>/progress/", search_views.SearchProgress.as_view(), name="api-search-progress"),
+    path("searches/<id:pk>/generations/", search_views.SearchGenerations.as_view(), name="api-search-generations"),
+    path("searches/<id:pk>/download/<str:kind>", search_views.SearchDownload.as_view(), name="api-search-download"),
     path("runs/<id:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
     path("runs/<id:pk>/retry/", views.RunRetry.as_view(), name="api-run-retry"),
     path("runs/<id:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),
@@ -33,6 +40,10 @@ urlpatterns = [
     path("uploads/<str:kind>/", views.UploadList.as_view(), name="api-upload-list"),
     path("uploads/<str:kind>/<id:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
     path("uploads/trace/<id:pk>/cancel/", views.UploadCancel.as_view(), name="api-upload-cancel"),
+    path("packing/", packing.PackingList.as_view(), name="api-packing-list"),
+    path("packing/<id:pk>/", packing.PackingDetail.as_view(), name="api-packing-detail"),
+    path("packing/<id:pk>/cancel/", packing.PackingCancel.as_view(), name="api-packing-cancel"),
+    path("packing/<id:pk>/download/<str:kind>", packing.PackingDownload.as_view(), name="api-packing-download"),
     path("teams/", views.TeamList.as_view(), name="api-team-list"),
     path("teams/<id:pk>/", views.TeamDetail.as_view(), name="api-team-detail"),
 ]

@@ -16,6 +16,7 @@ from dashboard.models import (
     ClusterUpload,
     Experiment,
     Run,
+    Search,
     Status,
     Team,
     TraceUpload,
@@ -195,8 +196,8 @@ def new_share_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def set_sharing(experiment: Experiment, *, team: Team | None, visibility: str) -> Experiment:
-    """Change an experiment's team and visibility (the caller checked it is the owner's).
+def set_sharing(experiment: Experiment | Search, *, team: Team | None, visibility: str) -> Experiment | Search:
+    """Change an experiment's (or a search's) team and visibility (the caller checked it is the owner's).
 
     Making it public creates a link if it has none; leaving public revokes the link.
     """
@@ -211,7 +212,7 @@ def set_sharing(experiment: Experiment, *, team: Team | None, visibility: str) -
     return experiment
 
 
-def new_share_link(experiment: Experiment) -> str:
+def new_share_link(experiment: Experiment | Search) -> str:
     """Replace the public link by a new one (the old one stops working); makes the experiment public."""
     experiment.visibility = Visibility.PUBLIC
     experiment.share_token = new_share_token()
@@ -219,7 +220,7 @@ def new_share_link(experiment: Experiment) -> str:
     return experiment.share_token
 
 
-def revoke_share_link(experiment: Experiment) -> None:
+def revoke_share_link(experiment: Experiment | Search) -> None:
     """The public link stops working; the experiment stays visible to its team if it has one."""
     set_sharing(
         experiment, team=experiment.team, visibility=Visibility.TEAM if experiment.team_id else Visibility.PRIVATE

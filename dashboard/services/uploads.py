@@ -261,7 +261,8 @@ def delete_upload(upload: Upload) -> None:
     Deleting a trace whose import is still running stops it: the worker's
     next progress write finds no row and gives up, storing nothing.
     """
-    from dashboard.access import visible_experiments
+    from dashboard.access import visible_experiments, visible_searches
+    from dashboard.models import Search
 
     field = "cluster_upload" if isinstance(upload, ClusterUpload) else "trace_upload"
     users = Experiment.objects.filter(**{field: upload})
@@ -269,6 +270,10 @@ def delete_upload(upload: Upload) -> None:
         # Count only what the owner can see: others' private forks must not be revealed.
         n = visible_experiments(upload.owner).filter(**{field: upload}).count()
         which = f"by {n} experiment(s) you can see" if n else "by experiments"
+        raise ParameterError(f"{upload} is in use {which}; it stays so they can be re-run and forked")
+    if Search.objects.filter(**{field: upload}).exists():
+        n = visible_searches(upload.owner).filter(**{field: upload}).count()
+        which = f"by {n} search(es) you can see" if n else "by searches"
         raise ParameterError(f"{upload} is in use {which}; it stays so they can be re-run and forked")
     upload.delete()
 

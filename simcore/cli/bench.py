@@ -22,10 +22,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default="google,trace,packing,staged,wfcommons",
-        help="comma-separated: google, trace, packing (compaction, simcore.packing.bench), staged (the staged "
-        "scheduler's policies on 10,000 DAG tasks; simcore.staged.bench), wfcommons (reading a 100,000-task "
-        "instance, simulating workflows on dse-2020; simcore.workflowbench); default all five",
+        default=",".join(bench.SCENARIOS),
+        help="comma-separated: google, trace, packing, packing-continuous (compaction with quantised / continuous "
+        "requests, simcore.packing.bench), staged (the staged scheduler's policies on 10,000 DAG tasks; "
+        "simcore.staged.bench), wfcommons (reading a 100,000-task instance, simulating workflows on dse-2020; "
+        "simcore.workflowbench), explore (one generation of the design-space search, simcore.explore.bench); "
+        "default all",
     )
     p.add_argument(
         "--hours",
@@ -90,20 +92,32 @@ def main(args: argparse.Namespace) -> int:
         "cpu_count": os.cpu_count(),
         "python": sys.version.split()[0],
     }
-    if "packing" in opts.scenarios.split(","):  # issue 11: Algorithm 3, 10,000 machines, 100,000 tasks, 11 trials
+    chosen = opts.scenarios.split(",")
+    if "packing" in chosen:  # issue 11: Algorithm 3, 10,000 machines, 100,000 tasks, 11 trials
         from simcore.packing.bench import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
-    if "wfcommons" in opts.scenarios.split(","):  # issue 13: WfCommons read speed, workflow simulation speed
+    if "wfcommons" in chosen:  # issue 13: WfCommons read speed, workflow simulation speed
         from simcore.workflowbench import wfcommons_benchmark
 
         report["wfcommons"] = wfcommons_benchmark(seed=opts.seed)
+    if "packing-continuous" in chosen:  # the same with every task its own request (a Tetris run's state)
+        from simcore.packing.bench import continuous_benchmark
+
+        report["packing-continuous"] = continuous_benchmark(seed=opts.seed)
+    if "explore" in chosen:  # issue 13: 32 individuals, 100 machines, 10,000 tasks, 2 workers
+        from simcore.explore.bench import generation_benchmark
+
+        report["explore"] = generation_benchmark()
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         bench.print_table(report)
-        if "packing" in report:
-            print(f"packing compaction: {json.dumps(report['packing'])}")
+        for key in ("packing", "packing-continuous"):
+            if key in report:
+                print(f"{key} compaction: {json.dumps(report[key])}")
         if "wfcommons" in report:
             print(f"wfcommons: {json.dumps(report['wfcommons'])}")
+        if "explore" in report:
+            print(f"explore generation: {json.dumps(report['explore'])}")
     return 0

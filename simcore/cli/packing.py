@@ -16,6 +16,12 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("technique", choices=("utilisation", "holes", "inflation", "compaction", "compare"))
     p.add_argument("--cluster", default="google-2011", help="cluster preset or file (default google-2011)")
     p.add_argument("--trace", nargs="+", metavar="FILE", help="Google 2011 task_events files: tasks running at --time")
+    p.add_argument(
+        "--min-priority",
+        type=int,
+        help="with --trace: keep only tasks of at least this priority (9: production work, priorities 9-11, "
+        "as the paper's snapshots held)",
+    )
     p.add_argument("--workload", help="workload preset or file: a run's state at --time (with --scheduler)")
     p.add_argument("--scheduler", help="scheduler of the run (with --workload)")
     p.add_argument("--load", type=float, default=0.9, help="run load (default 0.9)")
@@ -54,7 +60,9 @@ def _packing_snapshot(args: argparse.Namespace) -> Any:
 
     cluster = api.resolve_cluster(args.cluster)
     if args.trace:
-        snap = sources.from_google2011(list(args.trace), cluster, args.time)
+        snap = sources.from_google2011(list(args.trace), cluster, args.time, min_priority=args.min_priority)
+    elif args.min_priority is not None:
+        raise UsageError("--min-priority applies to --trace (a Google 2011 snapshot)")
     elif args.workload:
         if not args.scheduler:
             raise UsageError("--workload needs --scheduler (the run whose state at --time is the snapshot)")

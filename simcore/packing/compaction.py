@@ -33,7 +33,7 @@ Deviations, with reasons:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,11 +114,13 @@ def compact(
     trials: int = 11,
     ordering: str = "arrival",
     rng: np.random.Generator,
+    progress: Callable[[int], None] | None = None,
 ) -> CompactionResult:
     """Algorithm 3 for each ``tau`` (0 <= tau < 1) with ``trials`` random permutations.
 
     Every ``tau`` uses the same permutations (one pack per trial serves all),
     which is also why the compacted size never grows with ``tau``.
+    ``progress(k)`` is called after the k-th trial (1-based).
     """
     taus = tuple(float(t) for t in taus)
     if not taus:
@@ -146,11 +148,13 @@ def compact(
         copies *= 2
     n = len(capacity)
     sizes: dict[float, list[int]] = {t: [] for t in taus}
-    for _ in range(trials):
+    for k in range(1, trials + 1):
         perm = rng.permutation(n).astype(np.int64)
         pos_sorted = np.sort(_positions(snap, capacity, order, perm))
         for t in taus:
             sizes[t].append(_shortest_prefix(pos_sorted, n, t))
+        if progress is not None:
+            progress(k)
     return CompactionResult(n_machines=n0, n_tasks=snap.n_tasks, copies=copies, taus=taus, sizes=sizes)
 
 

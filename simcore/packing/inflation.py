@@ -34,7 +34,7 @@ Choices and deviations, with reasons:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,7 +86,7 @@ def picky_jobs(snap: Snapshot, size_threshold: float = 0.6, fit_threshold: float
     return np.asarray(job_picky[inv], dtype=bool)
 
 
-def _check(snap: Snapshot, mode: str, factors: Sequence[float]) -> None:
+def check_inflation(snap: Snapshot, mode: str, factors: Sequence[float]) -> None:
     if mode not in ("horizontal", "vertical"):
         raise ParameterError(f"unknown inflation mode {mode!r}; valid modes: horizontal, vertical")
     for f in factors:
@@ -102,6 +102,79 @@ def _pack_all(snap: Snapshot, request: FloatArray, ordering_of: Snapshot, orderi
     return placement
 
 
+@dataclass(frozen=True)
+class Inflater:
+    """The inflated workloads of Algorithm 1 for one snapshot, one factor at a time.
+
+    Holds what every factor shares: which tasks may be inflated, and the one
+    uniform draw per job that decides fractional clones (drawn once, so the
+    clone sets of growing factors are nested). Used by :func:`inflate` (first
+    fit) and by :func:`simcore.packing.policy.inflate_by` (a scheduler).
+    """
+
+    snap: Snapshot
+    mode: str
+    inflated: NDArray[np.bool_]
+    u: FloatArray
+    clip: bool
+
+    @classmethod
+    def of(
+        cls,
+        snap: Snapshot,
+        *,
+        mode: str,
+        conforming_only: bool,
+        clip: bool,
+        size_threshold: float,
+        fit_threshold: float,
+        rng: np.random.Generator,
+    ) -> Inflater:
+        check_inflation(snap, mode, ())
+        if conforming_only:
+            inflated = ~picky_jobs(snap, size_threshold, fit_threshold)
+        else:
+            inflated = np.ones(snap.n_tasks, bool)
+        n_jobs = len(np.unique(snap.job))
+        return cls(snap, mode, inflated, rng.random(n_jobs), clip)
+
+    def vertical(self, f: float) -> FloatArray:
+        """Every inflated task's requests times ``f`` (clipped per resource at the largest machine)."""
+        req = self.snap.request.copy()
+        req[self.inflated] *= f
+        if self.clip:
+            req = np.minimum(req, self.snap.capacity.max(axis=0))
+        return req
+
+    def clones(self, f: float) -> IntArray:
+        """Horizontal: the task each clone copies, in task order (see the module docstring for the counts)."""
+        snap = self.snap
+        jobs, inv, n_tasks = np.unique(snap.job, return_inverse=True, return_counts=True)
+        want = n_tasks * (f - 1.0)
+        clones = np.floor(want + 1e-12).astype(np.int64)
+        clones += (self.u < want - clones).astype(np.int64)
+        job_ok = np.zeros(len(jobs), dtype=bool)
+        np.logical_or.at(job_ok, inv, self.inflated)
+        clones[~job_ok] = 0
+        # Clone task i of job j for i < clones[j], cycling through the job's tasks in order.
+        rank = np.zeros(snap.n_tasks, dtype=np.int64)
+        order = np.argsort(inv, kind="stable")
+        first = np.concatenate(([0], np.cumsum(n_tasks)[:-1]))
+        rank[order] = np.arange(snap.n_tasks) - np.repeat(first, n_tasks)
+        reps = clones[inv] // n_tasks[inv] + (rank < clones[inv] % n_tasks[inv])
+        return np.repeat(np.arange(snap.n_tasks), reps).astype(np.int64)
+
+
+def inflation_step(snap: Snapshot, f: float, request: FloatArray, placement: IntArray) -> InflationStep:
+    util = utilisation_of(snap.capacity, request, placement)
+    return InflationStep(
+        factor=float(f),
+        tasks=len(placement),
+        pending=int(np.count_nonzero(placement < 0)),
+        utilisation={r: float(x) for r, x in zip(snap.resources, util, strict=True)},
+    )
+
+
 def inflate(
     snap: Snapshot,
     factors: Sequence[float] = FIGURE2_FACTORS,
@@ -113,39 +186,32 @@ def inflate(
     size_threshold: float = 0.6,
     fit_threshold: float = 0.6,
     rng: np.random.Generator,
+    progress: Callable[[int], None] | None = None,
 ) -> list[InflationStep]:
-    """Algorithm 1: one :class:`InflationStep` per scale factor (utilisation as 0..1 fractions)."""
-    _check(snap, mode, factors)
-    inflated = ~picky_jobs(snap, size_threshold, fit_threshold) if conforming_only else np.ones(snap.n_tasks, bool)
-    jobs, inv, n_tasks = np.unique(snap.job, return_inverse=True, return_counts=True)
-    u = rng.random(len(jobs))  # one draw per job, shared by all factors so clone sets are nested
-    largest = snap.capacity.max(axis=0)
+    """Algorithm 1: one :class:`InflationStep` per scale factor (utilisation as 0..1 fractions).
+
+    ``progress(k)`` is called after the k-th factor (1-based).
+    """
+    check_inflation(snap, mode, factors)
+    inf = Inflater.of(
+        snap,
+        mode=mode,
+        conforming_only=conforming_only,
+        clip=clip,
+        size_threshold=size_threshold,
+        fit_threshold=fit_threshold,
+        rng=rng,
+    )
     steps = []
-    for f in factors:
+    for k, f in enumerate(factors, 1):
         if mode == "vertical":
-            req = snap.request.copy()
-            req[inflated] *= f
-            if clip:
-                req = np.minimum(req, largest)
+            req = inf.vertical(f)
             work = Snapshot(snap.resources, snap.capacity, req, np.full(snap.n_tasks, -1), snap.job)
             placement = _pack_all(work, req, work, ordering)
         else:
-            want = n_tasks * (f - 1.0)
-            clones = np.floor(want + 1e-12).astype(np.int64)
-            clones += (u < want - clones).astype(np.int64)
-            job_ok = np.zeros(len(jobs), dtype=bool)
-            np.logical_or.at(job_ok, inv, inflated)
-            clones[~job_ok] = 0
-            # Clone task i of job j for i < clones[j], cycling through the job's tasks in order.
-            rank = np.zeros(snap.n_tasks, dtype=np.int64)
-            order = np.argsort(inv, kind="stable")
-            first = np.concatenate(([0], np.cumsum(n_tasks)[:-1]))
-            rank[order] = np.arange(snap.n_tasks) - np.repeat(first, n_tasks)
-            reps = clones[inv] // n_tasks[inv] + (rank < clones[inv] % n_tasks[inv])
-            src = np.repeat(np.arange(snap.n_tasks), reps)
+            src = inf.clones(f)
             req = np.concatenate((snap.request, snap.request[src]))
             job = np.concatenate((snap.job, snap.job[src]))
-            work = Snapshot(snap.resources, snap.capacity, req, np.full(len(req), -1), job)
             # Original tasks in the chosen ordering, then the clones in the same ordering.
             base = order_tasks(snap, ordering)
             extra = (
@@ -163,15 +229,9 @@ def inflate(
             rows = FirstFit(snap.capacity.copy()).place(req[seq])
             placement = np.full(len(req), -1, dtype=np.int64)
             placement[seq] = rows
-        util = utilisation_of(work.capacity, work.request, placement)
-        steps.append(
-            InflationStep(
-                factor=float(f),
-                tasks=len(placement),
-                pending=int(np.count_nonzero(placement < 0)),
-                utilisation={r: float(x) for r, x in zip(snap.resources, util, strict=True)},
-            )
-        )
+        steps.append(inflation_step(snap, f, req, placement))
+        if progress is not None:
+            progress(k)
     return steps
 
 

@@ -3,7 +3,11 @@
 * :func:`from_result`: a :class:`~simcore.engine.SimResult` (fresh or stored)
   at time ``t``: jobs running at ``t`` on their machines, jobs submitted by
   ``t`` and not yet started pending. The engine runs one task per job, so
-  every job is one task (``job`` = job index).
+  every job is one task (``job`` = job index). :func:`from_records` does the
+  same from stored per-job columns (a finished run on the platform).
+* :func:`from_trace`: a converted trace (the project's CSV, what an import
+  stores) at ``t``: the tasks running then, taking each to start when it was
+  submitted (the format keeps no start times), all pending.
 * :func:`from_google2011`: the task instances of a Google 2011 trace running
   at ``t`` (simulated seconds, trace time minus the 600 s offset), read by
   :func:`simcore.traces.google2011.read_google2011` with the window
@@ -29,10 +33,44 @@ import numpy as np
 from simcore.engine import SimResult
 from simcore.errors import ParameterError
 from simcore.model import Cluster, Workload
-from simcore.packing.snapshot import Snapshot
+from simcore.packing.snapshot import FloatArray, IntArray, Snapshot
 
-#: Durations long enough that nothing finishes during a policy snapshot's 1 s horizon.
-FOREVER_S = 1e15
+#: Durations long enough that nothing finishes during a policy snapshot's 1 s horizon, and short enough
+#: that LoTES's allocation LP (rates 1 / duration) stays well scaled (see simcore.packing.policy).
+FOREVER_S = 1e6
+
+
+def from_records(
+    submit: FloatArray,
+    start: FloatArray,
+    finish: FloatArray,
+    machine: IntArray,
+    request: FloatArray,
+    cluster: Cluster,
+    t: float,
+    *,
+    source: str = "run",
+) -> Snapshot:
+    """The state at ``t`` of a run given by its per-job records (NaN start/finish: never started/finished).
+
+    Jobs running at ``t`` (started by ``t``, not finished by ``t``) are on
+    their ``machine``; jobs submitted by ``t`` and not started are pending.
+    ``request[z]`` is job ``z``'s request. These are the columns a stored run
+    keeps (:func:`simcore.archive.unpack_jobs`), so a run's snapshot needs no
+    re-simulation when its workload can be rebuilt.
+    """
+    running = (start <= t) & ~(finish <= t)
+    queued = (submit <= t) & ~(start <= t)
+    idx = np.flatnonzero(running | queued)
+    placement = np.where(running[idx], machine[idx], -1)
+    return Snapshot(
+        resources=tuple(cluster.resources),
+        capacity=cluster.machine_capacity,
+        request=request[idx],
+        placement=placement,
+        job=idx.astype(np.int64),
+        meta={"source": source, "t_s": float(t), "running": int(running.sum()), "queued": int(queued.sum())},
+    )
 
 
 def from_result(result: SimResult, workload: Workload, cluster: Cluster, t: float) -> Snapshot:
@@ -40,29 +78,61 @@ def from_result(result: SimResult, workload: Workload, cluster: Cluster, t: floa
     if not (np.isfinite(t) and 0 <= t <= max(result.end_s, result.horizon_s)):
         raise ParameterError(f"snapshot time must be in [0, {max(result.end_s, result.horizon_s):g}] s, got {t}")
     n = int(result.extra.get("arrived", result.n_jobs))
-    start, finish, submit = result.start[:n], result.finish[:n], result.submit[:n]
-    running = (start <= t) & ~(finish <= t)
-    queued = (submit <= t) & ~(start <= t)
-    keep = running | queued
-    idx = np.flatnonzero(keep)
-    placement = np.where(running[idx], result.machine[:n][idx], -1)
+    return from_records(
+        result.submit[:n], result.start[:n], result.finish[:n], result.machine[:n], workload.request[:n], cluster, t
+    )
+
+
+def from_trace(workload: Workload, cluster: Cluster, t: float) -> Snapshot:
+    """The tasks of a converted trace (the project's CSV, as an import writes it) running at ``t``, all pending.
+
+    Approximation: a converted trace keeps each task's submission time and
+    run time but not when it started, so a task is taken to run on
+    ``[submit, submit + duration)``, i.e. to start as soon as it was
+    submitted. For a Google 2011 import (arrival = SUBMIT, duration = the
+    time it actually ran) this moves the task's run earlier by its queueing
+    delay in the real cluster; tasks running at the window's start arrive at
+    0 and are exact. Machines are not recorded either: every task starts
+    pending, to be packed by an ordering or a scheduler. For the raw Google
+    files with their own SCHEDULE times use :func:`from_google2011`.
+    """
+    if not (np.isfinite(t) and 0 <= t <= workload.horizon_s):
+        raise ParameterError(f"snapshot time must be in [0, {workload.horizon_s:g}] s (the trace's window), got {t}")
+    on = (workload.submit <= t) & (workload.submit + workload.work > t)
+    idx = np.flatnonzero(on)
     return Snapshot(
         resources=tuple(cluster.resources),
         capacity=cluster.machine_capacity,
         request=workload.request[idx],
-        placement=placement,
+        placement=np.full(len(idx), -1, dtype=np.int64),
         job=idx.astype(np.int64),
-        meta={"source": "run", "t_s": float(t), "running": int(running.sum()), "queued": int(queued.sum())},
+        meta={"source": "trace", "t_s": float(t), "running": len(idx), "approximation": "start = submit"},
     )
 
 
 def from_google2011(
-    task_events: list[str], cluster: Cluster, t: float, *, job_events: list[str] | None = None
+    task_events: list[str],
+    cluster: Cluster,
+    t: float,
+    *,
+    job_events: list[str] | None = None,
+    min_priority: int | None = None,
 ) -> Snapshot:
-    """Tasks of a Google 2011 trace running at ``t`` seconds, all pending, on ``cluster``."""
+    """Tasks of a Google 2011 trace running at ``t`` seconds, all pending, on ``cluster``.
+
+    ``min_priority``: keep only tasks of at least this priority; 9 keeps the
+    production work (priorities 9-11) the paper's snapshots held.
+    """
     from simcore.traces.google2011 import read_google2011
 
-    res = read_google2011(task_events, job_events=job_events or (), cluster=cluster, start_s=t, end_s=t + 1.0)
+    res = read_google2011(
+        task_events,
+        job_events=job_events or (),
+        cluster=cluster,
+        start_s=t,
+        end_s=t + 1.0,
+        min_priority=min_priority,
+    )
     wl = res.workload
     running = wl.work > 0  # zero-length tasks ended exactly at t
     req = wl.request[running]
@@ -72,7 +142,12 @@ def from_google2011(
         request=req,
         placement=np.full(len(req), -1, dtype=np.int64),
         job=np.arange(len(req), dtype=np.int64),
-        meta={"source": "google2011", "t_s": float(t), "dropped": dict(res.report.dropped)},
+        meta={
+            "source": "google2011",
+            "t_s": float(t),
+            "min_priority": min_priority,
+            "dropped": dict(res.report.dropped),
+        },
     )
 
 

@@ -116,6 +116,11 @@ TASK_COLUMNS = (
     Column(9, "CPU request", "float", optional=True),
     Column(10, "memory request", "float", optional=True),
 )
+#: Read only when tasks are filtered by priority (``min_priority``).
+PRIORITY_COLUMN = Column(8, "priority", "int")
+#: The lowest "production" priority: Reiss et al. (SoCC 2012, reference [25] of the packing paper) group the
+#: trace's priorities 0-11 into gratis (0-1), other (2-8) and production (9-11).
+PRODUCTION_PRIORITY = 9
 JOB_EVENT_FIELDS = 8
 JOB_COLUMNS = (Column(0, "time", "int"), Column(2, "job ID", "int"), Column(3, "event type", "int"))
 MACHINE_EVENT_FIELDS = 6
@@ -215,9 +220,16 @@ class _TaskEventReader:
     """Streams task-event files through :func:`_pair_events`, one block at a time."""
 
     def __init__(
-        self, errors: RowErrors, report: ImportReport, end_s: float | None, progress: ProgressFn | None
+        self,
+        errors: RowErrors,
+        report: ImportReport,
+        end_s: float | None,
+        progress: ProgressFn | None,
+        min_priority: int | None = None,
     ) -> None:
         self.errors = errors
+        self.min_priority = min_priority
+        self.columns = TASK_COLUMNS if min_priority is None else (*TASK_COLUMNS, PRIORITY_COLUMN)
         self.report = report
         self.end_s = end_s
         self.progress = progress
@@ -242,7 +254,7 @@ class _TaskEventReader:
             self.new_file = fi > 0
             for block in iter_blocks(src, name, self.errors):
                 if not self.stopped and block.data:
-                    self._block(parse_csv_block(block, TASK_EVENT_FIELDS, TASK_COLUMNS, self.errors), name)
+                    self._block(parse_csv_block(block, TASK_EVENT_FIELDS, self.columns, self.errors), name)
                     self.new_file = False
                 if self.progress is not None:
                     self.progress(
@@ -319,6 +331,11 @@ class _TaskEventReader:
                 column=col,
                 detail=describe("request {} is not a finite non-negative number within SIMCORE_MAX_REQUEST", arr),
             )
+        if self.min_priority is not None:
+            # A task's events all carry its priority: dropping rows below it drops whole tasks.
+            low = keep & (cols["priority"] < self.min_priority)
+            self._ignore(f"rows of tasks below priority {self.min_priority}", int(np.count_nonzero(low)))
+            keep &= ~low
         # Rows "after the trace window" carry no usable time: ignored, never checked for order.
         after = t == MAXINT
         self._ignore("rows at time 2^63-1 (after the trace window)", int(np.count_nonzero(after & keep)))
@@ -537,6 +554,7 @@ def read_google2011(
     on_error: OnError = "raise",
     progress: ProgressFn | None = None,
     name: str = "google-2011-trace",
+    min_priority: int | None = None,
 ) -> ImportResult:
     """Read Google 2011 task events (in time order, part 0 first) into a workload of task instances.
 
@@ -544,8 +562,11 @@ def read_google2011(
     the 600 s offset); see the module docstring for how jobs crossing it
     are treated. ``cluster``: the machines to check requests against and to
     return; default: derived from ``machine_events`` if given, otherwise
-    the ``google-2011`` preset. Returns the workload (``submit`` sorted,
-    ``job_class`` -1), the cluster and a report of every drop and skip.
+    the ``google-2011`` preset. ``min_priority``: keep only tasks of at
+    least this priority (schema column 9; :data:`PRODUCTION_PRIORITY` keeps
+    production work, as the packing paper did); their other rows are ignored
+    and counted. Returns the workload (``submit`` sorted, ``job_class`` -1),
+    the cluster and a report of every drop and skip.
     """
     wall0 = time.perf_counter()
     cpu0 = time.process_time()
@@ -568,7 +589,9 @@ def read_google2011(
             cluster = CLUSTERS.get("google-2011").build()
     job_ids = read_job_ids(job_events, errors, report, progress) if job_events else None
 
-    r = _TaskEventReader(errors, report, end_s, progress)
+    if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
+        raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
+    r = _TaskEventReader(errors, report, end_s, progress, min_priority)
     r.read(task_events)
     report.rows_read["task_events"] = r.rows
     report.absorb(errors)
@@ -672,6 +695,8 @@ def read_google2011(
             f"requests checked against cluster {cluster.name!r}",
         ]
     )
+    if min_priority is not None:
+        report.notes.append(f"only tasks of priority >= {min_priority} (9-11: production)")
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)

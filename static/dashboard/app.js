@@ -81,7 +81,7 @@
   if (traces && traces.dataset.active === "1") setTimeout(pollImports, 500);
 
   // Experiment form: show only the parameters of the chosen cluster, workload and schedulers.
-  var form = document.getElementById("experiment-form");
+  var form = document.getElementById("experiment-form") || document.getElementById("search-form");
   function sync() {
     var cluster = form.elements["cluster"].value, workload = form.elements["workload"].value;
     var chosen = {};

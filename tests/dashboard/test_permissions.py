@@ -22,6 +22,9 @@ from dashboard.models import (
     Experiment,
     ImportStatus,
     Membership,
+    PackingAnalysis,
+    PackingSource,
+    Search,
     Status,
     Team,
     TraceUpload,
@@ -29,6 +32,9 @@ from dashboard.models import (
 )
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
+from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
+from dashboard.services.searches import check_search, create_search
+from simcore.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, or are the sign-in itself).
@@ -44,6 +50,14 @@ PUBLIC = {
     "shared-fork",
     "shared-sweep",
     "shared-sweep-data",
+    "packing-shared-detail",
+    "packing-shared-progress",
+    "packing-shared-download",
+    "shared-search-detail",
+    "shared-search-progress",
+    "shared-search-charts",
+    "shared-search-fork",
+    "shared-search-download",
 }
 
 
@@ -86,8 +100,19 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         info={},
         status=ImportStatus.RUNNING,
     )
+    search = _search(owner, name="alice-secret-search")
+    team_search = _search(owner, name="alice-team-search", team=team, visibility=Visibility.TEAM)
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
+    # Packing analyses of alice's run: a finished private one, and a pending one shared with her team.
+    run.refresh_from_db()
+    choice = SourceChoice(PackingSource.RUN, run=run)
+    spec = {"trials": 1, "factors": [1.0, 1.5], "taus": [0.0], "units": [0.3], "orderings": ["arrival"]}
+    packing = create_analysis(owner, choice, time_s=1800, spec=spec, name="alice-secret-packing")
+    assert execute_analysis(packing.pk) == Status.FINISHED
+    team_packing = create_analysis(
+        owner, choice, time_s=1800, spec=spec, name="alice-team-packing", team=team, visibility=Visibility.TEAM
+    )
     member = Membership.objects.get(team=team, user=other)
     return {
         "exp": exp,
@@ -99,14 +124,48 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         "inv": inv,
         "member": member,
         "trace": trace,
+        "packing": [packing, team_packing],
+        "search": search,
+        "team_search": team_search,
     }
+
+
+def _search(owner: Any, **kw: Any) -> Search:
+    scenario = {
+        "cluster": {"preset": "dse-2020", "params": {"machines": 4}},
+        "workload": {"preset": "workflows-short-long", "params": {}},
+        "load": 0.9,
+        "hours": 0.1,
+    }
+    settings = SearchSettings("trt", 4, 2, 0)
+    return create_search(owner, check_search(scenario, settings, 0), settings, 0, **kw)
 
 
 def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     """kwargs for every URL name (several when one URL reaches several objects)."""
     exps = [{"pk": w["exp"].pk}, {"pk": w["team_exp"].pk}]
+    analyses = [{"pk": a.pk} for a in w["packing"]]
     run = w["run"]
+    srch = [{"pk": w["search"].pk}, {"pk": w["team_search"].pk}]
     return {
+        "search-list": [{}],
+        "search-new": [{}],
+        "search-detail": srch,
+        "search-progress": srch,
+        "search-charts": srch,
+        "search-cancel": srch,
+        "search-fork": srch,
+        "search-share": srch,
+        "search-new-link": srch,
+        "search-revoke-link": srch,
+        "search-download": [{**x, "kind": k} for x in srch for k in ("generations.csv", "search.json")],
+        "api-search-list": [{}],
+        "api-search-detail": srch,
+        "api-search-cancel": srch,
+        "api-search-fork": srch,
+        "api-search-progress": srch,
+        "api-search-generations": srch,
+        "api-search-download": [{**x, "kind": "generations.parquet"} for x in srch],
         "experiment-list": [{}],
         "experiment-new": [{}],
         "compare": [{}],
@@ -165,12 +224,26 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "trace-import-cancel": [{"pk": w["trace"].pk}],
         "upload-delete": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
         "api-team-detail": [{"pk": w["team"].pk}],
+        "packing-list": [{}],
+        "packing-new": [{}],
+        "packing-detail": analyses,
+        "packing-progress": analyses,
+        "packing-cancel": analyses,
+        "packing-share": analyses,
+        "packing-download": [{**a, "kind": k} for a in analyses for k in ("results.json", "holes.csv")],
+        "api-packing-list": [{}],
+        "api-packing-detail": analyses,
+        "api-packing-cancel": analyses,
+        "api-packing-download": [{**a, "kind": k} for a in analyses for k in ("results.json", "compaction.parquet")],
     }
 
 
 #: Pages or API endpoints that list the caller's own things (200 with nothing of alice's in it).
 OWN_LISTS = {
     "experiment-list",
+    "packing-list",
+    "packing-new",
+    "api-packing-list",
     "experiment-new",
     "compare",
     "uploads",
@@ -184,10 +257,15 @@ OWN_LISTS = {
     "password-change",
     "reproduce",
     "api-reproduction-list",
+    "search-list",
+    "search-new",
+    "api-search-list",
 }
 #: Creating one's own things is allowed (it must not touch alice's).
 OWN_CREATE = {
     "experiment-new",
+    "packing-new",
+    "api-packing-list",
     "uploads",
     "team-list",
     "token-create",
@@ -196,6 +274,8 @@ OWN_CREATE = {
     "password-change",
     "reproduce",
     "api-reproduction-start",
+    "search-new",
+    "api-search-list",
 }
 
 
@@ -211,6 +291,14 @@ def _snapshot(w: dict[str, Any]) -> Any:
         Team.objects.count(),
         ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
         list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)),
+        list(
+            PackingAnalysis.objects.order_by("pk").values_list("status", "visibility", "share_token", "team_id", "name")
+        ),
+        list(
+            Search.objects.filter(pk__in=[w["search"].pk, w["team_search"].pk])
+            .order_by("pk")
+            .values_list("status", "visibility", "share_token", "team_id", "name")
+        ),
     )
 
 
@@ -236,6 +324,10 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
         "alice-team-exp",
         "alice-secret-cluster",
         "alice-secret-trace",
+        "alice-secret-packing",
+        "alice-team-packing",
+        "alice-secret-search",
+        "alice-team-search",
         world["token"].prefix,
     ]
     for name, kwarg_list in _targets(world).items():
@@ -257,7 +349,7 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
                 elif name in OWN_LISTS or (method == "post" and name in OWN_CREATE):
                     assert resp.status_code in (200, 201, 302, 400, 405), (method, url, resp.status_code)
                     body = b"".join(resp.streaming_content) if resp.streaming else resp.content
-                    if resp.status_code == 200 and name not in ("api-catalog", "experiment-new"):
+                    if resp.status_code == 200 and name not in ("api-catalog", "experiment-new", "packing-new"):
                         text = body.decode(errors="replace")
                         for bit in secret_bits:
                             assert bit not in text, (method, url, bit)

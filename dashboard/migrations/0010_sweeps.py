@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0007_nothing_lost"),
+        ("dashboard", "0009_searches"),
     ]
 
     operations = [

@@ -1,0 +1,162 @@
+"""API shapes of design-space searches; requests are checked here for types and ranges, then by the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from dashboard.api.serializers import ClusterSourceSerializer, StrictSerializer, WorkloadSourceSerializer
+from dashboard.models import Search, Visibility
+from dashboard.services.experiments import MAX_HOURS, MAX_LOAD
+from dashboard.services.searches import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
+from simcore.explore.fitness import METRIC_NAMES
+from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION
+
+MAX_SEED = 2**32 - 1
+
+
+class SearchScenarioSerializer(StrictSerializer):
+    """Where a search simulates: a cluster and a workload (presets or your uploads), load and window."""
+
+    cluster = ClusterSourceSerializer()
+    workload = WorkloadSourceSerializer()
+    load = serializers.FloatField(min_value=0.01, max_value=MAX_LOAD, default=0.9, help_text="offered load")
+    hours = serializers.FloatField(
+        min_value=0.01,
+        max_value=MAX_HOURS,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="arrival window (h); null: the preset's default, a trace's whole length",
+    )
+
+
+class SearchCreateSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    scenario = SearchScenarioSerializer()
+    metric = serializers.ChoiceField(choices=list(METRIC_NAMES), default="trt", help_text="objective, minimised")
+    population = serializers.IntegerField(min_value=2, max_value=MAX_WEB_POPULATION, default=DEFAULT_POPULATION)
+    generations = serializers.IntegerField(
+        min_value=1, max_value=MAX_WEB_GENERATIONS, default=DEFAULT_GENERATIONS, help_text="most generations"
+    )
+    seed = serializers.IntegerField(min_value=0, max_value=MAX_SEED, default=0, help_text="seed of the search")
+    sim_seed = serializers.IntegerField(
+        min_value=0,
+        max_value=MAX_SEED,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="seed of the simulations; null: the search's seed",
+    )
+    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+
+
+#: What a fork may change: the creation request's keys except sharing (given beside ``changes``).
+FORK_KEYS = ("scenario", "metric", "population", "generations", "seed", "sim_seed")
+
+
+class SearchForkSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
+    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+    changes = serializers.DictField(
+        required=False, default=dict, help_text=f"keys to replace: {', '.join(FORK_KEYS)} (as in a new search)"
+    )
+
+    def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(FORK_KEYS))
+        if unknown:
+            raise serializers.ValidationError(f"unknown key {unknown[0]!r}; valid keys: {', '.join(FORK_KEYS)}")
+        return value
+
+
+class SearchProgressSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    generation = serializers.IntegerField()
+    generations_done = serializers.IntegerField()
+    max_generations = serializers.IntegerField()
+    phase = serializers.CharField()
+    evaluations_done = serializers.IntegerField()
+    evaluations_total = serializers.IntegerField()
+    elite = serializers.CharField(allow_null=True)
+    elite_fitness = serializers.FloatField(allow_null=True)
+    metric = serializers.CharField()
+    stop_reason = serializers.CharField(allow_blank=True)
+    error = serializers.CharField(allow_blank=True)
+
+
+class SearchSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    team = serializers.IntegerField(source="team_id", read_only=True, allow_null=True)
+    share_url = serializers.SerializerMethodField(help_text="the public read-only link (owner only; null otherwise)")
+    page_url = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Search
+        fields = [
+            "id",
+            "name",
+            "owner",
+            "team",
+            "visibility",
+            "share_url",
+            "page_url",
+            "status",
+            "created",
+            "started_at",
+            "finished_at",
+            "cluster_label",
+            "workload_label",
+            "scenario",
+            "cluster_upload",
+            "trace_upload",
+            "metric",
+            "population",
+            "max_generations",
+            "seed",
+            "sim_seed",
+            "generations_done",
+            "stop_reason",
+            "error",
+            "code_version",
+            "forked_from",
+            "progress",
+        ]
+        read_only_fields = fields
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_share_url(self, obj: Search) -> str | None:
+        request = self.context.get("request")
+        if obj.share_token and request is not None and obj.owner_id == request.user.pk:
+            return self._absolute(reverse("shared-search-detail", args=[obj.share_token]))
+        return None
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_page_url(self, obj: Search) -> str:
+        return self._absolute(obj.get_absolute_url())
+
+    @extend_schema_field(SearchProgressSerializer)
+    def get_progress(self, obj: Search) -> dict[str, Any]:
+        return progress_payload(obj)
+
+
+class SearchResultsSerializer(serializers.Serializer):
+    """Settings, scenario and every finished generation (individuals, fitness, elite, explanation)."""
+
+    search = serializers.IntegerField()
+    status = serializers.CharField()
+    settings = serializers.DictField()
+    scenario = serializers.DictField()
+    generations = serializers.ListField(child=serializers.DictField())
+    elites = serializers.ListField(child=serializers.DictField())

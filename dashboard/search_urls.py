@@ -1,0 +1,28 @@
+"""URLs of design-space searches (included by dashboard.urls)."""
+
+from django.urls import path
+
+from dashboard import converters, search_views  # noqa: F401 (converters registers <id:>)
+
+urlpatterns = [
+    path("searches/", search_views.search_list, name="search-list"),
+    path("searches/new/", search_views.search_new, name="search-new"),
+    path("searches/<id:pk>/", search_views.search_detail, name="search-detail"),
+    path("searches/<id:pk>/progress.json", search_views.search_progress, name="search-progress"),
+    path("searches/<id:pk>/charts.json", search_views.search_charts_json, name="search-charts"),
+    path("searches/<id:pk>/cancel/", search_views.search_cancel, name="search-cancel"),
+    path("searches/<id:pk>/fork/", search_views.search_fork, name="search-fork"),
+    path("searches/<id:pk>/share/", search_views.search_share, name="search-share"),
+    path("searches/<id:pk>/share/new-link/", search_views.search_new_link, name="search-new-link"),
+    path("searches/<id:pk>/share/revoke/", search_views.search_revoke_link, name="search-revoke-link"),
+    path("searches/<id:pk>/download/<str:kind>", search_views.search_download, name="search-download"),
+    path("shared/search/<str:token>/", search_views.shared_search_detail, name="shared-search-detail"),
+    path("shared/search/<str:token>/progress.json", search_views.shared_search_progress, name="shared-search-progress"),
+    path("shared/search/<str:token>/charts.json", search_views.shared_search_charts_json, name="shared-search-charts"),
+    path("shared/search/<str:token>/fork/", search_views.shared_search_fork, name="shared-search-fork"),
+    path(
+        "shared/search/<str:token>/download/<str:kind>",
+        search_views.shared_search_download,
+        name="shared-search-download",
+    ),
+]
