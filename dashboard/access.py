@@ -11,7 +11,7 @@ filters experiments by user. Design-space searches follow the same rules
   keeps it public.
 * ``cancel``: the owner, or an owner of the experiment's team when the team
   can see it.
-* ``share`` (team, visibility, public link): the owner only.
+* ``share`` (team, visibility, public link) and ``change`` (extend a sweep, retry a cell): the owner only.
 * Packing analyses follow the same rules (:func:`visible_analyses`,
   :func:`get_analysis_for_user`, :func:`get_shared_analysis`).
 * Uploaded files are private to their uploader (:func:`get_upload_for_user`); an experiment that uses one
@@ -50,7 +50,8 @@ from dashboard.models import (
     Visibility,
 )
 
-Need = Literal["view", "cancel", "share"]
+#: ``change``: the owner only (extending a sweep, retrying a cell).
+Need = Literal["view", "cancel", "share", "change"]
 
 SHARED = (Visibility.TEAM, Visibility.PUBLIC)
 

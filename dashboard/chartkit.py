@@ -241,6 +241,15 @@ def base_layout(title: str, *, height: int = 420, **extra: Any) -> dict[str, Any
     return layout
 
 
+def xy_layout(
+    title: str, xaxis: dict[str, Any], yaxis: dict[str, Any], *, height: int = 380, **extra: Any
+) -> dict[str, Any]:
+    """:func:`base_layout` with two axes that grow to fit their tick labels and titles (the other pages' charts)."""
+    return base_layout(
+        title, height=height, xaxis={"automargin": True, **xaxis}, yaxis={"automargin": True, **yaxis}, **extra
+    )
+
+
 def axis(title: str, **extra: Any) -> dict[str, Any]:
     return {"title": {"text": title}, "automargin": True, **extra}
 

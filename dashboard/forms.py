@@ -30,7 +30,7 @@ from dashboard.services.experiments import (
 )
 from dashboard.services.results import load_note
 from dashboard.services.uploads import InputFile, check_upload_size, upload_specs, usable_traces
-from simcore import sweep
+from simcore import sweep, sweep_grammar
 from simcore.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
@@ -101,6 +101,48 @@ QUICK_START: dict[str, Any] = {
 DEFAULT_LOAD = 0.9
 
 
+def vary_lines(text: str) -> list[str]:
+    """The non-empty lines of the form's ``vary`` box: one ``NAME=VALUES`` axis each (simcore sweep --vary)."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+class ExtendForm(forms.Form):
+    """More seeds or more values of a sweep's axes; only missing cells run."""
+
+    seeds = forms.CharField(required=False, max_length=200, help_text="more seeds, e.g. 5-9")
+    vary = forms.CharField(
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 50, "placeholder": "phi=0.018,0.021"}),
+        help_text="more values of an axis the sweep has, one axis a line (NAME=VALUES, ranges allowed)",
+    )
+
+    def clean_vary(self) -> list[str]:
+        return vary_lines(self.cleaned_data.get("vary", ""))
+
+
+class ReproductionForm(forms.Form):
+    """The scale knobs of one paper reproduction (simcore.reproductions), generated from its parameters."""
+
+    def __init__(self, rep: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("prefix", rep.name)
+        super().__init__(*args, **kwargs)
+        self.rep = rep
+        for p in rep.scale:
+            self.fields[p.name] = param_field(p)
+
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        if not self.errors:
+            given = {k: v for k, v in self.cleaned_data.items() if v is not None and v != ""}
+            try:
+                self.scale = self.rep.scale_values(given)
+                self.rep.sweep(self.scale)
+            except SimcoreError as e:
+                self.add_error(None, str(e))
+        return self.cleaned_data
+
+
 class ExperimentForm(forms.Form):
     name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
     cluster = forms.ChoiceField(help_text="a preset or one of your uploaded cluster files")
@@ -123,6 +165,23 @@ class ExperimentForm(forms.Form):
     drain = forms.BooleanField(required=False, help_text="keep simulating after the window until all jobs finish")
     schedulers = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="the schedulers to compare")
     seeds = forms.CharField(initial="0", max_length=200, help_text="e.g. 0 or 0,1,2 or 0-4")
+    vary = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="sweep: vary",
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60, "placeholder": "phi=0:0.015:0.003"}),
+        help_text="optional, one parameter a line, as simcore sweep --vary: NAME=V1,V2 or a range "
+        "START:STOP:STEP or START:STOP:xFACTOR; NAME is load, hours, cluster, workload or any parameter of the "
+        "chosen presets and schedulers. Every value x scheduler x seed is one run; a varied parameter's "
+        "field above is ignored",
+    )
+    reuse = forms.BooleanField(
+        required=False,
+        initial=True,
+        label="reuse cached results",
+        help_text="a run whose scenario, parameters, seed, scheduler and code version equal one you can "
+        "see takes its result instead of running again",
+    )
     team = forms.ModelChoiceField(
         queryset=Team.objects.none(),
         required=False,
@@ -262,6 +321,9 @@ class ExperimentForm(forms.Form):
     def clean_seeds(self) -> list[int]:
         return parse_seeds(self.cleaned_data.get("seeds", ""))
 
+    def clean_vary(self) -> list[str]:
+        return vary_lines(self.cleaned_data.get("vary", ""))
+
     def _params(self, kind: str, name: str) -> dict[str, Any]:
         out = {}
         for k_, n, keys in self.param_groups:
@@ -307,6 +369,22 @@ class ExperimentForm(forms.Form):
             pass  # a generated workload on an uploaded cluster: fine, the LP sizes the arrival rate
         scenario["scheduler_params"] = {s: self._params("scheduler", s) for s in cd["schedulers"]}
         try:
+            if cd.get("vary"):
+                axes = sweep_grammar.parse_axes(
+                    cd["vary"],
+                    scenario["cluster"].get("preset") or "file",
+                    scenario["workload"].get("preset") or "file",
+                    cd["schedulers"],
+                )
+                # The form always sends every shown parameter: a varied one's field is overridden, not a conflict.
+                varied = {ax.name for ax in axes}
+                for part in ("cluster", "workload"):
+                    for k in varied & set(scenario[part].get("params") or {}):
+                        del scenario[part]["params"][k]
+                for params in scenario["scheduler_params"].values():
+                    for k in varied & set(params):
+                        del params[k]
+                scenario["axes"] = [{"name": ax.name, "values": list(ax.values)} for ax in axes]
             self.scenario = check_scenario(scenario)
             check_team_choice(self.owner, cd.get("team"), cd["visibility"])
         except SimcoreError as e:
@@ -320,6 +398,8 @@ class ExperimentForm(forms.Form):
             key = SEP.join(m.groups())
             if key in self.fields:
                 return key
+        if message.startswith("--vary") or message.startswith("scenario axes"):
+            return "vary"
         for name in ("load", "hours", "seeds", "team", "visibility"):
             if message.startswith(name):
                 return name
@@ -520,6 +600,8 @@ def initial_from_scenario(
         "drain": scenario.get("drain", False),
         "schedulers": list(scenario["schedulers"]),
         "seeds": seeds_text(scenario["seeds"]),
+        "vary": "\n".join(sweep_grammar.Axis(a["name"], tuple(a["values"])).text() for a in scenario.get("axes") or []),
+        "reuse": True,
         "visibility": Visibility.PRIVATE,
     }
     for kind, up in (("cluster", cluster_upload), ("workload", trace_upload)):

@@ -341,6 +341,8 @@ class Experiment(models.Model):
     workload_label = models.CharField(max_length=200, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
+    #: The paper reproduction it was started from ({"name": ..., "scale": {...}}, simcore.reproductions); null if none.
+    reproduction = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -388,11 +390,21 @@ class Experiment(models.Model):
 
 
 class Run(models.Model):
-    """One scheduler under one seed of an experiment."""
+    """One scheduler under one seed of an experiment; in a sweep, at one point of its axes (a cell)."""
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
     scheduler = models.CharField(max_length=100, db_index=True)
     seed = models.PositiveIntegerField()
+    #: The sweep point ({"phi": 0.003}); {} outside sweeps. ``point_key`` is its canonical text
+    #: (simcore.sweep_scenario.point_key), part of what makes a cell unique.
+    point = models.JSONField(default=dict, blank=True)
+    point_key = models.CharField(max_length=1000, default="", blank=True)
+    #: Hash of everything that determines the result except the code version (dashboard.services.cache).
+    cache_key = models.CharField(max_length=64, blank=True, db_index=True)
+    #: The run whose result this one reuses (the result cache); its per-job records are read from there.
+    cached_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=True
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     #: Simulated time over horizon, 0..1.
     fraction = models.FloatField(default=0.0)
@@ -417,10 +429,13 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["experiment_id", "seed", "id"]
-        constraints = [models.UniqueConstraint(fields=["experiment", "scheduler", "seed"], name="one_run_per_cell")]
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "point_key", "scheduler", "seed"], name="one_run_per_cell")
+        ]
 
     def __str__(self) -> str:
-        return f"{self.scheduler} seed {self.seed}"
+        where = ", ".join(f"{k}={v}" for k, v in (self.point or {}).items())
+        return f"{self.scheduler} seed {self.seed}" + (f" at {where}" if where else "")
 
     @property
     def is_active(self) -> bool:

@@ -13,16 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dashboard.chartkit import DASHES, PALETTE, Figure, base_layout
+from dashboard.chartkit import DASHES, PALETTE, Figure, xy_layout
 
 Band = Mapping[str, Any]
 
 
-def _layout(title: str, xaxis: dict[str, Any], yaxis: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """The dashboard's chart layout (legend beside the plot, never over an axis title)."""
-    return base_layout(
-        title, height=380, xaxis={"automargin": True, **xaxis}, yaxis={"automargin": True, **yaxis}, **extra
-    )
+_layout = xy_layout
 
 
 #: Figure 2's schemes in the paper's legend order, with their labels.

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from dashboard import account_views, converters, packing_views, search_urls, views  # noqa: F401 (converters registers <id:>)
+from dashboard import account_views, converters, packing_views, search_urls, sweep_views, views  # noqa: F401 (converters registers <id:>)
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -17,10 +17,17 @@ urlpatterns = [
     path("experiments/<id:pk>/share/revoke/", views.experiment_revoke_link, name="experiment-revoke-link"),
     path("experiments/<id:pk>/download/<str:kind>", views.experiment_download, name="experiment-download"),
     path("experiments/<id:pk>/runs/<id:run>/download/<str:kind>", views.run_download, name="run-download"),
+    path("experiments/<id:pk>/sweep.json", sweep_views.sweep_json, name="experiment-sweep"),
+    path("experiments/<id:pk>/sweep/<str:kind>", sweep_views.sweep_data, name="experiment-sweep-data"),
+    path("experiments/<id:pk>/extend/", sweep_views.experiment_extend, name="experiment-extend"),
     path("runs/<id:pk>/cancel/", views.run_cancel, name="run-cancel"),
+    path("runs/<id:pk>/retry/", sweep_views.run_retry, name="run-retry"),
+    path("reproduce/", sweep_views.reproduce, name="reproduce"),
     path("shared/<str:token>/", views.shared_detail, name="shared-detail"),
     path("shared/<str:token>/progress.json", views.shared_progress, name="shared-progress"),
     path("shared/<str:token>/fork/", views.shared_fork, name="shared-fork"),
+    path("shared/<str:token>/sweep.json", sweep_views.shared_sweep_json, name="shared-sweep"),
+    path("shared/<str:token>/sweep/<str:kind>", sweep_views.shared_sweep_data, name="shared-sweep-data"),
     path("shared/<str:token>/download/<str:kind>", views.shared_download, name="shared-download"),
     path("shared/<str:token>/runs/<id:run>/download/<str:kind>", views.shared_run_download, name="shared-run-download"),
     *search_urls.urlpatterns,

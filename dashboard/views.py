@@ -24,9 +24,10 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import access, charts, downloads, imports, lotes_view, queueing
+from dashboard import access, charts, downloads, imports, lotes_view, queueing, sweep_views
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
+from dashboard.services.cache import is_cached
 from dashboard.services.experiments import (
     cancel_experiment,
     cancel_run,
@@ -36,6 +37,7 @@ from dashboard.services.experiments import (
     set_sharing,
 )
 from dashboard.services.results import chart_runs, progress_payload, runs_with_results, what_was_simulated
+from dashboard.services.sweep_results import is_sweep_page
 from dashboard.services.uploads import UPLOAD_KINDS, create_upload, delete_upload
 from simcore.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
@@ -139,6 +141,7 @@ def _new_experiment(
                 team=form.cleaned_data.get("team"),
                 visibility=form.cleaned_data["visibility"],
                 forked_from=source,
+                reuse=bool(form.cleaned_data.get("reuse")),
             )
         except SimcoreError as e:
             form.add_error(None, str(e))
@@ -181,17 +184,25 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
     runs = runs_with_results(exp)
     for r in runs:
         r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]
+        r.point_label = ", ".join(f"{k}={v}" for k, v in (r.point or {}).items())  # type: ignore[attr-defined]
     done = [r for r in runs if r.status == Status.FINISHED]
     is_owner = not shared and exp.owner_id == request.user.pk
     simulated = what_was_simulated(exp, done)
+    sweep = sweep_views.detail_context(request, exp, base, owner=is_owner) if is_sweep_page(exp) else None
     ctx = {
+        "sweep": sweep,
+        "cached": sum(1 for r in runs if is_cached(r)),
         "experiment": exp,
         "runs": runs,
         "finished": done,
         "base": base,
         "shared": shared,
         "simulated": simulated,
-        "charts": charts.all_charts(chart_runs(runs), profile=simulated["profile"]) if done else None,
+        # A grid's runs differ by point too: its own charts (dashboard.charts_sweep) replace the per-run ones,
+        # and its LoTES cells' plans are in summary.json, not thirty sections of the page.
+        "charts": charts.all_charts(chart_runs(runs), profile=simulated["profile"])
+        if done and not exp.scenario.get("axes")
+        else None,
         "offline": [
             {
                 "run": r,
@@ -201,7 +212,9 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
             }
             for r in done
             if r.result.offline
-        ],
+        ]
+        if not exp.scenario.get("axes")
+        else [],
         "versions": sorted({r.code_version for r in runs if r.code_version}),
         # One version for every finished run: said once in the header, not in every row.
         "one_version": len({r.code_version for r in done}) == 1,

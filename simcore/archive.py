@@ -6,7 +6,13 @@ A *scenario* is a JSON-ready dict naming everything a comparison needs::
      "workload": {"preset": "google-like", "params": {}}      # or {"file": "trace.csv.gz"}
      "load": 0.9, "hours": 24.0, "drain": false,             # hours null: the preset's default
      "schedulers": ["greedy", "lotes"], "scheduler_params": {"lotes": {}},
-     "seeds": [0, 1]}
+     "seeds": [0, 1],
+     "axes": [{"name": "phi", "values": [0.0, 0.003]}]}     # optional: a sweep's grid
+
+A scenario with ``axes`` is a sweep: one run per point of the axes'
+cartesian product, scheduler and seed (:mod:`simcore.sweep_scenario` gives
+each point's own scenario). Axes are checked by :mod:`simcore.sweep_grammar`,
+the rules of ``simcore sweep --vary``.
 
 The dashboard stores it with every experiment and its workers run it through
 :func:`run_scenario`; ``simcore rerun`` reads an experiment archive (a zip
@@ -19,7 +25,8 @@ Archive layout::
     scenario.json                      {"format": "simcore-experiment", "format_version": 1,
                                         "code_version": ..., "name": ..., "scenario": {...}}
     files/<name>                       uploaded cluster / trace files the scenario names
-    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error)
+    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error; a sweep's cell adds its point,
+                                                 and its folder is seed-<seed>@<point index>)
     runs/<scheduler>/seed-<seed>/series.json    (series, per_class, offline)
     runs/<scheduler>/seed-<seed>/jobs.npz       per-job records, see pack_jobs
 
@@ -61,7 +68,9 @@ VOLATILE_KEYS = frozenset({"wall_s", "jobs_per_s", "version"})
 
 
 #: The keys a scenario may have; anything else is refused by name rather than dropped.
-SCENARIO_KEYS = frozenset({"cluster", "workload", "load", "hours", "drain", "schedulers", "scheduler_params", "seeds"})
+SCENARIO_KEYS = frozenset(
+    {"cluster", "workload", "load", "hours", "drain", "schedulers", "scheduler_params", "seeds", "axes"}
+)
 SOURCE_KEYS = {
     "cluster": frozenset({"preset", "params", "file", "name"}),
     "workload": frozenset({"preset", "params", "file", "name", "classes"}),
@@ -76,6 +85,7 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     if unknown:
         raise ParameterError(f"scenario has unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(SCENARIO_KEYS))}")
     out: dict[str, Any] = {}
+    varied = _varied_presets(scenario.get("axes"))
     for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
         spec = scenario.get(part)
         if not isinstance(spec, Mapping) or ("preset" in spec) == ("file" in spec):
@@ -91,6 +101,10 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
             params = spec.get("params") or {}
             if not isinstance(params, Mapping):
                 raise ParameterError(f"scenario {part} params must be an object")
+            if part in varied:
+                # A sweep over presets: each parameter goes to the presets of the axis that take it.
+                out[part] = {"preset": preset.name, "params": _varied_params(part, registry, varied[part], params)}
+                continue
             out[part] = {
                 "preset": preset.name,
                 "params": coerce_params(f"{part} {preset.name!r}", preset.params, dict(params)),
@@ -153,7 +167,64 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     if len(set(seeds)) != len(seeds):
         raise ParameterError("scenario lists a seed twice")
     out["seeds"] = [int(s) for s in seeds]
+    if scenario.get("axes"):
+        out["axes"] = _check_axes(scenario, out)
     return out
+
+
+#: Scenario parts a sweep can vary by preset name.
+PRESET_AXES_PARTS = ("cluster", "workload")
+
+
+def _varied_presets(raw_axes: Any) -> dict[str, list[str]]:
+    """Parts whose preset a sweep varies -> the preset names (checked later, with the axes)."""
+    out: dict[str, list[str]] = {}
+    if isinstance(raw_axes, list):
+        for a in raw_axes:
+            if isinstance(a, Mapping) and a.get("name") in PRESET_AXES_PARTS and isinstance(a.get("values"), list):
+                out[str(a["name"])] = [str(v) for v in a["values"]]
+    return out
+
+
+def _varied_params(part: str, registry: Any, names: list[str], params: Mapping[str, Any]) -> dict[str, Any]:
+    """The fixed parameters of a varied preset part: each checked by every preset of the axis that takes it."""
+    presets = [registry.get(n) for n in names]
+    for k, v in params.items():
+        takers = [p for p in presets if k in {q.name for q in p.params}]
+        if not takers:
+            raise ParameterError(
+                f"scenario {part} parameter {k!r} is taken by none of {', '.join(repr(p.name) for p in presets)}"
+            )
+        for p in takers:
+            coerce_params(f"{part} {p.name!r}", p.params, {k: v})
+    return dict(params)
+
+
+def _check_axes(raw: Mapping[str, Any], out: dict[str, Any]) -> list[dict[str, Any]]:
+    """A sweep's axes, normalised; a varied parameter is taken out of the fixed ones it was defaulted in."""
+    from simcore.sweep_grammar import axes_from_values
+
+    axes = axes_from_values(
+        raw["axes"], out["cluster"].get("preset") or "file", out["workload"].get("preset") or "file", out["schedulers"]
+    )
+    raw_sp = raw.get("scheduler_params") if isinstance(raw.get("scheduler_params"), Mapping) else {}
+    for ax in axes:
+        option = ax.name.replace("_", "-")
+        if ax.name in PRESET_AXES_PARTS:
+            if "preset" not in out[ax.name]:
+                raise ParameterError(f"--vary {option}: the scenario's {ax.name} is a file, not a preset")
+            continue
+        if ax.name in ("load", "hours"):
+            continue
+        given = [raw.get(part) for part in PRESET_AXES_PARTS] + list((raw_sp or {}).values())
+        if any(isinstance(g, Mapping) and ax.name in (g.get("params", g) or {}) for g in given):
+            raise ParameterError(f"--{option} is both fixed and varied; drop --{option} or --vary {option}")
+        for part in PRESET_AXES_PARTS:
+            if "preset" in out[part]:
+                out[part]["params"].pop(ax.name, None)
+        for params in out["scheduler_params"].values():
+            params.pop(ax.name, None)
+    return [{"name": ax.name, "values": list(ax.values)} for ax in axes]
 
 
 def _number(value: Any, name: str) -> float:
@@ -288,6 +359,9 @@ def unpack_jobs(blob: bytes | memoryview) -> dict[str, np.ndarray]:
 class ArchivedRun:
     scheduler: str
     seed: int
+    #: A sweep cell's point ({} outside sweeps); its index in the scenario's points names the folder.
+    point: dict[str, Any] = field(default_factory=dict)
+    point_index: int | None = None
     status: str = "finished"
     error: str = ""
     summary: dict[str, Any] | None = None
@@ -298,7 +372,8 @@ class ArchivedRun:
 
     @property
     def folder(self) -> str:
-        return f"runs/{self.scheduler}/seed-{self.seed}"
+        at = "" if self.point_index is None else f"@{self.point_index}"
+        return f"runs/{self.scheduler}/seed-{self.seed}{at}"
 
 
 @dataclass
@@ -327,15 +402,20 @@ def write_archive(
         "name": name,
         "scenario": dict(scenario),
     }
+    from simcore.sweep_scenario import point_key, points
+
+    index = {point_key(p): i for i, p in enumerate(points(scenario))} if scenario.get("axes") else {}
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         z.writestr("scenario.json", json.dumps(meta, indent=2))
         for fname, content in files.items():
             z.writestr(f"files/{fname}", content, compress_type=zipfile.ZIP_STORED)
         for r in runs:
-            z.writestr(
-                f"{r.folder}/summary.json",
-                json.dumps({"status": r.status, "error": r.error, "summary": r.summary}, indent=2),
-            )
+            if r.point:
+                r.point_index = index.get(point_key(r.point), r.point_index)
+            record: dict[str, Any] = {"status": r.status, "error": r.error, "summary": r.summary}
+            if r.point:
+                record["point"] = r.point
+            z.writestr(f"{r.folder}/summary.json", json.dumps(record, indent=2))
             if r.series is not None:
                 z.writestr(
                     f"{r.folder}/series.json",
@@ -379,14 +459,17 @@ def read_archive(source: str | Path | IO[bytes]) -> ExperimentArchive:
         folders = sorted({n.rsplit("/", 1)[0] for n in names if n.startswith("runs/") and n.count("/") == 3})
         for folder in folders:
             _, sched, seed_part = folder.split("/")
+            seed_text, _, at = seed_part.removeprefix("seed-").partition("@")
             try:
-                seed = int(seed_part.removeprefix("seed-"))
+                seed = int(seed_text)
+                point_index = int(at) if at else None
             except ValueError:
                 raise InputError(f"bad run folder {folder!r}", file=label) from None
-            run = ArchivedRun(scheduler=sched, seed=seed)
+            run = ArchivedRun(scheduler=sched, seed=seed, point_index=point_index)
             if f"{folder}/summary.json" in names:
                 s = json.loads(z.read(f"{folder}/summary.json"))
                 run.status, run.error, run.summary = s.get("status", ""), s.get("error", ""), s.get("summary")
+                run.point = dict(s.get("point") or {})
             if f"{folder}/series.json" in names:
                 s = json.loads(z.read(f"{folder}/series.json"))
                 run.series, run.per_class, run.offline = s.get("series"), s.get("per_class"), s.get("offline")

@@ -6,6 +6,11 @@ point, several schedulers) is one sweep. Every run is an ordinary
 those of separate ``simcore run`` calls, and they do not depend on how many
 processes ran them: results come back in grid order (points, then schedulers,
 then seeds), whichever process finished first.
+
+The grid's text form (``--vary``, ``--seeds``) is read by
+:mod:`simcore.sweep_grammar`, the one grammar the command line, the
+dashboard's form and its API share; :mod:`simcore.sweep_scenario` turns a
+grid into the scenario the dashboard stores and back into cells.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
-import re
+import shlex
 import signal
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -21,175 +26,45 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simcore import api
-from simcore.convert import BadValue, boolean, finite_float, positive_float
 from simcore.errors import ParameterError, SchedulingError, SimcoreError
-from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
-from simcore.schedulers import SCHEDULERS
-from simcore.schedulers.base import Param
+from simcore.sweep_grammar import (
+    MAX_SEEDS,
+    PRESET_AXES,
+    RUN_SETTINGS,
+    Axis,
+    Owner,
+    check_axes_distinct,
+    check_fixed_params,
+    param_converter,
+    param_owners,
+    parse_axes,
+    parse_axis,
+    parse_seeds,
+    route_params,
+    seeds_text,
+    split_params,
+)
 
-#: A guard against a typo such as ``0-100000``: a range is expanded only below this many seeds.
-MAX_SEEDS = 10_000
-#: Run-level settings that can be varied besides the preset and scheduler parameters.
-RUN_SETTINGS = ("load", "hours")
-
-
-def param_converter(p: Param) -> Callable[[str], Any]:
-    """The converter for a registry parameter's text value (the command line wraps it as an argparse type)."""
-    if p.type is bool:
-        return boolean
-    if p.type is float:
-        return finite_float
-    return p.type
-
-
-# -- which preset or scheduler takes a parameter -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Owner:
-    """A preset or scheduler that takes a parameter; ``label`` is how the API's messages name it."""
-
-    kind: str  # "cluster", "workload" or "scheduler"
-    label: str
-    param: Param
-    params: tuple[Param, ...]
-
-
-def param_owners(cluster: str, workload: str, schedulers: Sequence[str]) -> dict[str, list[Owner]]:
-    """Parameter name -> the presets and schedulers of this scenario that take it.
-
-    A cluster or trace file has no parameters; a name can belong to several owners (it then goes to each).
-    """
-    groups: list[tuple[str, str, tuple[Param, ...]]] = []
-    if cluster in CLUSTERS:
-        groups.append(("cluster", f"cluster {cluster!r}", CLUSTERS.get(cluster).params))
-    if workload in WORKLOADS:
-        groups.append(("workload", f"workload {workload!r}", WORKLOADS.get(workload).params))
-    for s in schedulers:
-        groups.append(("scheduler", f"scheduler {s!r}", SCHEDULERS.get(s).params))
-    owners: dict[str, list[Owner]] = {}
-    for kind, label, params in groups:
-        for p in params:
-            owners.setdefault(p.name, []).append(Owner(kind, label, p, params))
-    return owners
-
-
-def _does_not_apply(option: str, cluster: str, workload: str, schedulers: Sequence[str]) -> str:
-    return (
-        f"{option} does not apply to cluster {cluster!r}, workload {workload!r} or scheduler(s) {', '.join(schedulers)}"
-    )
-
-
-def split_params(
-    given: dict[str, Any], cluster: str, workload: str, schedulers: Sequence[str]
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """Route ``--name value`` options to (cluster, workload, scheduler) parameters; refuse those nobody takes."""
-    owners = param_owners(cluster, workload, schedulers)
-    out: dict[str, dict[str, Any]] = {"cluster": {}, "workload": {}, "scheduler": {}}
-    for k, v in given.items():
-        if k not in owners:
-            raise ParameterError(_does_not_apply(f"--{k.replace('_', '-')}", cluster, workload, schedulers))
-        for o in owners[k]:
-            out[o.kind][k] = v
-    return out["cluster"], out["workload"], out["scheduler"]
-
-
-# -- parsing ---------------------------------------------------------------------------------------------------
-
-
-def parse_seeds(text: str) -> list[int]:
-    """'0', '0,1,5' or '0-4' -> the seeds in the order given (as the dashboard's form reads them)."""
-    seeds: list[int] = []
-    for part in [x.strip() for x in (text or "").split(",") if x.strip()]:
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
-        if m:
-            lo, hi = int(m.group(1)), int(m.group(2))
-            if hi < lo:
-                raise ParameterError(f"--seeds: range {part!r} goes backwards")
-            if hi - lo + 1 > MAX_SEEDS:
-                raise ParameterError(f"--seeds: range {part!r} has more than {MAX_SEEDS} seeds")
-            seeds.extend(range(lo, hi + 1))
-        elif re.fullmatch(r"\d+", part):
-            seeds.append(int(part))
-        else:
-            raise ParameterError(
-                f"--seeds: {part!r} is not a non-negative integer or a range like 0-4 (e.g. 0 or 0,1,2 or 0-4)"
-            )
-    if not seeds:
-        raise ParameterError("--seeds: give at least one seed, e.g. 0 or 0,1,2 or 0-4")
-    if len(seeds) > MAX_SEEDS:
-        raise ParameterError(f"--seeds: more than {MAX_SEEDS} seeds")
-    seen: set[int] = set()
-    for x in seeds:
-        if x in seen:
-            raise ParameterError(f"--seeds: seed {x} is listed twice")
-        seen.add(x)
-    return seeds
-
-
-def seeds_text(seeds: Sequence[int]) -> str:
-    """[0, 1, 2, 5] -> '0-2,5' (sorted)."""
-    ss, out, i = sorted(seeds), [], 0
-    while i < len(ss):
-        j = i
-        while j + 1 < len(ss) and ss[j + 1] == ss[j] + 1:
-            j += 1
-        out.append(str(ss[i]) if i == j else f"{ss[i]}-{ss[j]}")
-        i = j + 1
-    return ",".join(out)
-
-
-@dataclass(frozen=True)
-class Axis:
-    """One varied parameter: its canonical name (``load``, ``hours`` or a Param name) and its values."""
-
-    name: str
-    values: tuple[Any, ...]
-
-
-def parse_axis(text: str, cluster: str, workload: str, schedulers: Sequence[str]) -> Axis:
-    """``NAME=v1,v2,...`` -> an :class:`Axis`, every value converted and range-checked now.
-
-    ``NAME`` is ``load``, ``hours`` or a parameter of the cluster, workload or a scheduler, spelled
-    like its option (``machines-per-config``) or its parameter (``machines_per_config``).
-    """
-    raw_name, eq, raw_values = text.partition("=")
-    name = raw_name.strip().replace("-", "_")
-    shown = raw_name.strip() or text
-    if not eq or not name:
-        raise ParameterError(f"--vary {text!r}: expected NAME=VALUE[,VALUE...], e.g. phi=0,0.003,0.006")
-    if name == "seed":
-        raise ParameterError("--vary seed: give seeds with --seeds, e.g. --seeds 0-4")
-    owners = param_owners(cluster, workload, schedulers)
-    if name not in RUN_SETTINGS and name not in owners:
-        valid = ", ".join(n.replace("_", "-") for n in [*RUN_SETTINGS, *sorted(owners)])
-        raise ParameterError(
-            f"{_does_not_apply(f'--vary {shown}', cluster, workload, schedulers)}; parameters that do: {valid}"
-        )
-    items = [v.strip() for v in raw_values.split(",")]
-    if not raw_values.strip():
-        raise ParameterError(f"--vary {shown}: no values; give a list such as {shown}=1,2,3")
-    if "" in items:
-        raise ParameterError(f"--vary {shown}: empty value in {raw_values!r}")
-    convert = positive_float if name in RUN_SETTINGS else param_converter(owners[name][0].param)
-    values: list[Any] = []
-    for item in items:
-        try:
-            v = convert(item)
-        except (BadValue, ParameterError) as e:  # ParameterError: a checked text (a staged policy)
-            raise ParameterError(f"--vary {shown}: {e}") from None
-        except (TypeError, ValueError):
-            type_name = owners[name][0].param.type.__name__
-            raise ParameterError(f"--vary {shown}: expected {type_name}, got {item!r}") from None
-        for o in owners.get(name, []):
-            try:
-                coerce_params(o.label, o.params, {name: v})
-            except ParameterError as e:
-                raise ParameterError(f"--vary {shown}: {e}") from None
-        if v in values:
-            raise ParameterError(f"--vary {shown}: value {item!r} is listed twice")
-        values.append(v)
-    return Axis(name, tuple(values))
+__all__ = [
+    "MAX_SEEDS",
+    "PRESET_AXES",
+    "RUN_SETTINGS",
+    "Axis",
+    "Owner",
+    "Sweep",
+    "Task",
+    "TaskResult",
+    "describe",
+    "execute",
+    "param_converter",
+    "param_owners",
+    "parse_axes",
+    "parse_axis",
+    "parse_seeds",
+    "run_task",
+    "seeds_text",
+    "split_params",
+]
 
 
 # -- the grid --------------------------------------------------------------------------------------------------
@@ -226,25 +101,28 @@ class Sweep:
             raise ParameterError("--schedulers needs at least one scheduler name")
         if not self.seeds:
             raise ParameterError("--seeds: give at least one seed, e.g. 0 or 0,1,2 or 0-4")
-        seen: set[str] = set()
-        for ax in self.axes:
-            option = ax.name.replace("_", "-")
-            if ax.name in seen:
-                raise ParameterError(f"--vary {option} is given twice; list all its values in one --vary")
-            if ax.name in self.params:
-                raise ParameterError(f"--{option} is both fixed and varied; drop --{option} or --vary {option}")
-            seen.add(ax.name)
-            if not ax.values:
-                raise ParameterError(f"--vary {option}: no values")
+        check_axes_distinct(self.axes, self.params)
+        for name in PRESET_AXES:
+            if name in self.params:
+                raise ParameterError(f"--{name} is a preset name; vary it with --vary {name}=A,B")
         if not (self.load > 0 and math.isfinite(self.load)):
             raise ParameterError(f"--load must be a positive number, got {self.load}")
         if self.hours is not None and not (self.hours > 0 and math.isfinite(self.hours)):
             raise ParameterError(f"--hours must be a positive number, got {self.hours}")
-        split_params(self.params, self.cluster, self.workload, self.schedulers)
-        owners = param_owners(self.cluster, self.workload, self.schedulers)
-        for k, v in self.params.items():  # range-check the fixed values now too, not at the first run
-            for o in owners[k]:
-                coerce_params(o.label, o.params, {k: v})
+        # Range-check the fixed values now, against every preset the grid runs, not at the first run.
+        check_fixed_params(self.params, self.clusters(), self.workloads(), self.schedulers)
+
+    def _axis(self, name: str) -> Axis | None:
+        return next((ax for ax in self.axes if ax.name == name), None)
+
+    def clusters(self) -> list[str]:
+        """Every cluster of the grid: the fixed one, or the values of a ``cluster`` axis."""
+        ax = self._axis("cluster")
+        return [str(v) for v in ax.values] if ax else [self.cluster]
+
+    def workloads(self) -> list[str]:
+        ax = self._axis("workload")
+        return [str(v) for v in ax.values] if ax else [self.workload]
 
     def points(self) -> list[dict[str, Any]]:
         """The cartesian product of the axes, the first axis varying slowest; one empty point without axes."""
@@ -252,11 +130,13 @@ class Sweep:
         return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(ax.values for ax in self.axes))]
 
     def spec(self, point: dict[str, Any], scheduler: str, seed: int) -> api.RunSpec:
-        given = {k: v for k, v in point.items() if k not in RUN_SETTINGS}
-        c, w, s = split_params({**self.params, **given}, self.cluster, self.workload, self.schedulers)
+        cluster = str(point.get("cluster", self.cluster))
+        workload = str(point.get("workload", self.workload))
+        given = {k: v for k, v in point.items() if k not in RUN_SETTINGS and k not in PRESET_AXES}
+        c, w, s = route_params({**self.params, **given}, cluster, workload, self.schedulers)
         return api.RunSpec(
-            cluster=self.cluster,
-            workload=self.workload,
+            cluster=cluster,
+            workload=workload,
             scheduler=scheduler,
             seed=seed,
             load=point.get("load", self.load),
@@ -266,6 +146,33 @@ class Sweep:
             workload_params=w,
             scheduler_params=s,
         )
+
+    def command_line(self, *, table: bool = False, metric: str | None = None, workers: int = 1) -> str:
+        """The ``simcore sweep`` command that runs this grid (what a reproduction page prints)."""
+        argv = ["simcore", "sweep"]
+        if self._axis("cluster") is None:
+            argv += ["--cluster", self.cluster]
+        if self._axis("workload") is None:
+            argv += ["--workload", self.workload]
+        argv += ["--load", repr(float(self.load))]
+        if self.hours is not None:
+            argv += ["--hours", repr(float(self.hours))]
+        if self.drain:
+            argv.append("--drain")
+        for k, v in self.params.items():
+            if v is None:
+                continue
+            argv += [f"--{k.replace('_', '-')}", repr(v) if isinstance(v, float) else str(v)]
+        argv += ["--schedulers", ",".join(self.schedulers), "--seeds", seeds_text(self.seeds)]
+        for ax in self.axes:
+            argv += ["--vary", ax.text()]
+        if table:
+            argv.append("--table")
+            if metric:
+                argv += ["--metric", metric]
+        if workers > 1:
+            argv += ["--workers", str(workers)]
+        return shlex.join(argv)
 
     def tasks(self) -> list[Task]:
         """Every run, in grid order: points, then schedulers, then seeds."""

@@ -1,7 +1,15 @@
 """Reading a sweep's results: the ``--table`` summary over seeds and the ``--out`` CSV.
 
 Both work on the JSON-ready run summaries (with their ``"point"``), so they
-say exactly what the JSON lines say.
+say exactly what the JSON lines say. The dashboard aggregates its sweeps with
+the same :func:`aggregate`, so its tables and charts say what ``simcore
+sweep --table`` says.
+
+Confidence interval: the 95% Student-t interval of the mean over seeds,
+``mean +- t(0.975, n-1) * s / sqrt(n)`` with ``s`` the sample standard
+deviation (``n - 1`` in the denominator); none for fewer than two values.
+It treats seeds as independent replications, which they are (independent
+workload and scheduler streams, :mod:`simcore.seeding`).
 """
 
 from __future__ import annotations
@@ -13,8 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scipy import stats
+
 from simcore.errors import ParameterError
-from simcore.sweep import seeds_text
+from simcore.sweep_grammar import seeds_text
+
+#: Confidence level of the interval over seeds.
+CONFIDENCE = 0.95
 
 
 def lookup(summary: dict[str, Any], key: str) -> Any:
@@ -69,10 +82,32 @@ class Row:
     min: float | None
     max: float | None
     unstable: int
+    #: Values the statistics are over (runs whose metric is not None).
+    n: int = 0
+    #: Sample standard deviation (n - 1); None below two values.
+    sd: float | None = None
+    #: 95% Student-t interval of the mean; None below two values.
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+    @property
+    def ci_half(self) -> float | None:
+        return None if self.ci_high is None or self.mean is None else self.ci_high - self.mean
+
+
+def t_interval(xs: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float | None, float | None, float | None]:
+    """(sample sd, low, high) of the Student-t interval of the mean of ``xs``; Nones below two values."""
+    n = len(xs)
+    if n < 2:
+        return None, None, None
+    mean = math.fsum(xs) / n
+    sd = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return sd, mean - half, mean + half
 
 
 def aggregate(summaries: Sequence[dict[str, Any]], metric: str) -> list[Row]:
-    """Mean, min and max of ``metric`` over seeds per (point, scheduler), in first-seen order.
+    """Mean, 95% t-interval, min and max of ``metric`` over seeds per (point, scheduler), in first-seen order.
 
     Runs where the metric is None (no job completed) count in ``runs`` but not in the statistics;
     ``unstable`` counts runs whose queue kept growing (``"stable": false``).
@@ -84,6 +119,7 @@ def aggregate(summaries: Sequence[dict[str, Any]], metric: str) -> list[Row]:
     rows = []
     for runs in groups.values():
         xs = [float(v) for v in (lookup(s, metric) for s in runs) if v is not None]
+        sd, lo, hi = t_interval(xs)
         rows.append(
             Row(
                 point=dict(runs[0].get("point", {})),
@@ -93,6 +129,10 @@ def aggregate(summaries: Sequence[dict[str, Any]], metric: str) -> list[Row]:
                 min=min(xs) if xs else None,
                 max=max(xs) if xs else None,
                 unstable=sum(1 for s in runs if s.get("stable") is False),
+                n=len(xs),
+                sd=sd,
+                ci_low=lo,
+                ci_high=hi,
             )
         )
     return rows
@@ -105,13 +145,15 @@ def _num(x: float | None) -> str:
 def format_table(rows: Sequence[Row], metric: str, seeds: Sequence[int]) -> str:
     """A plain-text table, one line per point and scheduler, columns aligned."""
     names = list(rows[0].point) if rows else []
-    header = [*names, "scheduler", "runs", "mean", "min", "max", "unstable"]
+    header = [*names, "scheduler", "runs", "mean", "ci95_low", "ci95_high", "min", "max", "unstable"]
     body = [
         [
             *(str(r.point[n]) for n in names),
             r.scheduler,
             str(r.runs),
             _num(r.mean),
+            _num(r.ci_low),
+            _num(r.ci_high),
             _num(r.min),
             _num(r.max),
             str(r.unstable),

@@ -65,6 +65,8 @@ class RunSerializer(serializers.ModelSerializer):
             "id",
             "scheduler",
             "seed",
+            "point",
+            "cached_from",
             "status",
             "fraction",
             "jobs_done",
@@ -195,6 +197,15 @@ class ScenarioSerializer(StrictSerializer):
         max_length=MAX_SEEDS,
         default=[0],
     )
+    vary = serializers.ListField(
+        child=serializers.CharField(max_length=2000),
+        required=False,
+        default=list,
+        max_length=8,
+        help_text="a sweep: one axis per item in the grammar of `simcore sweep --vary` (NAME=V1,V2, or a range "
+        "START:STOP:STEP or START:STOP:xFACTOR; NAME is load, hours, cluster, workload or a parameter of the "
+        "presets and schedulers). Every value x scheduler x seed is one run",
+    )
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -212,6 +223,28 @@ class ExperimentCreateSerializer(StrictSerializer):
         required=False, allow_null=True, default=None, min_value=1, help_text="a team you are an owner or member of"
     )
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+    reuse_results = serializers.BooleanField(
+        default=True, help_text="cells equal to a stored run you can see (same code version) reuse its result"
+    )
+
+
+class ExtendSerializer(StrictSerializer):
+    seeds = serializers.CharField(required=False, allow_blank=True, default="", help_text="more seeds, e.g. '5-9'")
+    vary = serializers.ListField(
+        child=serializers.CharField(max_length=2000),
+        required=False,
+        default=list,
+        max_length=8,
+        help_text="more values of axes the sweep has, in the --vary grammar (e.g. 'phi=0.018,0.021')",
+    )
+    reuse_results = serializers.BooleanField(default=True)
+
+
+class ReproductionStartSerializer(StrictSerializer):
+    scale = serializers.DictField(
+        required=False, default=dict, help_text="the reproduction's scale knobs (see GET /api/reproductions/)"
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
 
 class ExperimentUpdateSerializer(StrictSerializer):
@@ -226,6 +259,9 @@ class ForkSerializer(StrictSerializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     changes = serializers.DictField(
         required=False, default=dict, help_text="scenario keys to replace (same shape as in a new experiment)"
+    )
+    reuse_results = serializers.BooleanField(
+        default=True, help_text="cells equal to a stored run you can see (same code version) reuse its result"
     )
 
     def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.parsers import MultiPartParser
@@ -26,9 +26,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from dashboard import access, downloads, imports, queueing
+from dashboard import access, downloads, imports, queueing, sweep_views
 from dashboard.api import serializers as s
 from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
+from dashboard.services import sweeps
 from dashboard.services.experiments import (
     SERVER_PATH_PARAMS,
     cancel_experiment,
@@ -41,9 +42,12 @@ from dashboard.services.experiments import (
     set_sharing,
 )
 from dashboard.services.results import progress_payload, runs_with_results
+from dashboard.services.sweep_results import payload, results
 from dashboard.services.uploads import UPLOAD_KINDS, InputFile, create_upload, delete_upload, upload_specs
+from simcore import reproductions, sweep_scenario
 from simcore.catalog import catalog
 from simcore.errors import SimcoreError
+from simcore.sweep_grammar import Axis, parse_axes
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -88,11 +92,13 @@ def _experiments(request: Request) -> Any:
 
 
 def _api_scenario_of(experiment: Experiment) -> dict[str, Any]:
-    """An experiment's scenario in the API's request shape (uploads by id), the base of a fork."""
+    """An experiment's scenario in the API's request shape (uploads by id, axes as ``vary``), the base of a fork."""
     sc = dict(experiment.scenario)
     for part, upload_id in (("cluster", experiment.cluster_upload_id), ("workload", experiment.trace_upload_id)):
         if "file" in sc[part]:
             sc[part] = {"upload": upload_id}
+    axes = sc.pop("axes", None) or []
+    sc["vary"] = [Axis(a["name"], tuple(a["values"])).text() for a in axes]
     return sc
 
 
@@ -103,6 +109,7 @@ def _scenario_from(
     ser = s.ScenarioSerializer(data=data)
     ser.is_valid(raise_exception=True)
     sc = dict(ser.validated_data)
+    vary = sc.pop("vary", None) or []
     allowed_c, allowed_t = fork_uploads(source) if source is not None else (None, None)
     picked: dict[str, Upload | None] = {"cluster": None, "workload": None}
     for part, model, allowed in (("cluster", ClusterUpload, allowed_c), ("workload", TraceUpload, allowed_t)):
@@ -130,6 +137,12 @@ def _scenario_from(
             sc[part] = {"preset": spec["preset"], "params": spec.get("params") or {}}
     cu, tu = picked["cluster"], picked["workload"]
     sc.update(upload_specs(cu, tu))  # type: ignore[arg-type]
+    if vary:
+        # The one grammar of simcore sweep --vary (simcore.sweep_grammar), checked against the chosen presets.
+        axes = parse_axes(
+            vary, sc["cluster"].get("preset") or "file", sc["workload"].get("preset") or "file", sc["schedulers"]
+        )
+        sc["axes"] = [{"name": a.name, "values": list(a.values)} for a in axes]
     return check_scenario(sc), cu, tu  # type: ignore[return-value]
 
 
@@ -190,6 +203,7 @@ class ExperimentList(GenericAPIView):
             trace_upload=tu,
             team=_team(request, d["team"]),
             visibility=d["visibility"],
+            reuse=d["reuse_results"],
         )
         return _created(request, exp)
 
@@ -197,6 +211,7 @@ class ExperimentList(GenericAPIView):
 def _created(request: Request, exp: Experiment) -> Response:
     """201 with the new experiment; a ``warning`` when its runs could not be queued yet (broker down)."""
     body = dict(s.ExperimentSerializer(_experiments(request).get(pk=exp.pk), context={"request": request}).data)
+    body["cached"] = getattr(exp, "cached", 0)
     if getattr(exp, "queued", True) is False:
         body["warning"] = queueing.QUEUE_DOWN
     return Response(body, status=status.HTTP_201_CREATED)
@@ -259,6 +274,7 @@ class ExperimentFork(APIView):
             team=_team(request, d["team"]),
             visibility=d["visibility"],
             forked_from=source,
+            reuse=d["reuse_results"],
         )
         return _created(request, exp)
 
@@ -323,6 +339,118 @@ class ExperimentDownload(APIView):
     )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
         return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
+
+
+# ---------------------------------------------------------------------------- sweeps
+
+
+METRIC_PARAM = OpenApiParameter("metric", str, description="summary key to aggregate (default: mean_response_s)")
+
+
+class ExperimentSweep(APIView):
+    @extend_schema(
+        summary="A sweep's grid progress (cells, cached, ETA), aggregates per point and scheduler (mean, 95% "
+        "Student-t interval over seeds, min, max, unstable count) and, for a paper reproduction, the paper beside ours",
+        parameters=[METRIC_PARAM],
+        responses={200: OpenApiTypes.OBJECT, **_errors(400, 401, 404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        exp = access.get_experiment_for_user(request.user, pk)
+        return Response(payload(results(exp, request.query_params.get("metric") or None)))
+
+
+class ExperimentSweepData(APIView):
+    content_negotiation_class = IgnoreAccept
+
+    @extend_schema(
+        operation_id="experiments_sweep_data_retrieve",
+        summary="The data of a sweep's chart: metric.csv/.parquet (per point and scheduler) or stacked.csv/.parquet "
+        "(mean wait and run, the profile study's Figures 12-13)",
+        parameters=[
+            OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(sweep_views.DATA_KINDS)),
+            METRIC_PARAM,
+        ],
+        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
+    )
+    def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
+        return sweep_views.data_file(request, access.get_experiment_for_user(request.user, pk), kind)
+
+
+class ExperimentExtend(APIView):
+    @extend_schema(
+        summary="Add seeds or axis values to an experiment; only the cells it does not have run (owner only)",
+        request=s.ExtendSerializer,
+        responses={200: OpenApiTypes.OBJECT, **_errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        exp = access.get_experiment_for_user(request.user, pk, "change")
+        ser = s.ExtendSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        done = sweeps.extend(exp, seeds=d["seeds"], vary=d["vary"], reuse=d["reuse_results"])
+        return Response({**done, "experiment": pk})
+
+
+class RunRetry(APIView):
+    @extend_schema(
+        summary="Run a failed or cancelled run (a sweep's cell) again, alone (owner only); returns the new run",
+        request=None,
+        responses={201: s.RunSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        new = sweeps.retry(access.get_run_for_user(request.user, pk, "change"))
+        return Response(s.RunSerializer(new).data, status=status.HTTP_201_CREATED)
+
+
+def _reproduction_record(rep: reproductions.Reproduction) -> dict[str, Any]:
+    return {
+        "name": rep.name,
+        "paper": rep.paper,
+        "figure": rep.figure,
+        "title": rep.title,
+        "metric": rep.metric,
+        "paper_summary": rep.summary,
+        "figure_only": rep.figure_only,
+        "scale": [
+            {"name": p.name, "type": p.type.__name__, "default": p.default, "min": p.min, "max": p.max, "help": p.help}
+            for p in rep.scale
+        ],
+        "command": rep.command(),
+    }
+
+
+class ReproductionList(APIView):
+    @extend_schema(
+        summary="The papers' figures that run in one click, with their scale knobs",
+        responses={200: OpenApiTypes.OBJECT, **_errors(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response([_reproduction_record(r) for r in reproductions.REPRODUCTIONS.values()])
+
+
+class ReproductionStart(APIView):
+    @extend_schema(
+        summary="Run a paper's figure at the given scale: creates its sweep experiment",
+        request=s.ReproductionStartSerializer,
+        responses={201: s.ExperimentSerializer, **_errors(400, 401, 404)},
+    )
+    def post(self, request: Request, name: str) -> Response:
+        if name not in reproductions.REPRODUCTIONS:
+            raise NotFound(f"no reproduction {name!r}; valid: {', '.join(reproductions.REPRODUCTIONS)}")
+        rep = reproductions.REPRODUCTIONS[name]
+        ser = s.ReproductionStartSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        scale = rep.scale_values(d["scale"])
+        scenario = check_scenario(sweep_scenario.scenario_of(rep.sweep(scale)))
+        exp = create_experiment(
+            access.signed_in(request),
+            scenario,
+            name=d["name"] or f"{rep.figure} reproduction",
+            reproduction={"name": rep.name, "scale": scale},
+            reuse=True,
+        )
+        return _created(request, exp)
 
 
 # ---------------------------------------------------------------------------- runs

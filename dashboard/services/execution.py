@@ -26,6 +26,7 @@ from dashboard.models import (
     heartbeat_every_s,
     move,
 )
+from dashboard.services.sweeps import scenario_for
 from dashboard.services.uploads import materialised_files
 from simcore import archive
 from simcore.api import RunOutcome
@@ -233,9 +234,7 @@ def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> s
     over_memory = False
     try:
         with limits.memory(), materialised_files(run.experiment) as files:
-            outcome = archive.run_scenario(
-                run.experiment.scenario, run.scheduler, run.seed, files, progress=_Reporter(run)
-            )
+            outcome = archive.run_scenario(scenario_for(run), run.scheduler, run.seed, files, progress=_Reporter(run))
             blob = archive.pack_jobs(outcome.jobs_columns())
         if heartbeat is not None:
             heartbeat.finishing()

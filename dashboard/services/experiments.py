@@ -22,7 +22,7 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
-from simcore import archive
+from simcore import archive, sweep_scenario
 from simcore.errors import ParameterError, SimcoreError
 
 log = logging.getLogger(__name__)
@@ -73,21 +73,25 @@ def check_scenario(scenario: Any) -> dict[str, Any]:
         raise ParameterError(f"hours must be at most {MAX_HOURS}, got {sc['hours']:g}")
     if len(sc["seeds"]) > MAX_SEEDS or max(sc["seeds"]) > MAX_SEED:
         raise ParameterError(f"seeds: at most {MAX_SEEDS} seeds, each below 2^32")
-    n_runs = len(sc["schedulers"]) * len(sc["seeds"])
+    points = sweep_scenario.points(sc)
+    n_runs = len(points) * len(sc["schedulers"]) * len(sc["seeds"])
     if n_runs > settings.SIMCORE_MAX_RUNS:
+        grid = f"{len(points)} points x " if sweep_scenario.is_sweep(sc) else ""
         raise ParameterError(
-            f"seeds: {len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
-            f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have"
+            f"seeds: {grid}{len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
+            f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have (SIMCORE_MAX_RUNS)"
         )
-    for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
-        if "preset" in sc[part]:
-            name = sc[part]["preset"]
-            _check_web_params(part, name, registry.get(name).params, sc[part]["params"])
-    for name in sc["schedulers"]:
-        _check_web_params("scheduler", name, SCHEDULERS.get(name).params, sc["scheduler_params"][name])
-    if "preset" in sc["cluster"]:
-        # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
-        archive.build_cluster(sc)
+    # Every point of a sweep is a scenario of its own: each gets the platform's bounds.
+    for cell in [sweep_scenario.cell_scenario(sc, p) for p in points] if sweep_scenario.is_sweep(sc) else [sc]:
+        for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
+            if "preset" in cell[part]:
+                name = cell[part]["preset"]
+                _check_web_params(part, name, registry.get(name).params, cell[part]["params"])
+        for name in cell["schedulers"]:
+            _check_web_params("scheduler", name, SCHEDULERS.get(name).params, cell["scheduler_params"][name])
+        if "preset" in cell["cluster"]:
+            # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
+            archive.build_cluster(cell)
     return sc
 
 
@@ -136,12 +140,20 @@ def create_experiment(
     team: Team | None = None,
     visibility: str = Visibility.PRIVATE,
     forked_from: Experiment | None = None,
+    reuse: bool = False,
+    reproduction: dict[str, Any] | None = None,
 ) -> Experiment:
     """Store an experiment and its runs and enqueue one task per run (after the commit).
 
     Callers check the scenario (:func:`check_scenario`) and that the uploads
     are the owner's or come from ``forked_from``, which the owner can see.
+    A sweep (a scenario with axes) gets one run per cell. With ``reuse`` (what the
+    form and the API ask for by default), cells whose result is cached
+    (:mod:`dashboard.services.cache`) are finished at once from it; ``exp.cached``
+    says how many.
     """
+    from dashboard.services import sweeps
+
     scenario = archive.validate_scenario(scenario)
     check_team_choice(owner, team, visibility)
     check_resources(scenario, cluster_upload, trace_upload)
@@ -159,16 +171,23 @@ def create_experiment(
             visibility=visibility,
             share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
             forked_from=forked_from,
+            reproduction=reproduction,
         )
-        runs = Run.objects.bulk_create(
-            [Run(experiment=exp, scheduler=s, seed=seed) for seed in scenario["seeds"] for s in scenario["schedulers"]]
-        )
-        ids = (
-            [r.pk for r in runs]
-            if all(r.pk for r in runs)
-            else list(exp.runs.order_by("id").values_list("id", flat=True))
-        )
-        transaction.on_commit(lambda: setattr(exp, "queued", enqueue(ids)))
+        # Runs in the order they were always created (seed, then scheduler), cells point by point.
+        cells = [
+            (p, s, seed)
+            for p in sweep_scenario.points(scenario)
+            for seed in scenario["seeds"]
+            for s in scenario["schedulers"]
+        ]
+        ids, exp.cached = sweeps.create_runs(exp, scenario, cells, reuse=reuse)  # type: ignore[attr-defined]
+        if exp.cached:  # type: ignore[attr-defined]
+            exp.refresh_status()  # finished at once when every cell came from the cache
+
+        def queue() -> None:
+            exp.queued = enqueue(ids) if ids else True  # type: ignore[attr-defined]
+
+        transaction.on_commit(queue)
     return exp
 
 

@@ -23,7 +23,11 @@ log = logging.getLogger(__name__)
 
 
 def runs_with_results(experiment: Experiment) -> list[Run]:
-    """The experiment's runs with their small results (never the per-job blob)."""
+    """The experiment's runs with their small results (never the per-job blob); a sweep's in grid order."""
+    if experiment.scenario.get("axes"):
+        from dashboard.services.sweeps import ordered_runs
+
+        return ordered_runs(experiment)
     return list(experiment.runs.select_related("result").order_by("seed", "id"))
 
 
@@ -41,9 +45,15 @@ def chart_runs(runs: list[Run], group: Callable[[Run], str] | None = None) -> li
     ]
 
 
+def jobs_blob(run: Run) -> bytes | None:
+    """A finished run's per-job blob; a cell served from the result cache reads its source run's."""
+    data = RunJobs.objects.filter(run_id=run.cached_from_id or run.pk).values_list("data", flat=True).first()
+    return None if data is None else bytes(data)
+
+
 def run_jobs(run: Run) -> dict[str, Any]:
     """The per-job columns of a finished run (reads the blob: downloads only)."""
-    data = RunJobs.objects.filter(run=run).values_list("data", flat=True).first()
+    data = jobs_blob(run)
     if data is None:
         raise ParameterError(f"run {run.pk} has no per-job results")
     return archive.unpack_jobs(data)
@@ -56,6 +66,7 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             "id",
             "scheduler",
             "seed",
+            "point",
             "status",
             "fraction",
             "jobs_done",
@@ -82,17 +93,18 @@ def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
     """The experiment's runs for an archive, one per-job blob in memory at a time."""
     for run in runs_with_results(experiment):
         res = getattr(run, "result", None) if run.status == Status.FINISHED else None
-        blob = RunJobs.objects.filter(run=run).values_list("data", flat=True).first() if res else None
+        blob = jobs_blob(run) if res else None
         yield archive.ArchivedRun(
             scheduler=run.scheduler,
             seed=run.seed,
+            point=dict(run.point or {}),
             status=run.status,
             error=run.error,
             summary=res.summary if res else None,
             series=res.series if res else None,
             per_class=res.per_class if res else None,
             offline=res.offline if res else None,
-            jobs=bytes(blob) if blob is not None else None,
+            jobs=blob,
         )
 
 

@@ -48,8 +48,11 @@ def _all_params() -> dict[str, Param]:
 
 
 def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, many_seeds: bool = False) -> None:
-    p.add_argument("--cluster", required=True, help="cluster preset name or JSON cluster file")
-    p.add_argument("--workload", required=True, help="workload preset name or trace file (CSV, optionally .gz)")
+    # A sweep may vary the presets instead (--vary cluster=A,B), so there they are checked in _cmd_sweep.
+    p.add_argument("--cluster", required=not many_seeds, help="cluster preset name or JSON cluster file")
+    p.add_argument(
+        "--workload", required=not many_seeds, help="workload preset name or trace file (CSV, optionally .gz)"
+    )
     if many_seeds:
         p.add_argument(
             "--seeds", "--seed", dest="seeds", default="0", help="random seeds: 0, or 0,1,2, or a range 0-4 (default 0)"
@@ -125,8 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=V1,V2,...",
-        help="a parameter and its values (load, hours, or any preset or scheduler parameter, "
-        "e.g. phi=0,0.003,0.006); repeat for a grid",
+        help="a parameter and its values (load, hours, cluster, workload, or any preset or scheduler parameter): "
+        "a list (phi=0,0.003,0.006), a range START:STOP:STEP (phi=0:0.015:0.003) or START:STOP:xFACTOR "
+        "(hours=1:100:x10); repeat for a grid",
     )
     swp.add_argument("--workers", type=positive_int, default=1, help="processes to run in (default 1)")
     swp.add_argument(
@@ -264,24 +268,44 @@ def _sweep_progress() -> Any:
     return show
 
 
-def _cmd_sweep(args: argparse.Namespace) -> int:
+def _sweep_presets(args: argparse.Namespace) -> tuple[str, str]:
+    """--cluster and --workload, or the first value of a ``--vary cluster=``/``workload=`` axis."""
+    out = []
+    for name in ("cluster", "workload"):
+        given = getattr(args, name)
+        varied = [t for t in args.vary if t.partition("=")[0].strip() == name]
+        if given is not None and varied:
+            raise UsageError(f"--{name} is both fixed and varied; drop --{name} or --vary {name}")
+        if given is None and not varied:
+            raise UsageError(f"the following arguments are required: --{name} (or --vary {name}=A,B)")
+        out.append(given if given is not None else varied[0].partition("=")[2].split(",")[0].strip())
+    return out[0], out[1]
+
+
+def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
+    """The grid of parsed ``simcore sweep`` arguments (a reproduction page's command line parses to its grid)."""
     names = _scheduler_names(args.schedulers)
-    if args.metric is not None and not args.table:
-        raise UsageError("--metric applies only with --table")
-    metric = args.metric or "mean_response_s"
-    if args.out:
-        check_out_file(args.out)
-    plan = sweep.Sweep(
-        cluster=args.cluster,
-        workload=args.workload,
+    cluster, workload = _sweep_presets(args)
+    return sweep.Sweep(
+        cluster=cluster,
+        workload=workload,
         schedulers=names,
         seeds=sweep.parse_seeds(args.seeds),
-        axes=[sweep.parse_axis(text, args.cluster, args.workload, names) for text in args.vary],
+        axes=sweep.parse_axes(args.vary, cluster, workload, names),
         load=args.load,
         hours=args.hours,
         drain=args.drain,
         params=_given_params(args),
     )
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    if args.metric is not None and not args.table:
+        raise UsageError("--metric applies only with --table")
+    metric = args.metric or "mean_response_s"
+    if args.out:
+        check_out_file(args.out)
+    plan = sweep_plan(args)
     tasks = plan.tasks()
     summaries: list[dict[str, Any]] = []
     skipped: set[tuple[str, str]] = set()

@@ -11,18 +11,22 @@ from pathlib import Path
 from simcore.archive import read_archive, run_scenario, same_numbers, validate_scenario
 from simcore.cli.progress import progress_printer
 from simcore.errors import ParameterError
+from simcore.sweep_scenario import cell_scenario, point_key, points
 from simcore.version import code_version
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("archive", help="experiment archive (.zip) downloaded from the dashboard")
-    parser.add_argument("--out", help="directory; results go to DIR/<scheduler>/seed-<seed>/")
+    parser.add_argument(
+        "--out",
+        help="directory; results go to DIR/<scheduler>/seed-<seed>/ (a sweep: DIR/<point index>/<scheduler>/...)",
+    )
     parser.add_argument("--schedulers", help="comma-separated subset of the archive's schedulers")
     parser.add_argument("--progress", action="store_true", help="print progress to stderr")
 
 
 def main(args: argparse.Namespace) -> int:
-    """Re-run every scheduler x seed of an archive; one JSON summary line each.
+    """Re-run every scheduler x seed (x point of a sweep) of an archive; one JSON summary line each.
 
     Each line carries ``matches_archive``: true when every number but the
     machine-dependent ones (wall time, speed, version) equals the archived
@@ -38,7 +42,8 @@ def main(args: argparse.Namespace) -> int:
             if s not in scenario["schedulers"]:
                 have = ", ".join(scenario["schedulers"])
                 raise ParameterError(f"scheduler {s!r} is not in the archive; it has {have}")
-    stored = {(r.scheduler, r.seed): r for r in arch.runs}
+    stored = {(point_key(r.point), r.scheduler, r.seed): r for r in arch.runs}
+    grid = points(scenario) if scenario.get("axes") else [{}]
     if arch.code_version and arch.code_version != code_version():
         print(
             f"simcore: note: archive written by {arch.code_version}, re-running with {code_version()}", file=sys.stderr
@@ -50,18 +55,22 @@ def main(args: argparse.Namespace) -> int:
             p = Path(tmp) / fname
             p.write_bytes(content)
             paths[fname] = p
-        for seed in scenario["seeds"]:
-            for sched in chosen:
-                progress = None
-                if args.progress:
-                    progress = progress_printer(f"{sched} seed {seed}")
-                outcome = run_scenario(scenario, sched, seed, paths, progress)
-                if args.out:
-                    outcome.write(Path(args.out) / sched / f"seed-{seed}")
-                old = stored.get((sched, seed))
-                match = None
-                if old is not None and old.status == "finished" and old.summary is not None:
-                    match = same_numbers(old.summary, outcome.summary)
-                    mismatches += not match
-                print(json.dumps({**outcome.summary, "matches_archive": match}), flush=True)
+        for i, point in enumerate(grid):
+            cell = cell_scenario(scenario, point) if point else scenario
+            for seed in scenario["seeds"]:
+                for sched in chosen:
+                    where = ", ".join(f"{k}={v}" for k, v in point.items())
+                    progress = None
+                    if args.progress:
+                        progress = progress_printer(f"{sched} seed {seed}" + (f" {where}" if where else ""))
+                    outcome = run_scenario(cell, sched, seed, paths, progress)
+                    if args.out:
+                        outcome.write(Path(args.out, *([str(i)] if point else []), sched, f"seed-{seed}"))
+                    old = stored.get((point_key(point), sched, seed))
+                    match = None
+                    if old is not None and old.status == "finished" and old.summary is not None:
+                        match = same_numbers(old.summary, outcome.summary)
+                        mismatches += not match
+                    line = {**outcome.summary, **({"point": point} if point else {}), "matches_archive": match}
+                    print(json.dumps(line), flush=True)
     return 1 if mismatches else 0

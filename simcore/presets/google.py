@@ -22,13 +22,22 @@ scale ``google-like`` produces about 4.7 million jobs per hour), so pass
 ``hours`` (``--hours``) to go longer.
 
 Job requests use the section 5.4 distribution for every preset: a Gaussian
-of the class mean and coefficient of variation 0.5, *truncated* (conditioned,
-not clipped) to ``[0, cap_l]``. ``cap_l`` is the largest capacity of
+of the class mean and coefficient of variation ``request_cv`` (default the
+paper's 0.5), *truncated* (conditioned, not clipped) to ``[0, cap_l]``. ``cap_l`` is the largest capacity of
 resource ``l`` in the cluster for ``google-like`` and ``min(1, that)`` for the
 section 5.4 presets (the paper's ``[0, 1]``; identical on Table 1 clusters).
 The class mean is the mean *before* truncation, so a job's expected request
 is 2.8% above it (:func:`simcore.generators.truncated_gaussian`); the LP sees
-the class means, as in the paper.
+the class means, as in the paper. ``request_cv=0`` gives every job exactly its
+class mean: the setting in which LoTES leads Tetris on the Phi sweep (with the
+paper's 0.5 Tetris leads; see :class:`simcore.schedulers.lotes.LoTESDispatcher`).
+
+Arrival rate: ``load`` x lambda, where lambda is the allocation LP's bound
+lambda* (``load_basis="allocation"``, the default) or the machine-assignment
+LP's value (LoTES stage 2 with its default options, ``load_basis="assignment"``),
+which is what section 5.4 means by lambda* ("the solution of the machine
+assignment LP"); the stage-2 value is at most the stage-1 one, so the same
+``load`` is a lighter system on that basis.
 """
 
 from __future__ import annotations
@@ -52,8 +61,26 @@ from simcore.schedulers.base import Param
 
 HOUR_S = 3600.0
 
-#: Coefficient of variation of job requests around their class mean (section 5.4).
+#: Coefficient of variation of job requests around their class mean (section 5.4); the default of ``request_cv``.
 REQUEST_CV = 0.5
+
+#: The workload parameters every class-based preset here takes.
+REQUEST_CV_PARAM = Param(
+    "request_cv",
+    float,
+    REQUEST_CV,
+    "coefficient of variation of a job's requests around its class mean (the paper: 0.5; 0: every job at its mean)",
+    min=0.0,
+    max=10.0,
+)
+LOAD_BASIS_PARAM = Param(
+    "load_basis",
+    str,
+    "allocation",
+    "what load is a fraction of: the allocation LP's lambda* (stage 1) or the machine-assignment LP's "
+    "lambda (LoTES stage 2, the paper's section 5.4)",
+    choices=("allocation", "assignment"),
+)
 
 #: Table 1: (machines, cores, memory, |K^j| reported by the paper), top to bottom.
 TABLE1: tuple[tuple[int, float, float, int], ...] = (
@@ -99,13 +126,34 @@ def _table1_cluster(name: str, counts: list[int], description: str) -> Cluster:
     )
 
 
-@cluster_preset("google-2011", "Google cluster, May 2011: the 10 configurations of LoTES Table 1 (12,583 machines)")
-def google_2011() -> Cluster:
-    """Table 1 of the LoTES paper: 10 configurations, capacities normalised to the largest machine."""
+@cluster_preset(
+    "google-2011",
+    "Google cluster, May 2011: the 10 configurations of LoTES Table 1 (12,583 machines)",
+    (
+        Param(
+            "scale",
+            float,
+            1.0,
+            "fraction of Table 1's machine counts (each rounded, at least 1 machine per configuration)",
+            min=0.0001,
+            max=100.0,
+        ),
+    ),
+)
+def google_2011(scale: float = 1.0) -> Cluster:
+    """Table 1 of the LoTES paper: 10 configurations, capacities normalised to the largest machine.
+
+    ``scale`` shrinks (or grows) every configuration's count in proportion, rounded to the nearest
+    machine and never below one, so that a reduced run keeps all ten configurations and their mix.
+    """
+    if not (scale > 0 and np.isfinite(scale)):
+        raise ParameterError(f"scale must be a positive number, got {scale}")
+    counts = [n for n, _, _, _ in TABLE1] if scale == 1.0 else [max(1, round(n * scale)) for n, _, _, _ in TABLE1]
     return _table1_cluster(
         "google-2011",
-        [n for n, _, _, _ in TABLE1],
-        "LoTES Table 1: the machine configurations of Google's May 2011 trace, normalised to the largest machine",
+        counts,
+        "LoTES Table 1: the machine configurations of Google's May 2011 trace, normalised to the largest machine"
+        + ("" if scale == 1.0 else f", counts scaled by {scale:g}"),
     )
 
 
@@ -146,6 +194,8 @@ def _finish(
     machine_dependent: bool,
     unit_cap: bool,
     params: dict[str, Any],
+    request_cv: float = REQUEST_CV,
+    load_basis: str = "allocation",
 ) -> Workload:
     """Draw the jobs of a class-based workload at ``load`` x lambda* of ``cluster``.
 
@@ -157,14 +207,17 @@ def _finish(
         raise ParameterError(f"load must be a positive number, got {load}")
     if not (hours > 0 and np.isfinite(hours)):
         raise ParameterError(f"hours must be a positive number, got {hours}")
+    if not (request_cv >= 0 and np.isfinite(request_cv)):
+        raise ParameterError(f"request_cv must be a finite non-negative number, got {request_cv}")
     lam_star = allocation_lp(cluster, classes).lambda_star
-    rate = load * lam_star
+    lam_basis = lam_star if load_basis == "allocation" else assignment_lambda(cluster, classes)
+    rate = load * lam_basis
     horizon = hours * HOUR_S
     submit = poisson_arrivals(rate, horizon, rng)
     n = len(submit)
     job_class = choose_classes(classes.proportions, n, rng)
     work = exponential(class_mean_work[job_class], None, rng)
-    request = class_requests(classes.requests, job_class, REQUEST_CV, 0.0, _request_caps(cluster, unit_cap), rng)
+    request = class_requests(classes.requests, job_class, request_cv, 0.0, _request_caps(cluster, unit_cap), rng)
     runtime = RateRuntime(work, job_class, classes.rates) if machine_dependent else None
     return Workload(
         name=name,
@@ -181,11 +234,36 @@ def _finish(
             "hours": float(hours),
             "arrival_rate": float(rate),
             "lambda_star": float(lam_star),
+            "load_basis": load_basis,
+            "lambda_basis": float(lam_basis),
             "jobs": int(n),
-            "request_cv": REQUEST_CV,
+            "request_cv": float(request_cv),
             **params,
         },
     )
+
+
+#: Bin limit of the stage-2 solve behind ``load_basis="assignment"``: a few section 5.4 instances need
+#: over a million candidate bins on one configuration (Phi 0.012, seed 1: 1.14 million on G4, about
+#: 30 s and 2 GB), above LoTES's default guard; ten times it still stops a runaway enumeration.
+ASSIGNMENT_BASIS_MAX_BINS = 5_000_000
+
+
+def assignment_lambda(cluster: Cluster, classes: ClassTable) -> float:
+    """The machine-assignment LP's lambda (jobs/s): LoTES stages 1 and 2 with their default options.
+
+    Section 5.4 sets lambda = 0.97 of this value. It depends on the bins, so on K^j
+    (``k_sets="vertex"``, LoTES's default); a LoTES run with other options plans its own.
+    The bin limit is :data:`ASSIGNMENT_BASIS_MAX_BINS`, not LoTES's default, so that every
+    scheduler of a grid can run the instances whose bins LoTES's default guard refuses.
+    """
+    from simcore.schedulers.lotes.assignment import plan_offline  # a scheduler's planner, imported only when asked
+
+    try:
+        plan = plan_offline(cluster, classes, max_bins=ASSIGNMENT_BASIS_MAX_BINS)
+    except ParameterError as e:
+        raise ParameterError(f"load_basis='assignment' needs LoTES's machine-assignment LP: {e}") from None
+    return float(plan.assignment.lambda_lp)
 
 
 # -- google-like ----------------------------------------------------------------------------------
@@ -211,10 +289,19 @@ def google_like_classes(cluster: Cluster) -> ClassTable:
 @workload_preset(
     "google-like",
     "The four job classes of LoTES Table 2 (Google, May 2011) as a Poisson stream",
+    (REQUEST_CV_PARAM, LOAD_BASIS_PARAM),
     default_cluster="google-2011",
     default_hours=1.0,
 )
-def google_like(cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float) -> Workload:
+def google_like(
+    cluster: Cluster,
+    rng: np.random.Generator,
+    *,
+    load: float,
+    hours: float,
+    request_cv: float = REQUEST_CV,
+    load_basis: str = "allocation",
+) -> Workload:
     """Poisson arrivals of the four Table 2 classes.
 
     Class k arrives with its Table 2 proportion; its duration is exponential
@@ -240,6 +327,8 @@ def google_like(cluster: Cluster, rng: np.random.Generator, *, load: float, hour
         class_mean_work=mean_s,
         machine_dependent=False,
         unit_cap=False,
+        request_cv=request_cv,
+        load_basis=load_basis,
         params={
             "classes": [
                 {"name": nm, "mean_time_h": h, "mean_cpu": c, "mean_mem": m, "proportion": p}
@@ -294,6 +383,8 @@ def _class_rng(rng: np.random.Generator, class_seed: int | None) -> np.random.Ge
             max=LOTES_BASE_REQUEST,
         ),
         _CLASS_SEED,
+        REQUEST_CV_PARAM,
+        LOAD_BASIS_PARAM,
     ),
     default_cluster="google-balanced",
     default_hours=1.0,
@@ -306,6 +397,8 @@ def lotes_phi(
     hours: float,
     phi: float = 0.009,
     class_seed: int | None = None,
+    request_cv: float = REQUEST_CV,
+    load_basis: str = "allocation",
 ) -> Workload:
     """Section 5.4.2: varying resource requirements.
 
@@ -313,16 +406,18 @@ def lotes_phi(
     mean request ``r_kl = 0.025 + U[-Phi, Phi]`` per resource and
     ``u_k ~ U(0, 1]``; ``mu_jk = 1 / u_k`` on every configuration. Each job
     has work ``w ~ Exp(1)`` and processing time ``w / mu_jk``; its requests
-    are truncated Gaussians (mean r_kl, CV 0.5, truncated to [0, 1]).
+    are truncated Gaussians (mean r_kl, CV ``request_cv``, the paper's 0.5,
+    truncated to [0, 1]).
 
     Time unit: the paper does not give one for work and mu; we take hours,
     so class k's mean processing time is u_k hours (0.5 h on average) and a
     100-hour run (``hours=100``) matches the paper's horizon.
 
-    Deviation: the paper sets lambda = 0.97 lambda* with lambda* from the
-    machine-assignment LP (LoTES stage 2); here ``load`` is relative to the
-    allocation LP (stage 1), which is an upper bound on the stage-2 value, so
-    the same ``load`` is a somewhat heavier system than in the paper.
+    Load: the paper sets lambda = 0.97 lambda* with lambda* from the
+    machine-assignment LP (LoTES stage 2): ``load_basis="assignment"``. By
+    default ``load`` is relative to the allocation LP (stage 1), an upper bound
+    on the stage-2 value (0.93-0.955 of it on these instances), so the same
+    ``load`` is then a somewhat heavier system than in the paper.
     Defaults to a one-hour window (the paper: 100 h).
     """
     r, u = lotes_class_parameters(cluster.resources, phi, _class_rng(rng, class_seed))
@@ -343,6 +438,8 @@ def lotes_phi(
         class_mean_work=np.ones(LOTES_CLASSES),
         machine_dependent=True,
         unit_cap=True,
+        request_cv=request_cv,
+        load_basis=load_basis,
         params={"phi": float(phi), "class_seed": class_seed, "time_unit": "hour", "u": u.tolist(), "r": r.tolist()},
     )
 
@@ -368,6 +465,8 @@ def lotes_phi(
             max=LOTES_BASE_REQUEST,
         ),
         _CLASS_SEED,
+        REQUEST_CV_PARAM,
+        LOAD_BASIS_PARAM,
         Param(
             "mu_form",
             str,
@@ -389,6 +488,8 @@ def lotes_omega(
     omega: float = 0.1,
     phi: float = 0.006,
     class_seed: int | None = None,
+    request_cv: float = REQUEST_CV,
+    load_basis: str = "allocation",
     mu_form: str = "u_times_omega",
 ) -> Workload:
     """Section 5.4.3: machine-dependent processing times.
@@ -410,8 +511,8 @@ def lotes_omega(
     hours, which is long (and heavy-tailed across instances) for small u_k.
     ``mu_form="omega_over_u"`` gives the other reading, omega_jk / u_k.
 
-    Same deviation as ``lotes-phi``: ``load`` is relative to the allocation
-    LP, not the machine-assignment LP. Defaults to a one-hour window (the
+    As for ``lotes-phi``, ``load`` is relative to the allocation LP unless
+    ``load_basis="assignment"`` (the paper's basis). Defaults to a one-hour window (the
     paper: 100 h).
     """
     if not (0 <= omega <= 1):
@@ -438,6 +539,8 @@ def lotes_omega(
         class_mean_work=np.ones(LOTES_CLASSES),
         machine_dependent=True,
         unit_cap=True,
+        request_cv=request_cv,
+        load_basis=load_basis,
         params={
             "omega": float(omega),
             "phi": float(phi),

@@ -34,6 +34,12 @@ Where a job cannot run: never. Affinity runs only on a profile table, and
 the table must give a finite run time for every job type and machine type
 (the readers and :func:`~simcore.profiles.pool.require_profile` refuse any
 other), so every machine can run every job.
+
+Versus the paper: its change against FCFS is smaller than the paper's on the
+full trace (about +3% heterogeneous and -3% homogeneous, where the paper
+reports +13% and +9.8%): its warm-cache gains and its waits follow a
+profile table derived from the paper's stated findings (it prints none), not
+the paper's measurements.
 """
 
 from __future__ import annotations

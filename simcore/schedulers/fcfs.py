@@ -15,6 +15,11 @@ Where a job cannot run (an infinite processing time: a rate of 0, LoTES
 section 5.3) FCFS never starts it: the head takes the longest-idle (or
 lowest-numbered) free machine among those where it can run, and blocks the
 queue while there is none, as strict FCFS does.
+
+Versus the paper: the baseline of Figures 12-13; its run times come from a
+profile table derived from the paper's stated findings (the paper prints no
+table, see ``simcore/data/ncbi_profile.json``), so absolute completion times
+are ours, not the paper's.
 """
 
 from __future__ import annotations

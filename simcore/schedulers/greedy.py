@@ -60,6 +60,10 @@ class Greedy(Scheduler):
     every bucket is in machine order). Only a real tie (two or more
     candidates) consumes a random number; they are drawn in batches of
     ``DRAW_BATCH``.
+
+    Versus the paper: no known difference; at the section 5.4 loads its queue
+    grows without bound, as the paper reports (it leaves Greedy out of Figures
+    11-13 for that reason).
     """
 
     name = "greedy"

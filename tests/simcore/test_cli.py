@@ -299,7 +299,7 @@ def test_presets_lists_every_cluster_workload_and_scheduler(capsys: pytest.Captu
     balanced = next(c for c in d["clusters"] if c["name"] == "google-balanced")
     assert balanced["params"][0]["name"] == "machines_per_config" and balanced["params"][0]["default"] == 1000
     omega = next(w for w in d["workloads"] if w["name"] == "lotes-omega")
-    assert {p["name"] for p in omega["params"]} == {"omega", "phi", "class_seed", "mu_form"}
+    assert {p["name"] for p in omega["params"]} == {"omega", "phi", "class_seed", "mu_form", "request_cv", "load_basis"}
 
 
 # -- the installed script, as a user runs it ---------------------------------------------------------------

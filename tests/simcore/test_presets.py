@@ -209,7 +209,14 @@ def test_class_seed_fixes_the_classes_while_the_run_seed_varies(balanced: Cluste
 def test_lotes_omega_defaults_to_phi_0_006() -> None:
     p = WORKLOADS.get("lotes-omega")
     got = coerce_params("w", p.params, {})
-    assert got == {"omega": 0.1, "phi": 0.006, "class_seed": None, "mu_form": "u_times_omega"}
+    assert got == {
+        "omega": 0.1,
+        "phi": 0.006,
+        "class_seed": None,
+        "mu_form": "u_times_omega",
+        "request_cv": 0.5,
+        "load_basis": "allocation",
+    }
     with pytest.raises(ParameterError, match="mu_form"):
         coerce_params("w", p.params, {"mu_form": "other"})
 

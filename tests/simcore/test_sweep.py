@@ -213,11 +213,27 @@ def test_aggregate_by_hand() -> None:
         ({"phi": 0.1}, "b", 1, None, None, None, 0),
         ({"phi": 0.2}, "a", 1, 4.0, 4.0, 4.0, 0),
     ]
+    # 95% t-interval over 1, 2, 6 by hand: s = sqrt(((1-3)^2 + (2-3)^2 + (6-3)^2) / 2) = sqrt(7),
+    # t(0.975, 2 d.f.) = 4.30265 (printed tables), half width 4.30265 * sqrt(7) / sqrt(3) = 6.57241.
+    a = rows[0]
+    assert a.n == 3 and a.sd == pytest.approx(7**0.5)
+    assert (a.ci_low, a.ci_high) == (pytest.approx(3 - 6.57241, abs=1e-5), pytest.approx(3 + 6.57241, abs=1e-5))
+    assert rows[2].n == 1 and rows[2].ci_low is None and rows[2].sd is None  # one value: no interval
     text = format_table(rows, "m", [0, 1, 2, 3])
     assert text.splitlines()[0] == "m over seeds 0-3"
-    assert text.splitlines()[1].split() == ["phi", "scheduler", "runs", "mean", "min", "max", "unstable"]
-    assert text.splitlines()[2].split() == ["0.1", "a", "4", "3", "1", "6", "2"]
-    assert text.splitlines()[3].split() == ["0.1", "b", "1", "-", "-", "-", "0"]
+    assert text.splitlines()[1].split() == [
+        "phi",
+        "scheduler",
+        "runs",
+        "mean",
+        "ci95_low",
+        "ci95_high",
+        "min",
+        "max",
+        "unstable",
+    ]
+    assert text.splitlines()[2].split() == ["0.1", "a", "4", "3", "-3.57241", "9.57241", "1", "6", "2"]
+    assert text.splitlines()[3].split() == ["0.1", "b", "1", "-", "-", "-", "-", "-", "0"]
 
 
 def parse_table(out: str) -> dict[tuple[str, str], list[str]]:
@@ -252,7 +268,7 @@ def test_the_table_is_mean_min_max_of_the_json_lines(capsys: pytest.CaptureFixtu
     got = parse_table(table)
     assert len(got) == 4
     nonzero = 0
-    for (phi, sched), (n, mean, lo, hi, unstable) in got.items():
+    for (phi, sched), (n, mean, _ci_low, _ci_high, lo, hi, unstable) in got.items():
         xs = [
             r[key] if "." not in key else r["utilization"]["cpu"]
             for r in runs
@@ -344,7 +360,11 @@ def test_an_explicit_incompatible_scheduler_is_an_error(capsys: pytest.CaptureFi
     ("args", "says"),
     [
         (("--vary", "omega=0.1"), "--vary omega does not apply to cluster 'google-balanced', workload 'lotes-phi'"),
-        (("--vary", "nope=1"), "parameters that do: load, hours, class-seed, machines-per-config, phi"),
+        (
+            ("--vary", "nope=1"),
+            "parameters that do: load, hours, cluster, workload, class-seed, load-basis, machines-per-config, phi, "
+            "request-cv",
+        ),
         (("--vary", "phi=0,abc"), "--vary phi: expected a number, got 'abc'"),
         (("--vary", "phi=0,0.06"), "--vary phi: workload 'lotes-phi' parameter 'phi' must be at most 0.025, got 0.06"),
         (("--vary", "machines-per-config=1,2.5"), "--vary machines-per-config: expected int, got '2.5'"),

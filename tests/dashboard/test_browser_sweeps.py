@@ -1,0 +1,131 @@
+"""A real headless Chromium submits a sweep, watches partial results appear, and reads the aggregated chart's data."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+
+from dashboard.models import Experiment, Status
+from dashboard.services.sweeps import aggregated, ordered_runs
+from tests.dashboard.conftest import ARTIFACTS
+from tests.dashboard.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401 (same markers: browser, worker)
+
+PARTIAL = """() => {
+  const m = /(\\d+) of (\\d+) cells finished/.exec(document.getElementById('sweep-progress-text').textContent);
+  const chart = document.getElementById('chart-sweep');
+  const points = chart && chart.data ? chart.data.reduce((n, t) => n + t.y.length, 0) : 0;
+  return m && +m[1] > 0 && +m[1] < +m[2] && points > 0
+    ? {finished: +m[1], cells: +m[2], points: points, rows: document.querySelectorAll('#sweep-table tbody tr').length}
+    : null;
+}"""
+
+
+@pytest.fixture
+def browser_page():
+    import os
+
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        context = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+            from django.db import connections
+
+            connections.close_all()
+
+
+def sign_in(page, live_server, path: str) -> None:
+    page.goto(f"{live_server.url}{path}")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-password-1")
+    page.click("button[type=submit]")
+    page.wait_for_url(f"**{path}")
+
+
+def test_a_user_submits_a_sweep_watches_partial_results_and_reads_the_chart(live_server, owner, browser_page, tmp_path):
+    page = browser_page
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if "Content Security Policy" in m.text else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    sign_in(page, live_server, "/experiments/new/")
+
+    page.select_option("#id_cluster", "preset:google-balanced")
+    page.fill("#id_cluster__google-balanced__machines_per_config", "2")
+    page.select_option("#id_workload", "preset:google-like")
+    page.fill("#id_hours", "2")
+    for box in page.query_selector_all("input[name=schedulers]"):
+        if box.is_checked():
+            box.uncheck()
+    page.check("input[name=schedulers][value=greedy]")
+    page.check("input[name=schedulers][value=fcfs]")
+    page.fill("#id_seeds", "0-1")
+    page.fill("#id_vary", "load=0.5,0.9")
+    page.click("#submit-experiment")
+    page.wait_for_url("**/experiments/*/")
+    exp = Experiment.objects.get()
+    assert exp.runs.count() == 2 * 2 * 2
+
+    # Partial results: some cells finished, not all, and the chart already has their points.
+    partial = page.wait_for_function(PARTIAL, timeout=120_000).json_value()
+    assert 0 < partial["finished"] < partial["cells"] == 8 and partial["points"] >= 1 and partial["rows"] >= 1
+
+    page.wait_for_selector("#experiment-status.finished", timeout=180_000)
+    page.wait_for_function("document.getElementById('chart-sweep') && document.getElementById('chart-sweep').data")
+    traces = page.evaluate(
+        "document.getElementById('chart-sweep').data.map(t => ({name: t.name, x: t.x, y: t.y, up: t.error_y.array}))"
+    )
+    rows = {(r.point["load"], r.scheduler): r for r in aggregated(ordered_runs(exp), "mean_response_s")}
+    assert sorted(t["name"] for t in traces) == ["fcfs", "greedy"]
+    assert [t["name"] for t in traces] == exp.scenario["schedulers"]  # one line per scheduler, in the grid's order
+    for t in traces:
+        assert t["x"] == [0.5, 0.9]
+        for x, y, up in zip(t["x"], t["y"], t["up"], strict=True):
+            r = rows[(x, t["name"])]
+            assert y == pytest.approx(r.mean) and r.n == 2
+            assert up == pytest.approx(r.ci_high - r.mean)
+    assert any(r.mean > 0 for r in rows.values())  # load 0.9 queues some jobs
+    assert page.query_selector("#chart-sweep .main-svg") is not None
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "sweep-page.png"), full_page=True)
+
+    with page.expect_download() as dl:
+        page.click("#download-sweep-csv")
+    path = tmp_path / "metric.csv"
+    dl.value.save_as(path)
+    data = list(csv.DictReader(io.StringIO(path.read_text())))
+    assert sorted((float(d["point.load"]), d["scheduler"]) for d in data) == sorted(rows)
+    for d in data:
+        assert float(d["mean"]) == pytest.approx(rows[(float(d["point.load"]), d["scheduler"])].mean)
+    assert all(r.status == Status.FINISHED for r in exp.runs.all())
+    assert not problems, problems
+
+
+def test_the_figure_11_preset_runs_from_the_reproduce_page(live_server, owner, browser_page):
+    page = browser_page
+    sign_in(page, live_server, "/reproduce/")
+    page.fill("#id_lotes-fig11-machines_per_config", "1")
+    page.fill("#id_lotes-fig11-hours", "0.2")
+    page.fill("#id_lotes-fig11-seeds", "1")
+    page.click("#run-lotes-fig11")
+    page.wait_for_url("**/experiments/*/")
+    page.wait_for_selector("#experiment-status.finished", timeout=180_000)
+    page.wait_for_selector("#paper-table")
+    assert page.text_content("#sweep h2").startswith("Reproduction: Figure 11")
+    names = page.evaluate("document.getElementById('chart-sweep').data.map(t => t.name)")
+    assert names == ["lotes", "tetris", "greedy"]
+    assert page.evaluate("document.getElementById('chart-sweep').layout.yaxis.type") == "log"
+    assert re.search(
+        r"simcore sweep .*--vary phi=0\.0,0\.003,0\.006,0\.009,0\.012,0\.015", page.text_content("#sweep-command")
+    )
+    assert "gives these results only as a figure" in page.text_content("#figure-only")

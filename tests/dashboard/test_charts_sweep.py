@@ -1,0 +1,94 @@
+"""Sweep chart builders (dashboard.charts_sweep): pure functions from aggregated rows to Plotly figures."""
+
+from __future__ import annotations
+
+import pytest
+
+from dashboard.charts_sweep import MIN_LOG, metric_chart, metric_table, stacked_chart, stacked_table
+from simcore.sweep_report import Row
+
+
+def row(point, scheduler, mean, lo=None, hi=None, unstable=0, runs=5):
+    return Row(point, scheduler, runs, mean, mean, mean, unstable, n=runs, ci_low=lo, ci_high=hi)
+
+
+ROWS = [
+    row({"phi": 0.0}, "lotes", 0.07, 0.05, 0.09),
+    row({"phi": 0.0}, "tetris", 0.0, 0.0, 0.0),
+    row({"phi": 0.015}, "lotes", 0.68, 0.2, 1.16, unstable=1),
+    row({"phi": 0.015}, "tetris", 0.05, -0.01, 0.11),
+]
+
+
+def test_one_line_per_scheduler_over_the_axis_with_asymmetric_error_bars() -> None:
+    fig = metric_chart(ROWS, "mean_response_s", axis="phi")
+    assert [t["name"] for t in fig["data"]] == ["lotes", "tetris"]
+    lotes = fig["data"][0]
+    assert lotes["x"] == [0.0, 0.015] and lotes["y"] == [0.07, 0.68]
+    assert lotes["error_y"]["array"] == pytest.approx([0.02, 0.48])
+    assert lotes["error_y"]["arrayminus"] == pytest.approx([0.02, 0.48])
+    assert fig["layout"]["xaxis"]["title"]["text"] == "phi"
+
+
+def test_unstable_cells_are_crosses_and_say_how_many_runs() -> None:
+    lotes = metric_chart(ROWS, "mean_response_s", axis="phi")["data"][0]
+    assert lotes["marker"]["symbol"] == ["circle", "x"]
+    assert "1 of 5 runs unstable" in lotes["text"][1] and "unstable" not in lotes["text"][0]
+
+
+def test_a_log_axis_draws_zero_at_its_floor_and_clips_bars_there() -> None:
+    fig = metric_chart(ROWS, "mean_response_s", axis="phi", log_y=True)
+    assert fig["layout"]["yaxis"]["type"] == "log"
+    tetris = fig["data"][1]
+    assert tetris["y"] == [MIN_LOG, 0.05]
+    assert tetris["error_y"]["arrayminus"] == pytest.approx([0.0, 0.05 - MIN_LOG])  # never below the floor
+    assert "values under 0.001 drawn at it" in fig["layout"]["annotations"][0]["text"]
+
+
+def test_without_an_axis_it_is_one_bar_per_scheduler() -> None:
+    fig = metric_chart([row({}, "greedy", 3.0, 1.0, 5.0), row({}, "fcfs", 1.0)], "max_queue_len", axis=None)
+    assert [t["type"] for t in fig["data"]] == ["bar", "bar"] and [t["x"] for t in fig["data"]] == [
+        ["greedy"],
+        ["fcfs"],
+    ]
+    assert fig["data"][1]["error_y"]["array"] == [None]  # one seed: no interval
+
+
+def test_a_second_axis_splits_the_lines() -> None:
+    rows = [row({"phi": 0.0, "load": 0.9}, "lotes", 1.0), row({"phi": 0.0, "load": 0.95}, "lotes", 2.0)]
+    assert [t["name"] for t in metric_chart(rows, "m", axis="phi")["data"]] == ["lotes (load=0.9)", "lotes (load=0.95)"]
+
+
+def test_stacked_bars_are_wait_plus_run_per_scheduler_and_cluster() -> None:
+    het = {"cluster": "ncbi-heterogeneous"}
+    waits = [row(het, "fcfs", 10.0), row(het, "greedy2", 4.0)]
+    completions = [row(het, "fcfs", 110.0, 100.0, 120.0), row(het, "greedy2", 84.0)]
+    fig = stacked_chart(waits, completions)
+    wait, run = fig["data"]
+    assert fig["layout"]["barmode"] == "stack" and fig["layout"]["xaxis"]["type"] == "multicategory"
+    assert wait["x"] == [["cluster=ncbi-heterogeneous"] * 2, ["fcfs", "greedy2"]]
+    assert wait["y"] == [10.0, 4.0] and run["y"] == [100.0, 80.0]
+    assert run["error_y"]["array"] == [10.0, None]
+    (a, b) = stacked_table(waits, completions)
+    assert (a["mean_wait_s"], a["mean_run_s"], a["mean_completion_s"]) == (10.0, 100.0, 110.0)
+    assert b["point.cluster"] == "ncbi-heterogeneous" and b["scheduler"] == "greedy2"
+
+
+def test_the_metric_table_is_the_chart_data_flat() -> None:
+    t = metric_table(ROWS[:1], "mean_response_s")
+    assert t == [
+        {
+            "point.phi": 0.0,
+            "scheduler": "lotes",
+            "metric": "mean_response_s",
+            "runs": 5,
+            "n": 5,
+            "mean": 0.07,
+            "sd": None,
+            "ci95_low": 0.05,
+            "ci95_high": 0.09,
+            "min": 0.07,
+            "max": 0.07,
+            "unstable": 0,
+        }
+    ]

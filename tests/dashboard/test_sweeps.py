@@ -1,0 +1,398 @@
+"""Sweeps on the platform: one grammar for form, API and CLI, cells as runs, aggregates, cache, extend, retry.
+
+Cells are run here by calling the worker's own function (execute_run) in the
+test process; tests/dashboard/test_sweep_workers.py runs them on real worker
+processes.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from dashboard.models import ApiToken, Experiment, Run, RunResult, Status, Visibility
+from dashboard.services import cache, sweeps
+from dashboard.services.execution import execute_run
+from dashboard.services.experiments import check_scenario, create_experiment
+from dashboard.services.results import run_jobs
+from simcore.cli import build_parser, main, sweep_plan
+from simcore.sweep_scenario import scenario_of
+from tests.dashboard.conftest import GOOD
+
+pytestmark = pytest.mark.django_db
+
+#: A grid small enough for a test: google-like on 20 machines, a quarter hour, phi does not apply: vary load.
+BASE = {
+    "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
+    "workload": {"preset": "google-like", "params": {}},
+    "load": 0.9,
+    "hours": 0.25,
+    "schedulers": ["greedy", "fcfs"],
+    "seeds": [0, 1],
+}
+TEXTS = ["load=0.5:0.9:0.4", "hours=0.1,0.2"]
+CLI_BASE = "--cluster google-balanced --machines-per-config 2 --workload google-like --hours 0.25 --load 0.9"
+
+
+def sweep_scenario(vary: list[str] | None = None, **changes: Any) -> dict[str, Any]:
+    from simcore.sweep_grammar import parse_axes
+
+    sc = {**BASE, **changes}
+    axes = parse_axes(vary or ["load=0.5,0.9"], sc["cluster"]["preset"], sc["workload"]["preset"], sc["schedulers"])
+    return check_scenario({**sc, "axes": [{"name": a.name, "values": list(a.values)} for a in axes]})
+
+
+def api_client(user: Any) -> Client:
+    _, secret = ApiToken.issue(user, "t")
+    return Client(HTTP_AUTHORIZATION=f"Bearer {secret}")
+
+
+def api_post(c: Client, url: str, body: dict[str, Any]) -> Any:
+    return c.post(url, json.dumps(body), content_type="application/json")
+
+
+def run_all(exp: Experiment) -> None:
+    for pk in exp.runs.filter(status=Status.PENDING).order_by("id").values_list("id", flat=True):
+        assert execute_run(pk) == Status.FINISHED
+
+
+def cli_plan_axes(texts: list[str]) -> list[dict[str, Any]]:
+    argv = shlex.split(f"sweep {CLI_BASE} --schedulers greedy,fcfs --seeds 0-1") + [
+        x for t in texts for x in ("--vary", t)
+    ]
+    return scenario_of(sweep_plan(build_parser().parse_args(argv)))["axes"]
+
+
+# ---------------------------------------------------------------------------- one grammar
+
+
+def test_the_form_the_api_and_the_cli_read_a_grid_the_same_way(owner_client, owner):
+    form = {**GOOD, "hours": "0.25", "seeds": "0-1", "vary": "\n".join(TEXTS), "reuse": "on"}
+    resp = owner_client.post("/experiments/new/", form)
+    assert resp.status_code == 302, resp.content.decode()[:2000]
+    from_form = Experiment.objects.get().scenario["axes"]
+    resp = api_post(api_client(owner), "/api/experiments/", {"scenario": {**BASE, "vary": TEXTS}})
+    assert resp.status_code == 201, resp.content
+    from_api = Experiment.objects.get(pk=resp.json()["id"]).scenario["axes"]
+    expected = [{"name": "load", "values": [0.5, 0.9]}, {"name": "hours", "values": [0.1, 0.2]}]
+    assert from_form == from_api == cli_plan_axes(TEXTS) == expected
+
+
+BAD = "load=0.9:0.5:0.1"
+SAYS = "--vary load: range '0.9:0.5:0.1' goes backwards"
+
+
+def test_a_bad_axis_gets_the_same_message_from_the_form(owner_client):
+    resp = owner_client.post("/experiments/new/", {**GOOD, "vary": BAD})
+    assert resp.status_code == 400
+    assert SAYS in resp.context["form"].errors["vary"][0]
+    assert not Experiment.objects.exists()
+
+
+def test_a_bad_axis_gets_the_same_message_from_the_api(owner):
+    resp = api_post(api_client(owner), "/api/experiments/", {"scenario": {**BASE, "vary": [BAD]}})
+    assert resp.status_code == 400 and resp.json() == {"detail": SAYS}
+
+
+def test_a_bad_axis_gets_the_same_message_from_the_cli(capsys):
+    code = main(shlex.split(f"sweep {CLI_BASE} --schedulers greedy --vary {BAD}"))
+    assert code == 2 and capsys.readouterr().err == f"simcore: error: {SAYS}\n"
+
+
+def test_the_form_lets_an_axis_override_its_prefilled_field(owner_client):
+    # The form always sends phi's field (prefilled with its default): varying phi is not a conflict.
+    form = {
+        **GOOD,
+        "workload": "preset:lotes-phi",
+        "workload__lotes-phi__phi": "0.009",
+        "vary": "phi=0,0.006",
+    }
+    assert owner_client.post("/experiments/new/", form).status_code == 302
+    sc = Experiment.objects.get().scenario
+    assert sc["axes"] == [{"name": "phi", "values": [0.0, 0.006]}] and "phi" not in sc["workload"]["params"]
+
+
+# ---------------------------------------------------------------------------- cells
+
+
+def test_every_cell_is_one_run_with_its_point(owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.7,0.9"]))
+    got = sorted((r.point["load"], r.scheduler, r.seed) for r in exp.runs.all())
+    assert got == sorted((x, s, seed) for x in (0.5, 0.7, 0.9) for s in ("greedy", "fcfs") for seed in (0, 1))
+    assert {r.point_key for r in exp.runs.all()} == {'[["load",0.5]]', '[["load",0.7]]', '[["load",0.9]]'}
+
+
+def test_a_grid_over_the_run_limit_is_refused_naming_its_size(owner, settings):
+    settings.SIMCORE_MAX_RUNS = 10
+    with pytest.raises(Exception, match=r"3 points x 2 schedulers x 2 seeds is more than the 10 runs"):
+        sweep_scenario(["load=0.5,0.7,0.9"])
+
+
+def test_a_worker_runs_a_cell_at_its_own_point(owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    run_all(exp)
+    by_load = {r.point["load"]: r.result.summary for r in exp.runs.select_related("result")}
+    assert by_load[0.5]["load"] == 0.5 and by_load[0.9]["load"] == 0.9
+    assert by_load[0.5]["jobs"] < by_load[0.9]["jobs"]
+
+
+# ---------------------------------------------------------------------------- aggregates
+
+
+def _finish_by_hand(run: Run, value: float, stable: bool = True) -> None:
+    Run.objects.filter(pk=run.pk).update(status=Status.FINISHED, fraction=1.0)
+    RunResult.objects.create(
+        run=run, summary={"scheduler": run.scheduler, "mean_response_s": value, "stable": stable}, series={}
+    )
+
+
+def test_the_aggregate_is_mean_t_interval_min_max_and_unstable_count_by_hand(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0, 1, 2]))
+    for run, value, stable in zip(exp.runs.order_by("seed"), (1.0, 2.0, 6.0), (True, False, True), strict=True):
+        _finish_by_hand(run, value, stable)
+    body = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()
+    (row,) = body["rows"]
+    # mean 3, s = sqrt(7), t(0.975, 2) = 4.30265: half width 4.30265 * sqrt(7) / sqrt(3) = 6.57241
+    assert (row["mean"], row["min"], row["max"], row["unstable"], row["n"]) == (3.0, 1.0, 6.0, 1, 3)
+    assert row["ci95_low"] == pytest.approx(3 - 6.57241, abs=1e-5)
+    assert row["ci95_high"] == pytest.approx(3 + 6.57241, abs=1e-5)
+    assert body["progress"]["finished"] == 3 and body["progress"]["cells"] == 3
+
+
+def test_the_charts_data_downloads_as_csv_and_parquet_with_the_same_numbers(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0, 1]))
+    for run, value in zip(exp.runs.order_by("point_key", "seed"), (1.0, 3.0, 10.0, 20.0), strict=True):
+        _finish_by_hand(run, value)
+    text = owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv").content.decode()
+    rows = [line.split(",") for line in text.splitlines()]
+    assert rows[0][:6] == ["point.load", "scheduler", "metric", "runs", "n", "mean"]
+    assert [(r[0], r[1], float(r[5])) for r in rows[1:]] == [("0.5", "greedy", 2.0), ("0.9", "greedy", 15.0)]
+    resp = owner_client.get(f"/experiments/{exp.pk}/sweep/metric.parquet")
+    table = pq.read_table(io.BytesIO(b"".join(resp.streaming_content))).to_pylist()
+    assert [(t["point.load"], t["mean"], t["min"], t["max"]) for t in table] == [
+        (0.5, 2.0, 1.0, 3.0),
+        (0.9, 15.0, 10.0, 20.0),
+    ]
+    assert owner_client.get(f"/experiments/{exp.pk}/sweep/stacked.csv").status_code == 404  # not a stacked chart
+
+
+def test_the_grid_eta_is_the_remaining_work_at_the_pace_so_far(owner, monkeypatch):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy", "fcfs"], seeds=[0, 1]))
+    now = timezone.now()
+    monkeypatch.setattr(sweeps.timezone, "now", lambda: now)
+    a, b, c, d = exp.runs.order_by("id")
+    Run.objects.filter(pk=a.pk).update(status=Status.FINISHED, started_at=now - timedelta(seconds=100))
+    Run.objects.filter(pk=b.pk).update(status=Status.RUNNING, started_at=now - timedelta(seconds=50), fraction=0.5)
+    p = sweeps.progress(exp, list(exp.runs.all()))
+    # 1.5 cells of work in 100 s; 2.5 left (c, d pending and half of b): 2.5 * 100 / 1.5 s.
+    assert p["eta_s"] == pytest.approx(2.5 * 100 / 1.5)
+    assert (p["finished"], p["running"], p["pending"], p["cached"]) == (1, 1, 2, 0)
+
+
+# ---------------------------------------------------------------------------- the result cache
+
+
+def test_a_repeated_sweep_comes_from_the_cache_with_the_same_results(owner_client, owner):
+    sc = sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0])
+    first = create_experiment(owner, sc, reuse=True)
+    run_all(first)
+    again = create_experiment(owner, sc, reuse=True)
+    assert again.cached == 2 and again.runs.filter(status=Status.FINISHED).count() == 2
+    again.refresh_from_db()
+    assert again.status == Status.FINISHED
+    for new in again.runs.select_related("result", "cached_from"):
+        old = first.runs.select_related("result").get(point_key=new.point_key)
+        assert new.cached_from_id == old.pk and new.result.summary == old.result.summary
+        mine, theirs = run_jobs(new), run_jobs(old)
+        assert mine.keys() == theirs.keys()
+        for k in mine:
+            np.testing.assert_array_equal(mine[k], theirs[k])  # NaN (never finished) equal to NaN
+    page = owner_client.get(f"/experiments/{again.pk}/").content.decode()
+    assert "2 of 2 runs came from the result cache" in page
+    assert owner_client.get(f"/experiments/{again.pk}/sweep.json").json()["progress"]["cached"] == 2
+
+
+def test_without_reuse_nothing_comes_from_the_cache(owner):
+    sc = sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0])
+    run_all(create_experiment(owner, sc))
+    assert create_experiment(owner, sc, reuse=False).cached == 0
+
+
+def test_another_seed_scheduler_parameter_or_code_version_is_no_hit(owner, monkeypatch):
+    sc = sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0])
+    run_all(create_experiment(owner, sc, reuse=True))
+    assert create_experiment(owner, {**sc, "seeds": [1]}, reuse=True).cached == 0
+    other = check_scenario({**sc, "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 3}}})
+    assert create_experiment(owner, other, reuse=True).cached == 0
+    monkeypatch.setattr(cache, "current_version", lambda: "0.1.0+gdifferent")
+    assert create_experiment(owner, sc, reuse=True).cached == 0
+
+
+def test_runs_of_others_are_never_reused(owner, outsider):
+    sc = sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0])
+    run_all(create_experiment(outsider, sc, reuse=True))
+    assert create_experiment(owner, sc, reuse=True).cached == 0
+
+
+# ---------------------------------------------------------------------------- extend and retry
+
+
+def test_extending_a_finished_sweep_adds_only_the_missing_cells(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    run_all(exp)
+    before = {r.pk: (r.finished_at, r.result.summary) for r in exp.runs.select_related("result")}
+    resp = owner_client.post(f"/experiments/{exp.pk}/extend/", {"seeds": "1", "vary": "load=0.5,0.9"})
+    assert resp.status_code == 302
+    exp.refresh_from_db()
+    assert exp.scenario["seeds"] == [0, 1] and exp.scenario["axes"] == [{"name": "load", "values": [0.5, 0.9]}]
+    cells = sorted((r.point["load"], r.seed) for r in exp.runs.all())
+    assert cells == [(0.5, 0), (0.5, 1), (0.9, 0), (0.9, 1)]
+    kept = {r.pk: (r.finished_at, r.result.summary) for r in exp.runs.filter(pk__in=before).select_related("result")}
+    assert kept == before  # the cell it had was not run again
+    assert exp.runs.filter(status=Status.PENDING).count() == 3
+    done = sweeps.extend(exp, seeds="0-1", vary=["load=0.9"])  # everything it names exists: nothing new
+    assert done == {"cells": 0, "queued": 0, "cached": 0}
+
+
+def test_extending_cannot_add_an_axis_the_sweep_does_not_have(owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    with pytest.raises(Exception, match=r"--vary hours: this experiment does not vary it \(its axes: load\)"):
+        sweeps.extend(exp, vary=["hours=0.5"])
+    with pytest.raises(Exception, match="give more seeds"):
+        sweeps.extend(exp)
+
+
+def test_a_failed_cell_is_retried_alone(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    bad, good = exp.runs.order_by("point_key")
+    Run.objects.filter(pk=bad.pk).update(status=Status.FAILED, error="boom")
+    assert execute_run(good.pk) == Status.FINISHED
+    good_before = Run.objects.get(pk=good.pk).finished_at
+    assert owner_client.post(f"/runs/{bad.pk}/retry/").status_code == 302
+    assert not Run.objects.filter(pk=bad.pk).exists()
+    new = exp.runs.get(point_key=bad.point_key)
+    assert new.status == Status.PENDING and new.point == bad.point and new.error == ""
+    assert Run.objects.get(pk=good.pk).finished_at == good_before
+    assert execute_run(new.pk) == Status.FINISHED
+    with pytest.raises(Exception, match="only a failed or cancelled run can be retried"):
+        sweeps.retry(Run.objects.get(pk=new.pk))
+
+
+def test_only_the_owner_extends_or_retries(client, owner, other, team):
+    exp = create_experiment(
+        owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]), team=team, visibility=Visibility.TEAM
+    )
+    run = exp.runs.get()
+    Run.objects.filter(pk=run.pk).update(status=Status.FAILED)
+    client.force_login(other)  # a member of the team: sees it, cannot change it
+    assert client.get(f"/experiments/{exp.pk}/").status_code == 200
+    assert client.post(f"/experiments/{exp.pk}/extend/", {"seeds": "1"}).status_code == 403
+    assert client.post(f"/runs/{run.pk}/retry/").status_code == 403
+    assert exp.runs.count() == 1 and Run.objects.get(pk=run.pk).status == Status.FAILED
+
+
+# ---------------------------------------------------------------------------- paper reproductions
+
+
+def test_a_reproduction_runs_in_one_click_and_its_page_puts_the_paper_beside_ours(owner_client, owner):
+    form = {
+        "reproduction": "profile-fig13",
+        "profile-fig13-seeds": "1",
+        "profile-fig13-hours": "1",
+        "profile-fig13-machines_per_type": "0",
+    }
+    resp = owner_client.post("/reproduce/", form)
+    assert resp.status_code == 302
+    exp = Experiment.objects.get()
+    assert exp.reproduction == {"name": "profile-fig13", "scale": {"seeds": 1, "hours": 1.0, "machines_per_type": 0}}
+    assert exp.runs.count() == 2 * 5  # two clusters x five schedulers x one trace
+    run_all(exp)
+    page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
+    assert "Reproduction: Figure 13" in page and "20% better than FCFS" in page
+    assert 'id="chart-stacked"' in page and "Where we differ from the papers" in page
+    body = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()
+    comps = body["reproduction"]["comparisons"]
+    assert len(comps) == 8 and all(c["ours_relative_pct"] is not None for c in comps)
+    fcfs = {r["point"]["cluster"]: r["mean"] for r in body["rows"] if r["scheduler"] == "fcfs"}
+    for c in comps:
+        mine = next(r for r in body["rows"] if r["scheduler"] == c["scheduler"] and r["point"] == c["point"])
+        assert c["ours_relative_pct"] == pytest.approx(
+            100 * (mine["mean"] - fcfs[c["point"]["cluster"]]) / fcfs[c["point"]["cluster"]]
+        )
+    stacked = owner_client.get(f"/experiments/{exp.pk}/sweep/stacked.csv").content.decode().splitlines()
+    assert stacked[0].startswith("point.cluster,scheduler,runs,n,mean_wait_s,mean_run_s,mean_completion_s")
+    assert len(stacked) == 1 + 10
+
+
+def test_a_bad_reproduction_scale_is_a_form_error(owner_client):
+    resp = owner_client.post("/reproduce/", {"reproduction": "lotes-fig11", "lotes-fig11-machines_per_config": "0"})
+    assert resp.status_code == 400 and not Experiment.objects.exists()
+    assert "Ensure this value is greater than or equal to 1" in resp.content.decode()
+
+
+def test_the_api_lists_and_starts_reproductions_and_reads_a_sweep(owner):
+    c = api_client(owner)
+    names = [r["name"] for r in c.get("/api/reproductions/").json()]
+    assert names == ["lotes-fig10", "lotes-fig11", "lotes-fig12", "lotes-fig13", "profile-fig12", "profile-fig13"]
+    resp = api_post(
+        c, "/api/reproductions/lotes-fig11/", {"scale": {"machines_per_config": 1, "hours": 0.1, "seeds": 1}}
+    )
+    assert resp.status_code == 201, resp.content
+    exp_id = resp.json()["id"]
+    assert len(resp.json()["runs"]) == 6 * 3 and resp.json()["cached"] == 0
+    body = c.get(f"/api/experiments/{exp_id}/sweep/").json()
+    assert body["progress"]["cells"] == 18 and body["reproduction"]["figure"] == "Figure 11"
+    assert body["command"].startswith("simcore sweep --cluster google-balanced --workload lotes-phi --load 0.97")
+    bad = api_post(c, "/api/reproductions/lotes-fig11/", {"scale": {"machines_per_config": 0}})
+    assert bad.status_code == 400 and "machines_per_config" in bad.json()["detail"]
+    assert api_post(c, "/api/reproductions/nope/", {}).status_code == 404
+
+
+def test_the_api_extends_a_sweep_and_retries_a_cell(owner):
+    c = api_client(owner)
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    resp = api_post(c, f"/api/experiments/{exp.pk}/extend/", {"vary": ["load=0.6"], "seeds": "1"})
+    assert resp.status_code == 200 and resp.json()["cells"] == 3
+    run = exp.runs.order_by("id").first()
+    Run.objects.filter(pk=run.pk).update(status=Status.CANCELLED)
+    resp = c.post(f"/api/runs/{run.pk}/retry/")
+    assert resp.status_code == 201 and resp.json()["status"] == "pending" and resp.json()["point"] == run.point
+    bad = api_post(c, f"/api/experiments/{exp.pk}/extend/", {"vary": ["omega=0.1"]})
+    assert bad.status_code == 400 and "--vary omega does not apply" in bad.json()["detail"]
+
+
+def test_a_fork_of_a_sweep_keeps_its_axes_in_the_grammar(owner):
+    c = api_client(owner)
+    exp = create_experiment(owner, sweep_scenario(["load=0.5:0.9:0.4"], schedulers=["greedy"], seeds=[0]))
+    resp = api_post(c, f"/api/experiments/{exp.pk}/fork/", {"changes": {"seeds": [1]}})
+    assert resp.status_code == 201, resp.content
+    assert Experiment.objects.get(pk=resp.json()["id"]).scenario["axes"] == [{"name": "load", "values": [0.5, 0.9]}]
+
+
+def test_cancelling_a_sweep_cancels_every_cell_that_has_not_ended(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    done, pending = exp.runs.order_by("point_key")
+    assert execute_run(done.pk) == Status.FINISHED
+    assert owner_client.post(f"/experiments/{exp.pk}/cancel/").status_code == 302
+    assert dict(exp.runs.values_list("pk", "status")) == {done.pk: Status.FINISHED, pending.pk: Status.CANCELLED}
+    body = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()
+    assert (body["progress"]["finished"], body["progress"]["cancelled"]) == (1, 1)
+
+
+def test_an_unknown_metric_is_named_on_the_page_and_a_404_for_its_data(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    run_all(exp)
+    page = owner_client.get(f"/experiments/{exp.pk}/?metric=nope").content.decode()
+    assert "--metric &#x27;nope&#x27; is not a numeric summary key" in page and "showing mean_response_s" in page
+    assert owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv?metric=nope").status_code == 404
+    text = owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv?metric=utilization.cpu").content.decode()
+    assert text.splitlines()[1].split(",")[2] == "utilization.cpu"
