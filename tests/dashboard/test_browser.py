@@ -99,10 +99,10 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
     page.locator("#chart-util").scroll_into_view_if_needed()
     page.locator("#chart-cdf").scroll_into_view_if_needed()
     page.wait_for_function(
-        "['chart-cdf', 'chart-per-day'].every(id => document.getElementById(id).data)", timeout=30_000
+        "() => ['chart-cdf', 'chart-per-day'].every(id => document.getElementById(id).data)", timeout=30_000
     )
     page.wait_for_function(
-        "document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
+        "() => document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
     )
     n_cdf = page.evaluate("document.getElementById('chart-cdf').data.length")
     n_day = page.evaluate("document.getElementById('chart-per-day').data.length")
@@ -138,7 +138,7 @@ def test_a_user_submits_an_experiment_and_sees_one_trace_per_scheduler(live_serv
         anon.goto(link)
         anon.locator("#chart-cdf").scroll_into_view_if_needed()
         anon.wait_for_function(
-            "document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
+            "() => document.getElementById('chart-cdf') && document.getElementById('chart-cdf').data", timeout=30_000
         )
         assert anon.evaluate("document.getElementById('chart-cdf').data.length") == 2
         assert anon.query_selector("#share-panel") is None and anon.query_selector("#cancel-all") is None

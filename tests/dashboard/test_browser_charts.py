@@ -99,7 +99,7 @@ def _charts_drawn(page) -> list[str]:
     for chart in page.locator(".chart").all():
         chart.scroll_into_view_if_needed()
     page.wait_for_function(
-        "Array.from(document.querySelectorAll('.chart')).every(e => e.data && e.querySelector('.main-svg'))",
+        "() => Array.from(document.querySelectorAll('.chart')).every(e => e.data && e.querySelector('.main-svg'))",
         timeout=30_000,
     )
     return page.evaluate("Array.from(document.querySelectorAll('.chart')).map(e => e.id)")

@@ -63,7 +63,9 @@ def test_a_user_submits_a_sweep_watches_partial_results_and_reads_the_chart(live
     page.select_option("#id_cluster", "preset:google-balanced")
     page.fill("#id_cluster__google-balanced__machines_per_config", "2")
     page.select_option("#id_workload", "preset:google-like")
-    page.fill("#id_hours", "2")
+    # 24 h makes a cell take about a second even on an idle machine: shorter cells all finished between two
+    # polls of the page, and the partial state this test watches for was never on screen.
+    page.fill("#id_hours", "24")
     for box in page.query_selector_all("input[name=schedulers]"):
         if box.is_checked():
             box.uncheck()
@@ -81,7 +83,7 @@ def test_a_user_submits_a_sweep_watches_partial_results_and_reads_the_chart(live
     assert 0 < partial["finished"] < partial["cells"] == 8 and partial["points"] >= 1 and partial["rows"] >= 1
 
     page.wait_for_selector("#experiment-status.finished", timeout=180_000)
-    page.wait_for_function("document.getElementById('chart-sweep') && document.getElementById('chart-sweep').data")
+    page.wait_for_function("() => document.getElementById('chart-sweep') && document.getElementById('chart-sweep').data")
     traces = page.evaluate(
         "document.getElementById('chart-sweep').data.map(t => ({name: t.name, x: t.x, y: t.y, up: t.error_y.array}))"
     )
