@@ -1,6 +1,8 @@
 from django.contrib import admin
 
 from dashboard.models import ApiToken, ClusterUpload, Experiment, Invitation, Membership, Run, Team, TraceUpload
+from dashboard.packing_models import PackingAnalysis
+from dashboard.search_models import Search
 
 
 @admin.register(Experiment)
@@ -50,3 +52,31 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: object) -> bool:
         return False  # tokens are made by their user, who sees the secret once
+
+
+@admin.register(PackingAnalysis)
+class PackingAnalysisAdmin(admin.ModelAdmin):
+    """Operators see every analysis here (the pages show a user only what access.py lets them read)."""
+
+    list_display = ("id", "name", "owner", "team", "visibility", "source", "label", "time_s", "status", "created")
+    list_filter = ("status", "source", "visibility")
+    exclude = ("share_token",)
+    readonly_fields = ("results",)  # computed by a worker; editing it would show numbers no run produced
+
+
+@admin.register(Search)
+class SearchAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "name",
+        "owner",
+        "team",
+        "visibility",
+        "metric",
+        "population",
+        "generation",
+        "status",
+        "created",
+    )
+    list_filter = ("status", "metric", "visibility")
+    exclude = ("share_token",)

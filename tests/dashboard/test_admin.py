@@ -1,0 +1,54 @@
+"""The admin lists packing analyses and searches (operators look there first when a user reports one)."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from dashboard.packing_models import PackingAnalysis, PackingSource
+from dashboard.search_models import Search
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def admin_client() -> Client:
+    User.objects.create_superuser("root", "root@example.org", "root-password-1")
+    c = Client()
+    assert c.login(username="root", password="root-password-1")
+    return c
+
+
+def test_packing_analyses_and_searches_are_listed_and_open_without_their_secrets(admin_client: Client) -> None:
+    owner = User.objects.create_user("alice", password="alice-password-1")
+    a = PackingAnalysis.objects.create(
+        owner=owner,
+        source=PackingSource.SCENARIO,
+        source_spec={},
+        label="google-like on google-balanced",
+        time_s=1800.0,
+        spec={},
+        name="holes at noon",
+        share_token="secret-token-of-the-public-link",
+    )
+    s = Search.objects.create(
+        owner=owner,
+        scenario={},
+        cluster_label="dse-2020",
+        workload_label="workflows",
+        metric="trt",
+        population=32,
+        max_generations=40,
+        seed=7,
+        sim_seed=0,
+        fingerprint="f" * 64,
+        name="best TRT policy",
+    )
+    listing = admin_client.get("/admin/dashboard/packinganalysis/").content.decode()
+    assert "holes at noon" in listing and "google-like on google-balanced" in listing
+    page = admin_client.get(f"/admin/dashboard/packinganalysis/{a.pk}/change/")
+    assert page.status_code == 200 and b"secret-token-of-the-public-link" not in page.content
+    listing = admin_client.get("/admin/dashboard/search/").content.decode()
+    assert "best TRT policy" in listing and ">trt<" in listing
+    assert admin_client.get(f"/admin/dashboard/search/{s.pk}/change/").status_code == 200
