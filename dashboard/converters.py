@@ -10,9 +10,17 @@ from __future__ import annotations
 
 from django.urls import register_converter
 
+#: The most digits a row id may have (see above); query parameters that name a row use the same bound.
+MAX_ID_DIGITS = 18
+
+
+def row_id(text: str) -> int | None:
+    """``text`` as a row id, or None when it cannot be one (not digits, or too long for the database)."""
+    return int(text) if text.isdigit() and len(text) <= MAX_ID_DIGITS else None
+
 
 class IdConverter:
-    regex = "[0-9]{1,18}"
+    regex = f"[0-9]{{1,{MAX_ID_DIGITS}}}"
 
     def to_python(self, value: str) -> int:
         return int(value)

@@ -12,12 +12,13 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, packing_charts, packing_downloads, queueing
+from dashboard.converters import row_id
 from dashboard.forms import ShareForm
 from dashboard.models import Status
 from dashboard.packing_forms import PackingForm, initial_from
@@ -41,14 +42,18 @@ def packing_list(request: HttpRequest) -> HttpResponse:
 def packing_new(request: HttpRequest) -> HttpResponse:
     user = access.signed_in(request)
     initial: dict[str, Any] = {}
-    source = request.GET.get("from", "")
-    if source.isdigit():
-        initial = initial_from(access.get_analysis_for_user(user, int(source)))
-    elif request.GET.get("run", "").isdigit():
-        run = access.get_run_for_user(user, int(request.GET["run"]))
+    # A number too long to be a row id is not found, like <id:> addresses (never an overflow in the driver).
+    given = {k: request.GET.get(k, "") for k in ("from", "run", "trace")}
+    ids = {k: row_id(v) for k, v in given.items()}
+    if any(v.isdigit() and ids[k] is None for k, v in given.items()):
+        raise Http404("no such analysis, run or trace")
+    if (source := ids["from"]) is not None:
+        initial = initial_from(access.get_analysis_for_user(user, source))
+    elif (run_id := ids["run"]) is not None:
+        run = access.get_run_for_user(user, run_id)
         initial = {"source": PackingSource.RUN, "run": str(run.pk)}
-    elif request.GET.get("trace", "").isdigit():
-        trace = access.get_upload_for_user(user, "trace", int(request.GET["trace"]))
+    elif (trace_id := ids["trace"]) is not None:
+        trace = access.get_upload_for_user(user, "trace", trace_id)
         initial = {"source": PackingSource.TRACE, "trace": str(trace.pk), "placed_by": "arrival"}
     form = PackingForm(request.POST or None, owner=user, initial=initial or None)
     if request.method == "POST" and form.is_valid():

@@ -25,6 +25,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, charts, downloads, imports, lotes_view, queueing, sweep_views
+from dashboard.converters import row_id
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from dashboard.services.cache import is_cached
@@ -70,8 +71,8 @@ def _filtered(request: HttpRequest) -> tuple[QuerySet[Experiment], dict[str, str
         qs = qs.filter(owner=access.signed_in(request))
     elif f["owner"]:
         qs = qs.filter(owner__username=f["owner"])
-    if f["team"].isdigit():
-        qs = qs.filter(team_id=int(f["team"]))
+    if (team_id := row_id(f["team"])) is not None:
+        qs = qs.filter(team_id=team_id)
     elif f["team"]:
         ignored.append(f"team={f['team']!r} is not a team number: showing every team")
         f["team"] = ""

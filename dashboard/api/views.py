@@ -28,6 +28,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from dashboard import access, downloads, imports, queueing, sweep_views
 from dashboard.api import serializers as s
+from dashboard.converters import row_id
 from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
 from dashboard.services import sweeps
 from dashboard.services.experiments import (
@@ -175,8 +176,8 @@ class ExperimentList(GenericAPIView):
         st, team, owner = (request.query_params.get(k, "") for k in ("status", "team", "owner"))
         if st:
             qs = qs.filter(status=st)
-        if team.isdigit():
-            qs = qs.filter(team_id=int(team))
+        if (team_id := row_id(team)) is not None:
+            qs = qs.filter(team_id=team_id)
         if owner == "me":
             qs = qs.filter(owner=request.user)
         elif owner:

@@ -174,3 +174,20 @@ def test_jobs_that_never_started_have_no_machine_or_config_in_csv_and_parquet(ow
     assert all(r["machine"] != "" for r in rows if r["start_s"] != "")
     table = pq.read_table(io.BytesIO(b"".join(owner_client.get(base + "jobs.parquet").streaming_content)))
     assert table.column("machine").null_count == len(waiting) == table.column("config").null_count
+
+
+HUGE = "141684716009657057280"  # more digits than a row id has (the API fuzz found it): an overflow in the driver
+
+
+def test_a_team_number_too_long_to_be_a_row_is_ignored_on_the_page_and_in_the_api_never_a_500(owner_client, owner):
+    create_experiment(owner, small_scenario())
+    resp = owner_client.get(reverse("experiment-list"), {"team": HUGE})
+    assert resp.status_code == 200 and resp.context["page"].paginator.count == 1
+    assert f"Ignored: team=&#x27;{HUGE}&#x27; is not a team number" in resp.content.decode()
+    api = owner_client.get("/api/experiments/", {"team": HUGE})
+    assert api.status_code == 200 and api.json()["count"] == 1
+
+
+def test_a_packing_source_number_too_long_to_be_a_row_is_not_found(owner_client):
+    for key in ("from", "run", "trace"):
+        assert owner_client.get(reverse("packing-new"), {key: HUGE}).status_code == 404
