@@ -538,3 +538,5 @@ from dashboard.search_models import (  # noqa: E402, F401
     SearchEvaluation,
     SearchGeneration,
 )
+
+from dashboard.mapping_models import TraceDraft, TraceMapping  # noqa: E402, F401
