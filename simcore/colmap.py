@@ -555,12 +555,17 @@ def sniff(text: str, n: int = PREVIEW_ROWS) -> Preview:
     return Preview([c.strip() for c in parsed[0]], parsed[1:])
 
 
-def preview(text: str, mapping: Mapping, where: Where | None = None, n: int = PREVIEW_ROWS) -> Preview:
-    """The first rows of ``text`` through the map: the converted jobs and each bad row's problem."""
+def preview(
+    text: str, mapping: Mapping, where: Where | None = None, n: int = PREVIEW_ROWS, label: str = "the file"
+) -> Preview:
+    """The first rows of ``text`` through the map: the converted jobs and each bad row's problem.
+
+    Line numbers count from the header (line 1) and assume no blank or comment lines before it.
+    """
     p = sniff(text, n)
-    bound = bind(mapping, where or Where(), p.header, "the file", 1)
+    bound = bind(mapping, where or Where(), p.header, label, 1)
     errors = RowErrors("skip")
-    chunks = _Chunks(bound, "the file", errors)
+    chunks = _Chunks(bound, label, errors)
     chunks.add([_row_text(r) for r in p.rows], 2)
     p.problems = list(errors.examples)
     p.filtered = chunks.filtered

@@ -81,7 +81,8 @@ def draft_of(user: User) -> TraceDraft | None:
 
 def preview_draft(draft: TraceDraft, column_map: str, where: str | None) -> colmap.Preview:
     """The draft's first rows through the map (problems listed, never raised)."""
-    return colmap.preview(draft.head, colmap.parse_map(column_map), colmap.parse_where(where) if where else None)
+    flt = colmap.parse_where(where) if where else None
+    return colmap.preview(draft.head, colmap.parse_map(column_map), flt, label=draft.filename)
 
 
 def import_draft(draft: TraceDraft, options: MappingT[str, Any]) -> TraceUpload:

@@ -76,7 +76,7 @@ def test_the_preview_shows_the_converted_jobs_by_hand(owner_client: Any) -> None
     rows = page.split('id="preview"')[1].split("</table>")[0]
     assert rows.count("<tr>") == 4  # the header and three jobs (M3 is Running, M4 has no end time)
     assert "<td>60</td>" in rows and "<td>110</td>" in rows and "<td>0.5</td>" in rows
-    assert "line 5: end_time: empty" in page
+    assert "batch_task.csv, line 5: end_time: empty" in page
     assert 'id="import-button"' in page
 
 
