@@ -54,7 +54,7 @@ from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
-from simcore.traces import ImportProgress, ImportReport, ImportResult
+from simcore.traces import ImportProgress, ImportResult
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,9 @@ def _check_columns(content: bytes, filename: str, opts: Mapping[str, Any]) -> No
     try:
         header = colmap.sniff(head, 0).header
         mapping = colmap.parse_map(opts["map"]) if opts.get("map") else colmap.identity_map(header)
-        colmap.bind(mapping, colmap.parse_where(opts["where"]) if opts.get("where") else colmap.Where(), header, filename, 1)
+        colmap.bind(
+            mapping, colmap.parse_where(opts["where"]) if opts.get("where") else colmap.Where(), header, filename, 1
+        )
     except ParameterError as e:
         raise ParameterError(f"map: {e}") from None
     except InputError as e:
@@ -501,7 +503,7 @@ def _read_csv(f: InputFile, options: Mapping[str, Any], name: str, progress: _Re
     )
     return importer.import_trace(
         "csv",
-        [stream],  # type: ignore[list-item]
+        [stream],
         cluster=options.get("cluster"),
         on_error=options.get("on_error", "raise"),
         column_map=options.get("map"),

@@ -48,7 +48,10 @@ class MapForm(forms.Form):
         help_text="column=value[|value...], e.g. status=Terminated; blank: every row",
     )
     on_error = forms.ChoiceField(
-        choices=[("raise", "stop at the first bad row"), ("skip", "skip bad rows (e.g. an empty end time), count them")],
+        choices=[
+            ("raise", "stop at the first bad row"),
+            ("skip", "skip bad rows (e.g. an empty end time), count them"),
+        ],
         initial="skip",
         label="bad rows",
     )
@@ -102,7 +105,7 @@ class MapForm(forms.Form):
         return items
 
     def clean(self) -> dict[str, Any]:
-        cd = super().clean()
+        cd = super().clean() or {}
         typed = (cd.get("column_map") or "").strip()
         picked = any(cd.get(f"{t}_{k}") not in (None, "") for t, _, _ in TARGETS for k in ("col", "minus", "op"))
         if typed and picked:

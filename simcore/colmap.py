@@ -382,9 +382,9 @@ class _Chunks:
                 )
                 continue
             keep.append(i)
-        for col, values in self.b.where.conds:
+        for col, wanted in self.b.where.conds:
             k = self.b.index[col]
-            allowed = set(values)
+            allowed = set(wanted)
             before = len(keep)
             keep = [i for i in keep if rows[i][k].strip() in allowed]
             self.filtered += before - len(keep)
@@ -405,7 +405,7 @@ class _Chunks:
                         problems.setdefault(j, []).append((f"{c}: {kind}", f"{c}: {w}"))
         values = np.empty((len(keep), len(self.targets)))
         with np.errstate(all="ignore"):
-            for t, (target, e) in enumerate(self.b.mapping.items):
+            for t, (_, e) in enumerate(self.b.mapping.items):
                 values[:, t] = _evaluate(e, cols)
         limit = np.array([_bound(t) for t in self.targets])
         wrong = ~bad[:, None] & (~np.isfinite(values) | (values < 0) | (values > limit))

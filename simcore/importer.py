@@ -126,7 +126,9 @@ def _read_csv(
     else:
         wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)
         report.rows_read["trace"] = wl.n_jobs
-        report.notes.append("read with simcore.tracefile: checked strictly (on_error=skip reads through simcore.colmap)")
+        report.notes.append(
+            "read with simcore.tracefile: checked strictly (on_error=skip reads through simcore.colmap)"
+        )
     if cluster is None:
         cluster = csv_default_cluster(wl.resources)
         report.notes.append(

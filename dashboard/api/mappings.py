@@ -63,7 +63,9 @@ class MappingList(GenericAPIView):
             m = mappings.save_mapping(access.signed_in(request), d["name"], d["map"], d["where"])
         except SimcoreError as e:
             msg = str(e)
-            raise ValidationError({msg.split(":", 1)[0] if msg.startswith(("map", "where")) else "name": [msg]}) from None
+            raise ValidationError(
+                {msg.split(":", 1)[0] if msg.startswith(("map", "where")) else "name": [msg]}
+            ) from None
         return Response(MappingSerializer(m).data, status=status.HTTP_201_CREATED)
 
 

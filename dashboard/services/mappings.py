@@ -49,7 +49,7 @@ def save_mapping(owner: User, name: str, column_map: str, where: str = "") -> Tr
     try:
         with transaction.atomic():
             m, _ = TraceMapping.objects.update_or_create(
-                owner=owner, name=name, defaults={"column_map": opts["map"], "where": opts["where"] or ""}
+                owner=owner, name=name, defaults={"column_map": opts["map"] or "", "where": opts["where"] or ""}
             )
     except IntegrityError:  # two saves of one name at once: the other one won
         m = TraceMapping.objects.get(owner=owner, name=name)

@@ -1,4 +1,4 @@
-"""Headless Chromium maps a foreign CSV (an Alibaba-like batch_task table) on the upload page and runs an experiment on it.
+"""Headless Chromium maps a foreign CSV (an Alibaba-like batch_task table) on the upload page, then runs on it.
 
 Same start-up as tests/dashboard/test_browser.py (Debian's chromium through Playwright). Predicates passed to
 ``wait_for_function`` are functions: a string would be eval'd, which the page's CSP refuses.
@@ -14,7 +14,8 @@ import pytest
 from dashboard.models import Experiment, ImportStatus, Status, TraceUpload
 from simcore.tracefile import read_trace
 from tests.dashboard.conftest import ARTIFACTS
-from tests.dashboard.test_browser import browser_page, pytestmark  # noqa: F401 (the fixture and the marks)
+from tests.dashboard.test_browser import browser_page as browser_page  # the fixture
+from tests.dashboard.test_browser import pytestmark as pytestmark  # browser, live database, the worker
 
 HEADER = "task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem"
 

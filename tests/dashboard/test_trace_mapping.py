@@ -21,13 +21,13 @@ from simcore import importer
 from simcore.tracefile import read_trace
 
 ALIBABA = (
-    "task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem\n"
-    "M1,1,j_1,1,Terminated,100,160,100,0.39\n"
-    "R2_1,2,j_1,1,Terminated,90,200,50,0.2\n"
-    "M3,1,j_2,1,Running,300,,100,0.1\n"
-    "M4,1,j_3,1,Terminated,310,,200,0.5\n"
-    "M5,1,j_3,1,Terminated,320,330,300,0.5\n"
-).encode()
+    b"task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem\n"
+    b"M1,1,j_1,1,Terminated,100,160,100,0.39\n"
+    b"R2_1,2,j_1,1,Terminated,90,200,50,0.2\n"
+    b"M3,1,j_2,1,Running,300,,100,0.1\n"
+    b"M4,1,j_3,1,Terminated,310,,200,0.5\n"
+    b"M5,1,j_3,1,Terminated,320,330,300,0.5\n"
+)
 MAP = "submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100,mem=plan_mem"
 PICKS = {
     "submit_s_col": "start_time",

@@ -141,8 +141,14 @@ def test_a_map_reads_back_from_its_text(m: Mapping) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(_names, st.lists(st.from_regex(r"[A-Za-z0-9_]{1,6}", fullmatch=True), min_size=1,
-                                             max_size=3)), min_size=1, max_size=3, unique_by=lambda c: c[0]))
+@given(
+    st.lists(
+        st.tuples(_names, st.lists(st.from_regex(r"[A-Za-z0-9_]{1,6}", fullmatch=True), min_size=1, max_size=3)),
+        min_size=1,
+        max_size=3,
+        unique_by=lambda c: c[0],
+    )
+)
 def test_a_filter_reads_back_from_its_text(conds: list[tuple[str, list[str]]]) -> None:
     w = Where(tuple((c, tuple(v)) for c, v in conds))
     assert parse_where(w.text()) == w
