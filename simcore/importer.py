@@ -121,7 +121,7 @@ def _read_csv(
         src = io.BytesIO(bytes(src))
     report = ImportReport("csv")
     report.files["trace"] = [label]
-    if column_map or where or on_error == "skip":
+    if column_map is not None or where is not None or on_error == "skip":
         wl = _read_mapped(src, label, cluster, column_map, where, on_error, name, report)
     else:
         wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)
@@ -170,8 +170,8 @@ def _read_mapped(
     """A CSV through :mod:`simcore.colmap` (a map, a filter, or skipping bad rows); resources in cluster order."""
     from simcore import colmap
 
-    mapping = colmap.parse_map(column_map) if column_map else None
-    flt = colmap.parse_where(where) if where else None
+    mapping = colmap.parse_map(column_map) if column_map is not None else None
+    flt = colmap.parse_where(where) if where is not None else None
     got = colmap.read_mapped(src, mapping, flt, on_error=on_error, name=name, label=label)
     wl = got.workload
     report.rows_read["trace"] = got.rows_read
@@ -273,7 +273,7 @@ def import_trace(
     bad rows. A CSV without ``cluster`` is checked against
     :func:`csv_default_cluster`.
     """
-    if fmt != "csv" and (column_map or where):
+    if fmt != "csv" and (column_map is not None or where is not None):
         raise ParameterError("--map and --where apply to --format csv only")
     if fmt not in FORMATS:
         raise ParameterError(f"unknown trace format {fmt!r}; valid formats: {', '.join(FORMATS)}")

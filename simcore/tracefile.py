@@ -205,7 +205,8 @@ def _layout(
         raise InputError(
             f"missing column(s) {', '.join(missing)}: a trace needs {SUBMIT}, {DURATION} and one column per "
             f"resource{' (' + ', '.join(resources) + ')' if resources else ', e.g. cpu, mem'}; the header has "
-            f"{', '.join(cols)} (another layout: map its columns with --map, see simcore.colmap)",
+            f"{', '.join(cols)} (a file with other column names: map them with simcore import --map, or on the "
+            "upload page's 'map its columns')",
             file=label,
             line=line,
             column=missing[0] if len(missing) == 1 else None,

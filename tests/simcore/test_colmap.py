@@ -274,6 +274,31 @@ def test_cli_bad_maps_exit_2_with_one_line(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(
+    "extra,words",
+    [
+        (["--where", "status"], "--where 'status': expected column=value"),
+        (["--where", "state=Terminated"], "missing column(s) state"),
+        (["--map", ""], "--map is empty"),
+    ],
+)
+def test_cli_bad_filters_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], words: str
+) -> None:
+    args = ["--map", MAP, *extra] if extra[0] == "--where" else extra
+    rc, _, err = _cli(capsys, "import", "--format", "csv", str(_file(tmp_path)), *args, "--out", str(tmp_path))
+    assert rc == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_project_csv_header_error_lists_every_missing_column_at_once(tmp_path: Path) -> None:
+    p = _file(tmp_path, "start,end,plan_cpu\n1,2,3\n", "t.csv")
+    with pytest.raises(InputError) as e:
+        read_trace(p, resources=["cpu", "mem"])
+    msg = str(e.value)
+    assert "missing column(s) submit_s, duration_s, cpu, mem" in msg and "the header has start, end, plan_cpu" in msg
+    assert e.value.line == 1
+
+
 def test_cli_an_empty_field_without_skip_exits_2_naming_the_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
