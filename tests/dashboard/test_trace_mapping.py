@@ -207,3 +207,11 @@ def test_the_dashboard_and_the_cli_keep_the_same_jobs_of_a_csv(owner: User, owne
     assert up.info["jobs"] == cli["jobs"] == 2
     assert up.report["dropped"] == cli["dropped"] == {"request larger than every machine of the cluster": 1}
     assert up.report["cluster"]["name"] == cli["cluster"]["name"] == "google-2011"
+
+
+def test_a_gzipped_csv_goes_through_the_page_too(owner_client: Any) -> None:
+    assert _send(owner_client, gzip.compress(ALIBABA), "batch_task.csv.gz").status_code == 302
+    assert "<td>R2_1</td>" in owner_client.get(URL).content.decode()
+    assert owner_client.post(URL, {**PICKS, "action": "import"}).status_code == 302
+    up = _ready(TraceUpload.objects.get())
+    assert up.filename == "ali.csv" and up.info["jobs"] == 2
