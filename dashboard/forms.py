@@ -492,7 +492,7 @@ class TraceUploadForm(forms.Form):
         required=False,
         initial="raise",
         label="bad rows",
-        help_text="skip applies to Google and SWF; a CSV trace is always checked strictly",
+        help_text="every format; a CSV row with an empty or non-numeric field is such a row",
     )
     unfinished = forms.ChoiceField(
         choices=[("cut", "cut at the window's end"), ("drop", "drop")],
@@ -517,8 +517,9 @@ class TraceUploadForm(forms.Form):
     cluster = forms.ChoiceField(
         required=False,
         label="normalise against",
-        help_text="Google and SWF; blank: the trace's machines (machine_events, SWF header) or the google-2011 "
-        "preset. WfCommons: the cores tasks are checked against (blank: dse-2020)",
+        help_text="blank: the trace's machines (machine_events, SWF header) or the google-2011 preset (a CSV: "
+        "google-2011 when it requests cpu and mem, else none). WfCommons: the cores tasks are checked against "
+        "(blank: dse-2020)",
     )
     classes = forms.IntegerField(
         required=False,

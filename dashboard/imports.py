@@ -54,7 +54,7 @@ from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
-from simcore.traces import ImportProgress, ImportReport, ImportResult
+from simcore.traces import ImportProgress, ImportResult
 
 log = logging.getLogger(__name__)
 
@@ -108,8 +108,10 @@ DEFAULTS: dict[str, Any] = {
     "class_window_hours": 24.0,
     "class_seed": 0,
     "class_duration": False,
+    "map": None,
+    "where": None,
 }
-_REAL_ONLY = ("start_s", "end_s", "cluster")  # window and normalisation: Google and SWF only
+_REAL_ONLY = ("start_s", "end_s")  # the window: Google and SWF only (a CSV is cut by an experiment's hours)
 _WINDOW = ("start_s", "end_s")  # Google and SWF only (a WfCommons import takes a cluster, to check cores against)
 
 
@@ -139,11 +141,13 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
     ``format``: csv, swf or google2011. ``on_error``: ``raise`` stops at the
     first malformed row (file, line, field), ``skip`` skips and counts such
-    rows in the report (Google and SWF; the project CSV is always strict).
+    rows in the report (every format). ``map``/``where``: a CSV with other
+    column names (:mod:`simcore.colmap`'s grammar).
     ``start_s``/``end_s``: the window (s, Google and SWF). ``unfinished``:
     Google tasks running at the window's end are ``cut`` or ``drop``-ped.
     ``cluster``: a cluster preset to normalise against (default: Google's
-    machine_events or the google-2011 preset; SWF's parallel computer); for
+    machine_events or the google-2011 preset; SWF's parallel computer; for a
+    CSV, :func:`simcore.importer.csv_default_cluster`, as the CLI); for
     ``wfcommons`` instances, the cluster whose largest machine's cores clip
     the tasks' requests (default dse-2020).
     ``classes``: K k-means job classes fitted on the first
@@ -175,6 +179,9 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
                 f"{', '.join(given)} apply to google2011 and swf traces; a CSV trace is used as it "
                 "is (an experiment's hours cut it)"
             )
+        o.update(check_map_options(o["map"], o["where"]))
+    elif o["map"] is not None or o["where"] is not None:
+        raise ParameterError("map and where apply to csv traces only")
     if o["format"] == TraceFormat.WFCOMMONS:
         given = [k for k in _WINDOW if o[k] != DEFAULTS[k]]
         if given:
@@ -192,6 +199,63 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("class_window_hours", "class_seed", "class_duration"):
         del o[key]
     return o
+
+
+def check_map_options(column_map: Any, where: Any) -> dict[str, str | None]:
+    """``map`` and ``where`` parsed and written back in canonical form; ParameterError starts with the option."""
+    from simcore import colmap
+
+    out: dict[str, str | None] = {"map": None, "where": None}
+    for key, parse in (("map", colmap.parse_map), ("where", colmap.parse_where)):
+        v = column_map if key == "map" else where
+        if v is None:
+            continue
+        if not isinstance(v, str):
+            raise ParameterError(f"{key} must be text, got {v!r}")
+        try:
+            out[key] = parse(v).text()
+        except ParameterError as e:
+            raise ParameterError(f"{key}: {str(e).split(': ', 1)[-1]}") from None
+    return out
+
+
+def _check_columns(content: bytes, filename: str, opts: Mapping[str, Any]) -> None:
+    """A map or filter naming a column the file's header lacks fails the request (a 400), not the import."""
+    from simcore import colmap
+
+    if not (opts.get("map") or opts.get("where")):
+        return
+    head = head_text(content)
+    try:
+        header = colmap.sniff(head, 0).header
+        mapping = colmap.parse_map(opts["map"]) if opts.get("map") else colmap.identity_map(header)
+        colmap.bind(
+            mapping, colmap.parse_where(opts["where"]) if opts.get("where") else colmap.Where(), header, filename, 1
+        )
+    except ParameterError as e:
+        raise ParameterError(f"map: {e}") from None
+    except InputError as e:
+        raise ParameterError(f"map: {e}") from None
+
+
+#: Bytes of a file's (decompressed) head that the mapping page shows and the column check reads.
+HEAD_BYTES = 64 << 10
+
+
+def head_text(content: bytes) -> str:
+    """The first whole lines (at most HEAD_BYTES) of a plain or gzipped file, as text."""
+    if content.startswith(GZIP_MAGIC):
+        import zlib
+
+        try:
+            raw = zlib.decompressobj(wbits=31).decompress(content, HEAD_BYTES)
+        except zlib.error:
+            raise InputError("not a valid gzip file") from None
+    else:
+        raw = content[:HEAD_BYTES]
+    if len(raw) >= HEAD_BYTES and b"\n" in raw:
+        raw = raw[: raw.rindex(b"\n")]
+    return raw.decode("utf-8-sig", errors="replace").replace("\r", "")
 
 
 # ---------------------------------------------------------------------------- the request
@@ -235,6 +299,8 @@ def create_trace_import(
         except InputError as e:
             raise InputError(e.reason, file=fname) from None
         check_file_type(fmt.label, fmt.suffixes, fname, f.content)
+        if f.role == fmt.main_role and opts["format"] == TraceFormat.CSV:
+            _check_columns(f.content, fname, opts)
         clean.append(InputFile(f.role, fname, f.content))
     total = sum(len(f.content) for f in clean)
     if total > settings.SIMCORE_MAX_UPLOAD_MB * 2**20:
@@ -424,10 +490,10 @@ def _stem(name: str) -> str:
     return stem
 
 
-def _read_csv(f: InputFile, progress: _Reporter) -> ImportResult:
-    from simcore.tracefile import read_trace
+def _read_csv(f: InputFile, options: Mapping[str, Any], name: str, progress: _Reporter) -> ImportResult:
+    """The CSV through :func:`simcore.importer.import_trace`, as ``simcore import --format csv`` reads it."""
+    from simcore import importer
 
-    t0, c0 = time.perf_counter(), time.process_time()
     total = len(f.content)
     stream = io.BufferedReader(
         _CountingReader(
@@ -435,15 +501,15 @@ def _read_csv(f: InputFile, progress: _Reporter) -> ImportResult:
         ),
         buffer_size=1 << 20,
     )
-    wl = read_trace(stream)
-    if wl.n_jobs == 0:
-        raise InputError("the trace has no jobs", file=f.filename)
-    report = ImportReport("csv", files={"trace": [f.filename]}, rows_read={"trace": wl.n_jobs})
-    report.notes.append("read with simcore.tracefile: checked strictly (the first bad line is an error)")
-    if wl.params.get("sorted_on_read"):
-        report.notes.append("rows were not in submit order: sorted (stable)")
-    report.wall_s, report.cpu_s = time.perf_counter() - t0, time.process_time() - c0
-    return ImportResult(wl, None, report)
+    return importer.import_trace(
+        "csv",
+        [stream],
+        cluster=options.get("cluster"),
+        on_error=options.get("on_error", "raise"),
+        column_map=options.get("map"),
+        where=options.get("where"),
+        name=name,
+    )
 
 
 def convert(
@@ -457,7 +523,7 @@ def convert(
     for f in files:
         by_role.setdefault(f.role, []).append(f)
     if fmt == TraceFormat.CSV:
-        result = _read_csv(by_role[ImportRole.TRACE][0], progress)
+        result = _read_csv(by_role[ImportRole.TRACE][0], options, name, progress)
     elif fmt == TraceFormat.WFCOMMONS:
         result = importer.import_trace(
             "wfcommons",
@@ -501,7 +567,8 @@ def convert(
         classes = clean_json(importer.class_table_dict(wl))
     progress.write("storing the trace", 0.99)
     main_file = files[0]
-    if fmt == TraceFormat.CSV and classes is None:
+    as_sent = not (options.get("map") or options.get("where") or result.report.rows_skipped or result.report.dropped)
+    if fmt == TraceFormat.CSV and classes is None and as_sent:
         # The user's own file, byte for byte, as before background imports (read_trace found no fault in it).
         raw = main_file.content if main_file.filename.lower().endswith(".gz") else gzip.decompress(main_file.content)
         filename, content_gz, digest = main_file.filename, gzip.compress(raw, 1), hashlib.sha256(raw).hexdigest()

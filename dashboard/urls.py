@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from dashboard import account_views, converters, packing_views, search_urls, sweep_views, views  # noqa: F401 (converters registers <id:>)
+from dashboard import account_views, converters, mapping_views, packing_views, search_urls, sweep_views, views  # noqa: F401 (converters registers <id:>)
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -51,6 +51,9 @@ urlpatterns = [
         name="packing-shared-download",
     ),
     path("uploads/", views.uploads, name="uploads"),
+    path("uploads/trace/map/", mapping_views.trace_map, name="trace-map"),
+    path("uploads/trace/map/discard/", mapping_views.trace_map_discard, name="trace-map-discard"),
+    path("uploads/trace/map/<id:pk>/delete/", mapping_views.trace_map_delete, name="trace-map-delete"),
     path("uploads/trace/<id:pk>/", views.trace_import_detail, name="trace-import-detail"),
     path("uploads/trace/<id:pk>/progress.json", views.trace_import_progress, name="trace-import-progress"),
     path("uploads/trace/<id:pk>/cancel/", views.trace_import_cancel, name="trace-import-cancel"),

@@ -79,6 +79,23 @@ def _select(wl: Workload, keep: np.ndarray, report: ImportReport) -> Workload:
     )
 
 
+def csv_default_cluster(resources: Sequence[str]) -> Cluster | None:
+    """The cluster a CSV is checked against when none is named: the same for the CLI and the dashboard.
+
+    ``google-2011`` when the trace requests its resources (``cpu``, ``mem``,
+    normalised to its largest machine); otherwise none (jobs are kept as they
+    are and checked against the cluster a run uses).
+    """
+    from simcore.presets import CLUSTERS
+
+    cluster = CLUSTERS.get(CSV_DEFAULT_CLUSTER).build()
+    return cluster if tuple(cluster.resources) == tuple(resources) else None
+
+
+#: The preset :func:`csv_default_cluster` takes.
+CSV_DEFAULT_CLUSTER = "google-2011"
+
+
 def _read_csv(
     inputs: Sequence[Source],
     cluster: Cluster | None,
@@ -86,6 +103,9 @@ def _read_csv(
     end_s: float | None,
     name: str | None,
     progress: ProgressFn | None,
+    on_error: Literal["raise", "skip"] = "raise",
+    column_map: str | None = None,
+    where: str | None = None,
 ) -> ImportResult:
     from simcore.tracefile import read_trace
 
@@ -94,38 +114,83 @@ def _read_csv(
     t0 = time.perf_counter()
     c0 = time.process_time()
     src = inputs[0]
-    label = os.fspath(src) if isinstance(src, (str, os.PathLike)) else "upload"
+    label = os.fspath(src) if isinstance(src, (str, os.PathLike)) else str(getattr(src, "name", None) or "upload")
     if isinstance(src, (bytes, bytearray, memoryview)):
         import io
 
         src = io.BytesIO(bytes(src))
-    wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)
     report = ImportReport("csv")
     report.files["trace"] = [label]
-    report.rows_read["trace"] = wl.n_jobs
-    report.notes.append("read with simcore.tracefile (stops at the first bad line: --on-error skip does not apply)")
+    if column_map is not None or where is not None or on_error == "skip":
+        wl = _read_mapped(src, label, cluster, column_map, where, on_error, name, report)
+    else:
+        wl = read_trace(src, resources=cluster.resources if cluster is not None else None, name=name)
+        report.rows_read["trace"] = wl.n_jobs
+        report.notes.append(
+            "read with simcore.tracefile: checked strictly (on_error=skip reads through simcore.colmap)"
+        )
     if cluster is None:
-        from simcore.presets import CLUSTERS
-
-        cluster = CLUSTERS.get("google-2011").build()
-        if tuple(cluster.resources) != tuple(wl.resources):
-            raise ParameterError(
-                f"the trace's resources {list(wl.resources)} are not those of the default cluster "
-                f"google-2011 {list(cluster.resources)}; name one with --cluster"
-            )
+        cluster = csv_default_cluster(wl.resources)
+        report.notes.append(
+            f"no cluster named: checked against the default {CSV_DEFAULT_CLUSTER!r} (the trace requests its resources)"
+            if cluster is not None
+            else f"no cluster named, and the trace's resources {list(wl.resources)} are not those of the default "
+            f"{CSV_DEFAULT_CLUSTER!r}: jobs kept as they are (a run checks them against its cluster)"
+        )
+    else:
+        report.notes.append(f"checked against cluster {cluster.name!r}")
     if wl.params.get("sorted_on_read"):
         report.notes.append("rows were not in submit order: sorted (stable)")
     if start_s > 0 or end_s is not None:
         wl = _cut_window(wl, start_s, end_s, report)
-    fits = fits_any(wl.request, cluster)
-    report.drop("request larger than every machine of the cluster", int(np.count_nonzero(~fits)))
-    if not fits.all():
-        wl = _select(wl, fits, report)
+    if cluster is not None:
+        fits = fits_any(wl.request, cluster)
+        report.drop("request larger than every machine of the cluster", int(np.count_nonzero(~fits)))
+        if not fits.all():
+            wl = _select(wl, fits, report)
+    if wl.n_jobs == 0:
+        raise InputError("no job is left (see the dropped counts: every job was dropped)", file=label)
     if progress is not None:
         progress(ImportProgress("trace", label, 0, 1, 1, 1, wl.n_jobs))
     report.wall_s = time.perf_counter() - t0
     report.cpu_s = time.process_time() - c0
     return ImportResult(wl, cluster, report)
+
+
+def _read_mapped(
+    src: Source,
+    label: str,
+    cluster: Cluster | None,
+    column_map: str | None,
+    where: str | None,
+    on_error: Literal["raise", "skip"],
+    name: str | None,
+    report: ImportReport,
+) -> Workload:
+    """A CSV through :mod:`simcore.colmap` (a map, a filter, or skipping bad rows); resources in cluster order."""
+    from simcore import colmap
+
+    mapping = colmap.parse_map(column_map) if column_map is not None else None
+    flt = colmap.parse_where(where) if where is not None else None
+    got = colmap.read_mapped(src, mapping, flt, on_error=on_error, name=name, label=label)
+    wl = got.workload
+    report.rows_read["trace"] = got.rows_read
+    report.absorb(got.errors)
+    report.drop(f"filtered out by where {flt.text() if flt else ''}".strip(), got.filtered)
+    report.notes.append(
+        f"columns mapped with {wl.params['column_map']}" if mapping else "read with simcore.colmap (project header)"
+    )
+    if on_error == "skip" and not got.errors.skipped:
+        report.notes.append("on_error=skip: no row needed skipping")
+    if cluster is not None and tuple(cluster.resources) != wl.resources:
+        if sorted(cluster.resources) != sorted(wl.resources):
+            raise ParameterError(
+                f"the map gives resources {list(wl.resources)}; cluster {cluster.name!r} has "
+                f"{list(cluster.resources)} (map one column to each)"
+            )
+        idx = [wl.resources.index(r) for r in cluster.resources]
+        wl = dataclasses.replace(wl, resources=tuple(cluster.resources), request=wl.request[:, idx])
+    return wl
 
 
 def _read_wfcommons(
@@ -192,6 +257,8 @@ def import_trace(
     arrival: str = "together",
     interarrival_s: float = 0.0,
     seed: int = 0,
+    column_map: str | None = None,
+    where: str | None = None,
 ) -> ImportResult:
     """Read a trace in format ``fmt`` (times in seconds) into a workload and its cluster.
 
@@ -201,7 +268,13 @@ def import_trace(
     ``dse-2020`` preset for WfCommons instances. WfCommons only: ``jobs``,
     ``arrival``, ``interarrival_s`` and ``seed`` (Poisson gaps) replay the
     instances as a stream (:func:`simcore.traces.wfcommons.wfcommons_workload`).
+    CSV only: ``column_map`` and ``where`` (:mod:`simcore.colmap`'s grammar)
+    read a CSV with other column names; ``on_error="skip"`` skips and counts
+    bad rows. A CSV without ``cluster`` is checked against
+    :func:`csv_default_cluster`.
     """
+    if fmt != "csv" and (column_map is not None or where is not None):
+        raise ParameterError("--map and --where apply to --format csv only")
     if fmt not in FORMATS:
         raise ParameterError(f"unknown trace format {fmt!r}; valid formats: {', '.join(FORMATS)}")
     if not inputs:
@@ -242,7 +315,7 @@ def import_trace(
             progress=progress,
             name=name,
         )
-    return _read_csv(inputs, cl, start_s, end_s, name, progress)
+    return _read_csv(inputs, cl, start_s, end_s, name, progress, on_error, column_map, where)
 
 
 def classify(
@@ -367,7 +440,9 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
 
 
 __all__ = [
+    "CSV_DEFAULT_CLUSTER",
     "FORMATS",
+    "csv_default_cluster",
     "class_table_dict",
     "classify",
     "import_trace",

@@ -199,9 +199,18 @@ def _layout(
         if c in seen:
             raise InputError("column appears twice in the header", file=label, line=line, column=c)
         seen.add(c)
-    for need in (SUBMIT, DURATION):
-        if need not in seen:
-            raise InputError(f"missing column (the header has {', '.join(cols)})", file=label, line=line, column=need)
+    missing = [c for c in (SUBMIT, DURATION, *(resources or ())) if c not in seen]
+    if missing:
+        # Every missing column at once, with what is required and what was found (issue 17).
+        raise InputError(
+            f"missing column(s) {', '.join(missing)}: a trace needs {SUBMIT}, {DURATION} and one column per "
+            f"resource{' (' + ', '.join(resources) + ')' if resources else ', e.g. cpu, mem'}; the header has "
+            f"{', '.join(cols)} (a file with other column names: map them with simcore import --map, or on the "
+            "upload page's 'map its columns')",
+            file=label,
+            line=line,
+            column=missing[0] if len(missing) == 1 else None,
+        )
     present = [c for c in cols if c not in SPECIAL]
     if resources is None:
         res = present
@@ -546,6 +555,10 @@ def _stem(label: str) -> str:
         if n.endswith(ext):
             n = n[: -len(ext)]
     return n or "trace"
+
+
+#: The block reader of :func:`read_trace`, for the other CSV readers (:mod:`simcore.colmap`).
+text_blocks = _text_blocks
 
 
 # -- writing -------------------------------------------------------------------------------------

@@ -394,7 +394,7 @@ class UploadCreateSerializer(serializers.Serializer):
         choices=["raise", "skip"],
         required=False,
         help_text="raise (default): the first malformed row fails the import with its "
-        "file, line and field; skip: skip and count them (Google, SWF)",
+        "file, line and field; skip: skip and count them (every format)",
     )
     unfinished = serializers.ChoiceField(
         choices=["cut", "drop"], required=False, help_text="google2011: tasks running at the window's end"
@@ -426,6 +426,18 @@ class UploadCreateSerializer(serializers.Serializer):
         min_value=0, max_value=MAX_SEED, required=False, help_text="classes: k-means seed (0)"
     )
     class_duration = serializers.BooleanField(required=False, help_text="classes: cluster on durations too")
+    map = serializers.CharField(
+        max_length=2000,
+        required=False,
+        help_text="csv: read a CSV with other column names, e.g. submit_s=start_time,duration_s=end_time-start_time,"
+        "cpu=plan_cpu/100,mem=plan_mem (the grammar of simcore import --map)",
+    )
+    where = serializers.CharField(
+        max_length=2000, required=False, help_text="csv: keep rows where column=value[|value], e.g. status=Terminated"
+    )
+    mapping = serializers.IntegerField(
+        required=False, min_value=1, help_text="csv: the id of one of your saved maps (/api/trace-mappings/)"
+    )
 
     def validate_file(self, files: Any) -> Any:
         return _file_sizes(files)

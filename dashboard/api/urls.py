@@ -2,7 +2,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
 import dashboard.converters  # noqa: F401 (registers <id:>)
-from dashboard.api import packing, search_views, views
+from dashboard.api import mappings, packing, search_views, views
 
 urlpatterns = [
     path("", views.ApiRoot.as_view(), name="api-root"),
@@ -48,6 +48,8 @@ urlpatterns = [
     path("uploads/<str:kind>/", views.UploadList.as_view(), name="api-upload-list"),
     path("uploads/<str:kind>/<id:pk>/", views.UploadDetail.as_view(), name="api-upload-detail"),
     path("uploads/trace/<id:pk>/cancel/", views.UploadCancel.as_view(), name="api-upload-cancel"),
+    path("trace-mappings/", mappings.MappingList.as_view(), name="api-mapping-list"),
+    path("trace-mappings/<id:pk>/", mappings.MappingDetail.as_view(), name="api-mapping-detail"),
     path("packing/", packing.PackingList.as_view(), name="api-packing-list"),
     path("packing/<id:pk>/", packing.PackingDetail.as_view(), name="api-packing-detail"),
     path("packing/<id:pk>/cancel/", packing.PackingCancel.as_view(), name="api-packing-cancel"),

@@ -42,6 +42,7 @@ from dashboard.services.experiments import (
     revoke_share_link,
     set_sharing,
 )
+from dashboard.services.mappings import own_mappings
 from dashboard.services.results import progress_payload, runs_with_results
 from dashboard.services.sweep_results import payload, results
 from dashboard.services.uploads import UPLOAD_KINDS, InputFile, create_upload, delete_upload, upload_specs
@@ -505,6 +506,8 @@ TRACE_OPTIONS = (
     "class_window_hours",
     "class_seed",
     "class_duration",
+    "map",
+    "where",
 )
 
 
@@ -555,16 +558,20 @@ class UploadList(GenericAPIView):
                 if d.get("machine_events") is not None:
                     me = d["machine_events"]
                     files.append(InputFile("machine_events", me.name or "", me.read()))
-                up = create_upload(
-                    kind,
-                    access.signed_in(request),
-                    d["name"],
-                    files=files,
-                    options={k: d[k] for k in TRACE_OPTIONS if k in d},
-                )
+                options = {k: d[k] for k in TRACE_OPTIONS if k in d}
+                if d.get("mapping") is not None:
+                    if "map" in d or "where" in d:
+                        raise ValidationError({"mapping": ["give a saved mapping or map/where, not both"]})
+                    saved = own_mappings(request.user).filter(pk=d["mapping"]).first()
+                    if saved is None:
+                        raise ValidationError({"mapping": [f"no saved mapping {d['mapping']} of yours"]})
+                    options.update({"map": saved.column_map, "where": saved.where or None})
+                up = create_upload(kind, access.signed_in(request), d["name"], files=files, options=options)
             else:
                 extra = [
-                    k for k in (*TRACE_OPTIONS, "job_events", "machine_events") if d.get(k) not in (None, False, [])
+                    k
+                    for k in (*TRACE_OPTIONS, "job_events", "machine_events", "mapping")
+                    if d.get(k) not in (None, False, [])
                 ]
                 if len(d["file"]) != 1 or extra:
                     got = ", ".join([f"{len(d['file'])} files", *extra])
@@ -683,6 +690,7 @@ class ApiRoot(APIView):
                     "teams": url("api-team-list"),
                     "cluster uploads": request.build_absolute_uri(reverse("api-upload-list", args=["cluster"])),
                     "trace uploads": request.build_absolute_uri(reverse("api-upload-list", args=["trace"])),
+                    "trace mappings": request.build_absolute_uri(reverse("api-mapping-list")),
                 },
             }
         )

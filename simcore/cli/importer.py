@@ -34,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--cluster",
         help="cluster preset or JSON file to normalise against and write "
-        "(default: google-2011 / machine events for Google and CSV, one machine for SWF)",
+        "(default: machine events or google-2011 for Google; google-2011 for a CSV requesting cpu and mem, "
+        "else none; one machine for SWF)",
     )
     p.add_argument(
         "--start",
@@ -54,6 +55,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "or skip them and count them in the summary",
     )
     p.add_argument("--gzip", action="store_true", help="write DIR/trace.csv.gz")
+    m = p.add_argument_group("CSV with other column names (simcore.colmap)")
+    m.add_argument(
+        "--map",
+        dest="column_map",
+        metavar="MAP",
+        help="target=expression items separated by commas: a column, a difference of two (end-start), "
+        "a scaled one (plan_cpu/100, (end-start)/1000); targets submit_s, duration_s, resources, job. "
+        "e.g. submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100,mem=plan_mem",
+    )
+    m.add_argument(
+        "--where",
+        metavar="FILTER",
+        help="keep rows whose column holds one of the values: column=value[|value...][,column=value...], "
+        "e.g. status=Terminated (the others are counted as dropped)",
+    )
     p.add_argument("--progress", action="store_true", help="print progress to stderr")
     g = p.add_argument_group("Google 2011")
     g.add_argument(
@@ -206,6 +222,8 @@ def main(args: argparse.Namespace) -> int:
         arrival=args.arrival,
         interarrival_s=args.interarrival or 0.0,
         seed=args.seed,
+        column_map=args.column_map,
+        where=args.where,
     )
     if args.classes is not None:
         result = classify(

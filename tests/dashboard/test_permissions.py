@@ -16,6 +16,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from dashboard import accounts
+from dashboard.mapping_models import TraceDraft, TraceMapping
 from dashboard.models import (
     ApiToken,
     ClusterUpload,
@@ -118,7 +119,13 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         owner, choice, time_s=1800, spec=spec, name="alice-team-packing", team=team, visibility=Visibility.TEAM
     )
     member = Membership.objects.get(team=team, user=other)
+    # A saved column map and a draft on the mapping page (issue 17): private to alice.
+    mapping = TraceMapping.objects.create(
+        owner=owner, name="alice-secret-map", column_map="submit_s=a,duration_s=b,cpu=c"
+    )
+    TraceDraft.objects.create(owner=owner, filename="d.csv", content_gz=gzip.compress(b"a,b,c\n"), head="a,b,c\n")
     return {
+        "mapping": mapping,
         "exp": exp,
         "run": run,
         "team_exp": team_exp,
@@ -224,6 +231,11 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
         "api-upload-detail": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
         "api-upload-cancel": [{"pk": w["trace"].pk}],
         "trace-import-detail": [{"pk": w["trace"].pk}],
+        "trace-map": [{}],
+        "trace-map-discard": [{}],
+        "trace-map-delete": [{"pk": w["mapping"].pk}],
+        "api-mapping-list": [{}],
+        "api-mapping-detail": [{"pk": w["mapping"].pk}],
         "trace-import-progress": [{"pk": w["trace"].pk}],
         "trace-import-cancel": [{"pk": w["trace"].pk}],
         "upload-delete": [{"kind": "cluster", "pk": w["upload"].pk}, {"kind": "trace", "pk": w["trace"].pk}],
@@ -264,6 +276,8 @@ OWN_LISTS = {
     "search-list",
     "search-new",
     "api-search-list",
+    "trace-map",
+    "api-mapping-list",
 }
 #: Creating one's own things is allowed (it must not touch alice's).
 OWN_CREATE = {
@@ -280,6 +294,9 @@ OWN_CREATE = {
     "api-reproduction-start",
     "search-new",
     "api-search-list",
+    "trace-map",
+    "trace-map-discard",
+    "api-mapping-list",
 }
 
 
@@ -295,6 +312,8 @@ def _snapshot(w: dict[str, Any]) -> Any:
         Team.objects.count(),
         ClusterUpload.objects.filter(pk=w["upload"].pk).exists(),
         list(TraceUpload.objects.filter(pk=w["trace"].pk).values_list("status", flat=True)),
+        list(TraceMapping.objects.filter(pk=w["mapping"].pk).values_list("name", "column_map")),
+        TraceDraft.objects.filter(owner_id=w["exp"].owner_id).exists(),
         list(
             PackingAnalysis.objects.order_by("pk").values_list("status", "visibility", "share_token", "team_id", "name")
         ),

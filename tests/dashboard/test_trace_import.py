@@ -286,9 +286,9 @@ def test_kmeans_classes_are_stored_with_the_trace_and_runs_get_them(owner_client
     up = TraceUpload.objects.get()
     assert imports.execute_import(up.pk) == ImportStatus.READY
     up.refresh_from_db()
-    # The same classes as simcore's import with the same options.
+    # The same classes as simcore's import with the same options (and the same default cluster, google-2011).
     direct = importer.classify(
-        importer.ImportResult(read_trace(io.BytesIO(trace.encode())), None, importer.ImportReport("csv")),
+        importer.import_trace("csv", [io.BytesIO(trace.encode())]),
         2,
         window_hours=1.0,
         seed=3,
