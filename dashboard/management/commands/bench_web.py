@@ -108,6 +108,12 @@ class Command(BaseCommand):
         parser.add_argument("--skip-submit", action="store_true")
         parser.add_argument("--skip-big", action="store_true")
         parser.add_argument("--keep", action="store_true", help="keep what the benchmark created")
+        parser.add_argument(
+            "--download-run",
+            type=int,
+            metavar="RUN",
+            help="only time the downloads of this stored run (a fresh process: its memory is the web process's)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         user, _ = User.objects.get_or_create(username="bench")
@@ -117,6 +123,9 @@ class Command(BaseCommand):
         client = Client(HTTP_HOST=host, **scheme)
         client.force_login(user)
         self.stdout.write(f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':')[0]}")
+        if opts["download_run"]:
+            self.downloads(client, Run.objects.get(pk=opts["download_run"]))
+            return
         created: list[int] = []
         try:
             if not opts["skip_submit"]:
@@ -223,19 +232,7 @@ class Command(BaseCommand):
             f"{grown / 1e6:,.0f} MB in the database ({grown / max(n, 1):.1f} bytes a job)"
         )
         del outcome
-        downloads = [
-            ("jobs.csv", reverse("run-download", args=[exp.pk, run.pk, "jobs.csv"])),
-            ("jobs.parquet", reverse("run-download", args=[exp.pk, run.pk, "jobs.parquet"])),
-            ("archive.zip", reverse("experiment-download", args=[exp.pk, "archive.zip"])),
-        ]
-        for kind, url in downloads:
-            t0 = time.perf_counter()
-            with _Peak() as mem:
-                resp = client.get(url)
-                size = sum(len(chunk) for chunk in cast(Any, resp).streaming_content)
-                resp.close()
-            dt = time.perf_counter() - t0
-            self.stdout.write(f"    download {kind}: {size / 1e6:,.0f} MB in {dt:.1f} s ({mem})")
+        self.downloads(client, run)
         times = []
         for _ in range(10):
             t0 = time.perf_counter()
@@ -248,3 +245,18 @@ class Command(BaseCommand):
             f" ms, max {max(times) * 1000:.0f} ms over 10 requests ({len(resp.content) / 1e3:.0f} kB)"
         )
         return exp.pk
+
+    def downloads(self, client: Client, run: Run) -> None:
+        exp = run.experiment_id
+        for kind, url in (
+            ("jobs.csv", reverse("run-download", args=[exp, run.pk, "jobs.csv"])),
+            ("jobs.parquet", reverse("run-download", args=[exp, run.pk, "jobs.parquet"])),
+            ("archive.zip", reverse("experiment-download", args=[exp, "archive.zip"])),
+        ):
+            t0 = time.perf_counter()
+            with _Peak() as mem:
+                resp = client.get(url)
+                size = sum(len(chunk) for chunk in cast(Any, resp).streaming_content)
+                resp.close()
+            dt = time.perf_counter() - t0
+            self.stdout.write(f"    download {kind}: {size / 1e6:,.0f} MB in {dt:.1f} s ({mem})")
