@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 
 def runs_with_results(experiment: Experiment) -> list[Run]:
-    """The experiment's runs with their small results (never the per-job blob); a sweep's in grid order."""
+    """The experiment's runs with their small results (never the per-job records); a sweep's in grid order."""
     if experiment.scenario.get("axes"):
         from dashboard.services.sweeps import ordered_runs
 
@@ -74,7 +74,7 @@ def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
     """The experiment's runs for an archive, one chunk of per-job records in memory at a time."""
     for run in runs_with_results(experiment):
         res = getattr(run, "result", None) if run.status == Status.FINISHED else None
-        blob = job_blobs(run) if res and has_jobs(run) else None
+        jobs = job_blobs(run) if res and has_jobs(run) else None
         yield archive.ArchivedRun(
             scheduler=run.scheduler,
             seed=run.seed,
@@ -85,7 +85,7 @@ def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
             series=res.series if res else None,
             per_class=res.per_class if res else None,
             offline=res.offline if res else None,
-            jobs=blob,
+            jobs=jobs,
         )
 
 
