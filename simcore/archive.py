@@ -551,15 +551,18 @@ def read_archive(source: str | Path | IO[bytes], *, jobs: bool = True) -> Experi
             if f"{folder}/series.json" in names:
                 s = json.loads(z.read(f"{folder}/series.json"))
                 run.series, run.per_class, run.offline = s.get("series"), s.get("per_class"), s.get("offline")
-            parts = sorted(n for n in names if n.startswith(f"{folder}/jobs/") and n.endswith(".npz"))
-            if not jobs:
-                pass
-            elif f"{folder}/jobs.npz" in names:
-                run.jobs = z.read(f"{folder}/jobs.npz")
-            elif parts:
-                run.jobs = [z.read(n) for n in parts]
+            if jobs:
+                run.jobs = _read_jobs(z, names, folder)
             arch.runs.append(run)
     return arch
+
+
+def _read_jobs(z: zipfile.ZipFile, names: set[str], folder: str) -> bytes | list[bytes] | None:
+    """A run's records as :func:`_write_jobs` wrote them: one blob, its chunks in order, or None."""
+    if f"{folder}/jobs.npz" in names:
+        return z.read(f"{folder}/jobs.npz")
+    parts = sorted(n for n in names if n.startswith(f"{folder}/jobs/") and n.endswith(".npz"))
+    return [z.read(n) for n in parts] or None
 
 
 def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any], rel: float = 1e-9) -> bool:
