@@ -32,6 +32,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import connection
+from django.db.models import BigIntegerField, F, Func, Sum
+from django.db.models.functions import Length
 from django.test import Client
 from django.urls import reverse
 
@@ -87,14 +89,14 @@ class _Peak:
         return f"peak RSS {self.peak:,.0f} MB (+{self.peak - self.start:,.0f} MB over the step's start)"
 
 
-def _database_bytes() -> int:
-    """Bytes the per-job chunks take in the database (PostgreSQL: the table with its TOAST; SQLite: the file)."""
-    with connection.cursor() as cur:
-        if connection.vendor == "postgresql":
-            cur.execute("SELECT pg_total_relation_size(%s)", [RunJobsChunk._meta.db_table])
-        else:
-            cur.execute("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")
-        return int(cur.fetchone()[0])
+def _stored_bytes(run: Run) -> int:
+    """Bytes the run's per-job chunks take as stored values (PostgreSQL: after TOAST's compression)."""
+    size: Func = (
+        Func(F("data"), function="pg_column_size", output_field=BigIntegerField())
+        if connection.vendor == "postgresql"
+        else Length("data")
+    )
+    return int(RunJobsChunk.objects.filter(run=run).aggregate(b=Sum(size))["b"] or 0)
 
 
 class Command(BaseCommand):
@@ -217,7 +219,6 @@ class Command(BaseCommand):
         )
         run = Run.objects.create(experiment=exp, scheduler="greedy", seed=0)
         run.transition(Status.RUNNING)
-        before = _database_bytes()
         t0 = time.perf_counter()
         with _Peak() as store_mem:
             store_outcome(run, outcome)
@@ -225,7 +226,7 @@ class Command(BaseCommand):
         exp.refresh_status()
         n = outcome.summary["jobs"]
         chunks = RunJobsChunk.objects.filter(run=run).count()
-        grown = _database_bytes() - before
+        grown = _stored_bytes(run)
         self.stdout.write(
             f"[2] run of {n:,} jobs simulated in {t_sim:.1f} s ({sim_mem}); stored in {t_store:.2f} s "
             f"({store_mem}): {chunks} chunks of at most {settings.SIMCORE_JOB_CHUNK:,} jobs in one transaction, "
