@@ -1,9 +1,10 @@
 """Download responses: per-job CSV (streamed) and Parquet, summary and series as JSON and CSV, archives.
 
-Large downloads never sit in memory whole: the per-job CSV is written in
-chunks of :data:`CSV_CHUNK_ROWS` rows as the client reads; Parquet and the
+Large downloads never sit in memory whole: per-job records are read one
+stored chunk at a time (dashboard.services.jobs); the per-job CSV is written
+in pieces of :data:`CSV_CHUNK_ROWS` rows as the client reads; Parquet and the
 experiment archive go to an anonymous temporary file (deleted when the
-response closes it) in row groups / one run at a time, then stream from there.
+response closes it) in row groups / one chunk at a time, then stream from there.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ import pyarrow.parquet as pq
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 
 from dashboard.models import Experiment, Run, Status
-from dashboard.services.results import run_jobs, runs_with_results, write_experiment_archive
+from dashboard.services.jobs import run_job_chunks
+from dashboard.services.results import runs_with_results, write_experiment_archive
 from simcore.api import NULL_IF_NEGATIVE
 from simcore.archive import JOB_COLUMNS
 from simcore.sweep_report import flatten
@@ -53,20 +55,22 @@ def _table(cols: dict[str, np.ndarray], lo: int, hi: int, extra: dict[str, Any])
     return pa.table(arrays)
 
 
-def _job_tables(runs: Iterable[Run], with_run: bool) -> Iterator[pa.Table]:
+def _job_tables(runs: Iterable[Run], with_run: bool, rows: int, *, empty: bool = False) -> Iterator[pa.Table]:
+    """The runs' per-job records as tables of at most ``rows`` rows, one stored chunk in memory at a time;
+    ``empty``: a run without jobs gives one empty table (Parquet takes its schema from it)."""
     for run in runs:
-        cols = run_jobs(run)
-        n = len(cols["job"])
         extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
-        for lo in range(0, n, CSV_CHUNK_ROWS):
-            yield _table(cols, lo, min(n, lo + CSV_CHUNK_ROWS), extra)
-        del cols
+        for cols in run_job_chunks(run):
+            n = len(cols["job"])
+            for lo in range(0, max(n, 1) if empty else n, rows):
+                yield _table(cols, lo, min(n, lo + rows), extra)
+            del cols
 
 
 def _csv_stream(runs: list[Run], with_run: bool) -> Iterator[bytes]:
     header = (["run", "scheduler", "seed"] if with_run else []) + list(JOB_COLUMNS)
     yield (",".join(header) + "\n").encode()
-    for t in _job_tables(runs, with_run):
+    for t in _job_tables(runs, with_run, CSV_CHUNK_ROWS):
         buf = io.BytesIO()
         pacsv.write_csv(t, buf, _CSV_OPTS)
         yield buf.getvalue()
@@ -85,16 +89,11 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
     tmp = tempfile.TemporaryFile()
     schema = None
     writer = None
-    for run in _finished(runs):
-        cols = run_jobs(run)
-        n = len(cols["job"])
-        extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
-        for lo in range(0, max(n, 1), PARQUET_ROW_GROUP):
-            t = _table(cols, lo, min(n, lo + PARQUET_ROW_GROUP), extra)
-            if writer is None:
-                schema = t.schema
-                writer = pq.ParquetWriter(tmp, schema)
-            writer.write_table(t.cast(schema))
+    for t in _job_tables(_finished(runs), with_run, PARQUET_ROW_GROUP, empty=True):
+        if writer is None:
+            schema = t.schema
+            writer = pq.ParquetWriter(tmp, schema)
+        writer.write_table(t.cast(schema))
     if writer is None:
         empty = {
             **(

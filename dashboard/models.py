@@ -1,9 +1,10 @@
 """Teams and their members, uploads, experiments, runs and their results, API tokens.
 
 Uploaded files live in the database (gzip bytes), not on a worker's disk:
-workers may run on other machines. A run's per-job records are one compact
-binary column in their own table (:class:`RunJobs`), so the pages, which read
-:class:`RunResult`, never load them.
+workers may run on other machines. A run's per-job records are compact
+binary chunks of consecutive jobs in their own table (:class:`RunJobsChunk`),
+so the pages, which read :class:`RunResult`, never load them, and no run is
+too large for one database value.
 """
 
 from __future__ import annotations
@@ -475,11 +476,33 @@ class RunResult(models.Model):
 
 
 class RunJobs(models.Model):
-    """Per-job records as one simcore.archive.pack_jobs blob (36 bytes a job)."""
+    """Per-job records as one simcore.archive.pack_jobs blob (36 bytes a job): runs stored before chunks.
+
+    Read still (dashboard.services.jobs); new runs write :class:`RunJobsChunk` rows.
+    """
 
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="jobs")
     n_jobs = models.BigIntegerField()
     data = models.BinaryField()
+
+
+class RunJobsChunk(models.Model):
+    """Jobs ``first .. first + n_jobs - 1`` of a run as one simcore.archive.pack_jobs blob (36 bytes a job).
+
+    A run's chunks are ``index`` 0, 1, ... of SIMCORE_JOB_CHUNK jobs each (the
+    last may be shorter; a run without jobs has one empty chunk), all written in
+    the transaction that finishes the run: a run has every chunk or none.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="job_chunks")
+    index = models.IntegerField()
+    first = models.BigIntegerField()
+    n_jobs = models.BigIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_run_index")]
 
 
 # ---------------------------------------------------------------------------- lost workers

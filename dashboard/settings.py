@@ -232,6 +232,9 @@ def _half_the_memory_mb() -> int:
 #: Megabytes of memory one run or trace import may allocate in its worker process (RLIMIT_DATA on top of
 #: what the process holds when it starts the work; dashboard.limits); 0: no limit. Default: half the machine's memory.
 SIMCORE_RUN_MEMORY_MB = env_int("SIMCORE_RUN_MEMORY_MB", _half_the_memory_mb(), minimum=0)
+#: Jobs per stored chunk of a run's per-job records (dashboard.models.RunJobsChunk, 36 bytes a job): one
+#: database value stays far below the 1 GB PostgreSQL allows, and readers hold one chunk at a time.
+SIMCORE_JOB_CHUNK = env_int("SIMCORE_JOB_CHUNK", 1_000_000, minimum=1)
 #: Extra modules imported at start-up, e.g. private schedulers or presets registering themselves.
 SIMCORE_PLUGINS = env_list("SIMCORE_PLUGINS", "")
 

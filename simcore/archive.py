@@ -28,7 +28,9 @@ Archive layout::
     runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error; a sweep's cell adds its point,
                                                  and its folder is seed-<seed>@<point index>)
     runs/<scheduler>/seed-<seed>/series.json    (series, per_class, offline)
-    runs/<scheduler>/seed-<seed>/jobs.npz       per-job records, see pack_jobs
+    runs/<scheduler>/seed-<seed>/jobs.npz       per-job records, see pack_jobs (a run of at most one chunk)
+    runs/<scheduler>/seed-<seed>/jobs/<k>.npz   a larger run's records in chunks k = 000000, 000001, ...
+                                                 of consecutive jobs (see job_chunks), never one huge file
 
 This module must not import Django: it is part of the simulation library.
 """
@@ -39,7 +41,7 @@ import io
 import json
 import math
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -333,14 +335,17 @@ def pack_jobs(columns: Mapping[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def unpack_jobs(blob: bytes | memoryview) -> dict[str, np.ndarray]:
-    """The columns of :data:`JOB_COLUMNS` from a :func:`pack_jobs` blob."""
-    with np.load(io.BytesIO(bytes(blob)), allow_pickle=False) as z:
+def unpack_jobs(blob: bytes | memoryview, first: int = 0) -> dict[str, np.ndarray]:
+    """The columns of :data:`JOB_COLUMNS` from a :func:`pack_jobs` blob.
+
+    ``first``: the index of the blob's first job in its run (a chunk's offset), so ``job`` is the run's numbering.
+    """
+    with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         raw = {k: z[k] for k in _STORED}
     n = len(raw["submit_s"])
     submit, start, finish = raw["submit_s"], raw["start_s"], raw["finish_s"]
     return {
-        "job": np.arange(n, dtype=np.int64),
+        "job": np.arange(first, first + n, dtype=np.int64),
         "submit_s": submit,
         "class": raw["class"].astype(np.int64),
         "machine": raw["machine"].astype(np.int64),
@@ -350,6 +355,54 @@ def unpack_jobs(blob: bytes | memoryview) -> dict[str, np.ndarray]:
         "response_s": start - submit,
         "completion_s": finish - submit,
     }
+
+
+#: Jobs per stored chunk by default: 36 MB packed, far below any database's limit on one value (1 GB),
+#: small against a worker's memory, and few rows (37 for the 37 M jobs of LoTES Figure 11 at paper scale).
+JOB_CHUNK = 1_000_000
+
+
+def job_chunks(outcome: api.RunOutcome, size: int = JOB_CHUNK) -> Iterator[bytes]:
+    """A run's per-job records as :func:`pack_jobs` blobs of ``size`` consecutive jobs (the last may be shorter).
+
+    Packed one chunk at a time from the engine's own arrays, so storing a run
+    needs one chunk's memory on top of the result, not a copy of every column.
+    A run without jobs gives one empty chunk (it has records: none).
+    """
+    if size < 1:
+        raise ParameterError(f"job chunk size must be at least 1, got {size}")
+    r = outcome.result
+    n = int(r.extra.get("arrived", r.n_jobs))
+    for lo in range(0, max(n, 1), size):
+        hi = min(n, lo + size)
+        machine = r.machine[lo:hi]
+        yield pack_jobs(
+            {
+                "submit_s": r.submit[lo:hi],
+                "class": r.job_class[lo:hi],
+                "machine": machine,
+                "config": np.where(machine >= 0, r.config_of_machine[np.maximum(machine, 0)], -1),
+                "start_s": r.start[lo:hi],
+                "finish_s": r.finish[lo:hi],
+            }
+        )
+
+
+def iter_jobs(blobs: Iterable[bytes | memoryview]) -> Iterator[dict[str, np.ndarray]]:
+    """The columns of consecutive chunks, one chunk at a time, ``job`` numbered across them."""
+    first = 0
+    for blob in blobs:
+        cols = unpack_jobs(blob, first)
+        first += len(cols["job"])
+        yield cols
+
+
+def concat_jobs(chunks: Iterable[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """All chunks' columns as one table (the whole run in memory: small runs and tests only)."""
+    parts = list(chunks)
+    if not parts:
+        return {k: np.array([]) for k in JOB_COLUMNS}
+    return {k: np.concatenate([p[k] for p in parts]) for k in JOB_COLUMNS}
 
 
 # ---------------------------------------------------------------------------- archives
@@ -368,7 +421,8 @@ class ArchivedRun:
     series: dict[str, Any] | None = None
     per_class: list[dict[str, Any]] | None = None
     offline: dict[str, Any] | None = None
-    jobs: bytes | None = None  # a pack_jobs blob
+    #: Per-job records: one pack_jobs blob, or the run's consecutive chunks (an iterable, read once by the writer).
+    jobs: bytes | Iterable[bytes] | None = None
 
     @property
     def folder(self) -> str:
@@ -422,11 +476,35 @@ def write_archive(
                     json.dumps({"series": r.series, "per_class": r.per_class, "offline": r.offline}),
                 )
             if r.jobs is not None:
-                z.writestr(f"{r.folder}/jobs.npz", r.jobs, compress_type=zipfile.ZIP_STORED)
+                _write_jobs(z, r.folder, r.jobs)
 
 
-def read_archive(source: str | Path | IO[bytes]) -> ExperimentArchive:
-    """Read an archive written by :func:`write_archive`; InputError names what is wrong."""
+def _write_jobs(z: zipfile.ZipFile, folder: str, jobs: bytes | Iterable[bytes]) -> None:
+    """One run's records: ``jobs.npz`` when they are one chunk (the layout older readers know), else
+    ``jobs/<k>.npz`` per chunk, written as they come (two chunks in memory at most)."""
+    chunks = iter([jobs] if isinstance(jobs, (bytes, bytearray, memoryview)) else jobs)
+    first = next(chunks, None)
+    if first is None:
+        return
+    second = next(chunks, None)
+    if second is None:
+        z.writestr(f"{folder}/jobs.npz", first, compress_type=zipfile.ZIP_STORED)
+        return
+    z.writestr(f"{folder}/jobs/{0:06d}.npz", first, compress_type=zipfile.ZIP_STORED)
+    del first
+    z.writestr(f"{folder}/jobs/{1:06d}.npz", second, compress_type=zipfile.ZIP_STORED)
+    del second
+    for k, blob in enumerate(chunks, start=2):
+        z.writestr(f"{folder}/jobs/{k:06d}.npz", blob, compress_type=zipfile.ZIP_STORED)
+
+
+def read_archive(source: str | Path | IO[bytes], *, jobs: bool = True) -> ExperimentArchive:
+    """Read an archive written by :func:`write_archive`; InputError names what is wrong.
+
+    A run's per-job records come as one blob (``jobs.npz``) or as the list of
+    its chunks (``jobs/<k>.npz``, in order); ``jobs=False`` skips them (a
+    re-run compares summaries only, and a paper-scale run's records are GBs).
+    """
     label = str(source) if isinstance(source, (str, Path)) else "archive"
     try:
         z = zipfile.ZipFile(source)
@@ -473,10 +551,18 @@ def read_archive(source: str | Path | IO[bytes]) -> ExperimentArchive:
             if f"{folder}/series.json" in names:
                 s = json.loads(z.read(f"{folder}/series.json"))
                 run.series, run.per_class, run.offline = s.get("series"), s.get("per_class"), s.get("offline")
-            if f"{folder}/jobs.npz" in names:
-                run.jobs = z.read(f"{folder}/jobs.npz")
+            if jobs:
+                run.jobs = _read_jobs(z, names, folder)
             arch.runs.append(run)
     return arch
+
+
+def _read_jobs(z: zipfile.ZipFile, names: set[str], folder: str) -> bytes | list[bytes] | None:
+    """A run's records as :func:`_write_jobs` wrote them: one blob, its chunks in order, or None."""
+    if f"{folder}/jobs.npz" in names:
+        return z.read(f"{folder}/jobs.npz")
+    parts = sorted(n for n in names if n.startswith(f"{folder}/jobs/") and n.endswith(".npz"))
+    return [z.read(n) for n in parts] or None
 
 
 def same_numbers(a: Mapping[str, Any], b: Mapping[str, Any], rel: float = 1e-9) -> bool:

@@ -20,12 +20,12 @@ from dashboard.models import (
     TRANSITIONS,
     Experiment,
     Run,
-    RunJobs,
     RunResult,
     Status,
     heartbeat_every_s,
     move,
 )
+from dashboard.services.jobs import store_jobs
 from dashboard.services.sweeps import scenario_for
 from dashboard.services.uploads import materialised_files
 from simcore import archive
@@ -235,7 +235,6 @@ def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> s
     try:
         with limits.memory(), materialised_files(run.experiment) as files:
             outcome = archive.run_scenario(scenario_for(run), run.scheduler, run.seed, files, progress=_Reporter(run))
-            blob = archive.pack_jobs(outcome.jobs_columns())
         if heartbeat is not None:
             heartbeat.finishing()
     except Cancelled:  # cancelled, over the time limit, or declared lost while this worker was too slow to stamp
@@ -249,7 +248,7 @@ def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> s
         log.exception("run %s failed", run.pk)
         message = f"internal error ({type(e).__name__}): {e}"
     else:
-        return Status.FINISHED if store_outcome(run, outcome, blob) else _current_status(run)
+        return Status.FINISHED if store_outcome(run, outcome) else _current_status(run)
     if heartbeat is not None:
         heartbeat.finishing()
     if over_memory:
@@ -310,14 +309,16 @@ def clean_json(x: Any) -> Any:
     return x
 
 
-def store_outcome(run: Run, outcome: RunOutcome, blob: bytes | None = None) -> bool:
+def store_outcome(run: Run, outcome: RunOutcome) -> bool:
     """Write a run's results and mark it finished in one transaction; False if it was cancelled first.
 
     Only this worker's attempt may finish it (a worker declared lost, whose
     run was given to another, stores nothing), and a run has one result at most.
+    The per-job records go in chunks (dashboard.services.jobs), packed one at a
+    time inside the transaction: a worker killed while writing them leaves no
+    chunk behind (the database rolls the transaction back), so the next
+    attempt writes the only set.
     """
-    if blob is None:
-        blob = archive.pack_jobs(outcome.jobs_columns())
     n = int(outcome.summary.get("jobs", 0))
     with transaction.atomic():
         if not run.transition(
@@ -337,5 +338,5 @@ def store_outcome(run: Run, outcome: RunOutcome, blob: bytes | None = None) -> b
             per_class=clean_json(outcome.per_class),
             offline=clean_json(outcome.offline),
         )
-        RunJobs.objects.create(run=run, n_jobs=n, data=blob)
+        store_jobs(run, outcome)
     return True

@@ -41,14 +41,14 @@ from dashboard.models import ClusterUpload, Experiment, Run, Status, Team, Trace
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.execution import Heartbeat, clean_json
 from dashboard.services.experiments import check_scenario, check_team_choice, new_share_token
-from dashboard.services.results import run_jobs
+from dashboard.services.jobs import run_job_chunks
 from dashboard.services.uploads import materialised_files, read_cluster_bytes, scenario_file_names
 from simcore import archive
 from simcore.errors import Cancelled, ParameterError, SimcoreError
 from simcore.model import Cluster, Workload
 from simcore.packing.analysis import AS_IS, AnalysisSpec, analyse
 from simcore.packing.snapshot import Snapshot
-from simcore.packing.sources import from_records, from_result, from_trace
+from simcore.packing.sources import from_record_chunks, from_result, from_trace
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -86,17 +86,21 @@ def _empty(t: float, what: str, span: tuple[float, float]) -> ParameterError:
 def _check_run(run: Run, t: float) -> tuple[dict[str, Any], str]:
     if run.status != Status.FINISHED:
         raise ParameterError(f"run {run.pk} is {run.status}; only a finished run can be analysed")
-    cols = run_jobs(run)
-    submit, start, finish = cols["submit_s"], cols["start_s"], cols["finish_s"]
-    if len(submit) == 0:
+    n, end, first_submit, live = 0, -np.inf, np.inf, False
+    for cols in run_job_chunks(run):  # one stored chunk in memory at a time
+        submit, start, finish = cols["submit_s"], cols["start_s"], cols["finish_s"]
+        if len(submit) == 0:
+            continue
+        n += len(submit)
+        end = max(end, float(np.nanmax(np.concatenate((submit, finish[np.isfinite(finish)])))))
+        first_submit = min(first_submit, float(submit.min()))
+        live = live or bool((((start <= t) & ~(finish <= t)) | ((submit <= t) & ~(start <= t))).any())
+    if n == 0:
         raise ParameterError(f"run {run.pk} has no jobs")
-    end = float(np.nanmax(np.concatenate((submit, finish[np.isfinite(finish)]))))
     if t > end:
         raise ParameterError(f"snapshot time must be in [0, {end:g}] s (the run's span), got {t:g}")
-    running = (start <= t) & ~(finish <= t)
-    queued = (submit <= t) & ~(start <= t)
-    if not (running | queued).any():
-        raise _empty(t, "job of the run", (float(submit.min()), end))
+    if not live:
+        raise _empty(t, "job of the run", (first_submit, end))
     exp = run.experiment
     spec = {"experiment": exp.pk, "run": run.pk, "scheduler": run.scheduler, "seed": run.seed}
     return spec, f"run {run.scheduler} seed {run.seed} of #{exp.pk} {exp.title}"[:200]
@@ -287,27 +291,34 @@ def _run_snapshot(a: PackingAnalysis) -> Snapshot:
     if run is None:
         raise ParameterError("the run this analysis reads was deleted")
     exp = Experiment.objects.select_related("cluster_upload", "trace_upload").get(pk=run.experiment_id)
-    cols = run_jobs(run)
     with materialised_files(exp) as files:
         cluster = archive.build_cluster(exp.scenario, files)
         wl = archive.build_workload(exp.scenario, cluster, run.seed, files)
-        n = len(cols["submit_s"])
-        if n <= wl.n_jobs and np.array_equal(cols["submit_s"], wl.submit[:n]):
-            return from_records(
-                cols["submit_s"],
-                cols["start_s"],
-                cols["finish_s"],
-                cols["machine"].astype(np.int64),
-                wl.request[:n],
-                cluster,
-                a.time_s,
-            )
+        try:
+            return from_record_chunks(_same_workload(run_job_chunks(run), wl.submit), wl.request, cluster, a.time_s)
+        except _OtherWorkload:
+            pass
         # This code version builds another workload from the scenario: simulate the run again.
         out = archive.run_scenario(exp.scenario, run.scheduler, run.seed, files)
     snap = from_result(out.result, out.workload, out.cluster, a.time_s)
     return snap.with_placement(
         snap.placement, {"note": "simulated again: the stored records do not match this code version's workload"}
     )
+
+
+class _OtherWorkload(Exception):
+    """The stored records are not of the workload this code version builds from the scenario."""
+
+
+def _same_workload(chunks: Iterator[dict[str, np.ndarray]], submit: np.ndarray) -> Iterator[dict[str, np.ndarray]]:
+    """The run's stored chunks while their submit times are the rebuilt workload's; _OtherWorkload at the first
+    that differs (another code version generated the run)."""
+    for cols in chunks:
+        n = len(cols["job"])
+        lo = int(cols["job"][0]) if n else 0
+        if lo + n > len(submit) or not np.array_equal(cols["submit_s"], submit[lo : lo + n]):
+            raise _OtherWorkload
+        yield cols
 
 
 def snapshot_of(a: PackingAnalysis) -> Snapshot:

@@ -8,22 +8,17 @@ from datetime import timedelta
 from typing import IO, Any
 
 from dashboard.charts import ChartRun
-from dashboard.models import (
-    Experiment,
-    Run,
-    RunJobs,
-    Status,
-)
+from dashboard.models import Experiment, Run, Status
 from dashboard.recovery import attempts_note
+from dashboard.services.jobs import has_jobs, job_blobs
 from dashboard.services.uploads import experiment_files
 from simcore import archive
-from simcore.errors import ParameterError
 
 log = logging.getLogger(__name__)
 
 
 def runs_with_results(experiment: Experiment) -> list[Run]:
-    """The experiment's runs with their small results (never the per-job blob); a sweep's in grid order."""
+    """The experiment's runs with their small results (never the per-job records); a sweep's in grid order."""
     if experiment.scenario.get("axes"):
         from dashboard.services.sweeps import ordered_runs
 
@@ -43,20 +38,6 @@ def chart_runs(runs: list[Run], group: Callable[[Run], str] | None = None) -> li
         for r in runs
         if r.status == Status.FINISHED and hasattr(r, "result")
     ]
-
-
-def jobs_blob(run: Run) -> bytes | None:
-    """A finished run's per-job blob; a cell served from the result cache reads its source run's."""
-    data = RunJobs.objects.filter(run_id=run.cached_from_id or run.pk).values_list("data", flat=True).first()
-    return None if data is None else bytes(data)
-
-
-def run_jobs(run: Run) -> dict[str, Any]:
-    """The per-job columns of a finished run (reads the blob: downloads only)."""
-    data = jobs_blob(run)
-    if data is None:
-        raise ParameterError(f"run {run.pk} has no per-job results")
-    return archive.unpack_jobs(data)
 
 
 def progress_payload(experiment: Experiment) -> dict[str, Any]:
@@ -90,10 +71,10 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
 
 
 def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
-    """The experiment's runs for an archive, one per-job blob in memory at a time."""
+    """The experiment's runs for an archive, one chunk of per-job records in memory at a time."""
     for run in runs_with_results(experiment):
         res = getattr(run, "result", None) if run.status == Status.FINISHED else None
-        blob = jobs_blob(run) if res else None
+        jobs = job_blobs(run) if res and has_jobs(run) else None
         yield archive.ArchivedRun(
             scheduler=run.scheduler,
             seed=run.seed,
@@ -104,7 +85,7 @@ def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
             series=res.series if res else None,
             per_class=res.per_class if res else None,
             offline=res.offline if res else None,
-            jobs=blob,
+            jobs=jobs,
         )
 
 

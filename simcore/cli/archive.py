@@ -33,7 +33,7 @@ def main(args: argparse.Namespace) -> int:
     run's, null when the archive holds no finished result for that run.
     Exit status 1 when a re-run disagrees with its archived result.
     """
-    arch = read_archive(args.archive)
+    arch = read_archive(args.archive, jobs=False)
     scenario = validate_scenario(arch.scenario)
     chosen = scenario["schedulers"]
     if args.schedulers:

@@ -25,6 +25,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -59,17 +60,64 @@ def from_records(
     keeps (:func:`simcore.archive.unpack_jobs`), so a run's snapshot needs no
     re-simulation when its workload can be rebuilt.
     """
-    running = (start <= t) & ~(finish <= t)
-    queued = (submit <= t) & ~(start <= t)
-    idx = np.flatnonzero(running | queued)
-    placement = np.where(running[idx], machine[idx], -1)
+    idx, placement, running, queued = _live(submit, start, finish, machine, t)
     return Snapshot(
         resources=tuple(cluster.resources),
         capacity=cluster.machine_capacity,
         request=request[idx],
         placement=placement,
         job=idx.astype(np.int64),
-        meta={"source": source, "t_s": float(t), "running": int(running.sum()), "queued": int(queued.sum())},
+        meta={"source": source, "t_s": float(t), "running": running, "queued": queued},
+    )
+
+
+def _live(
+    submit: FloatArray, start: FloatArray, finish: FloatArray, machine: IntArray, t: float
+) -> tuple[IntArray, IntArray, int, int]:
+    """Indices of the jobs running or queued at ``t``, their machine (-1: queued), how many run, how many queue."""
+    running = (start <= t) & ~(finish <= t)
+    queued = (submit <= t) & ~(start <= t)
+    idx = np.flatnonzero(running | queued)
+    return idx, np.where(running[idx], machine[idx], -1), int(running.sum()), int(queued.sum())
+
+
+def from_record_chunks(
+    chunks: Iterable[Mapping[str, np.ndarray]],
+    request: FloatArray,
+    cluster: Cluster,
+    t: float,
+    *,
+    source: str = "run",
+) -> Snapshot:
+    """:func:`from_records` over a run's stored chunks of consecutive jobs, read one at a time.
+
+    Each chunk has the columns of :func:`simcore.archive.unpack_jobs` with ``job``
+    numbered across the run; ``request`` is every job's request. Only the jobs
+    live at ``t`` are kept from each chunk, so a 37 M-job run needs memory for
+    one chunk and the snapshot, not for the whole run. Equal to
+    :func:`from_records` on the concatenated columns.
+    """
+    requests, placements, jobs = [], [], []
+    running = queued = 0
+    for c in chunks:
+        n = len(c["job"])
+        lo = int(c["job"][0]) if n else 0
+        idx, placement, r_, q_ = _live(
+            c["submit_s"], c["start_s"], c["finish_s"], np.asarray(c["machine"], dtype=np.int64), t
+        )
+        requests.append(request[lo + idx])
+        placements.append(placement)
+        jobs.append(idx.astype(np.int64) + lo)
+        running += r_
+        queued += q_
+    r = len(cluster.resources)
+    return Snapshot(
+        resources=tuple(cluster.resources),
+        capacity=cluster.machine_capacity,
+        request=np.concatenate(requests) if requests else np.zeros((0, r)),
+        placement=np.concatenate(placements) if placements else np.zeros(0, dtype=np.int64),
+        job=np.concatenate(jobs) if jobs else np.zeros(0, dtype=np.int64),
+        meta={"source": source, "t_s": float(t), "running": running, "queued": queued},
     )
 
 

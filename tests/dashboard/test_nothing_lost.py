@@ -37,7 +37,7 @@ from dashboard.models import (
     Experiment,
     ImportStatus,
     Run,
-    RunJobs,
+    RunJobsChunk,
     RunResult,
     Status,
     TraceImportFile,
@@ -166,14 +166,14 @@ def test_a_zombie_worker_stores_nothing_once_its_run_was_given_to_another(
     assert _fail(zombie, "some error") == Status.RUNNING  # its error
     row = Run.objects.get(pk=zombie.pk)
     assert (row.status, row.attempt, row.worker, row.error) == (Status.RUNNING, 2, "b@host", "")
-    assert not RunResult.objects.filter(run=row).exists() and not RunJobs.objects.filter(run=row).exists()
+    assert not RunResult.objects.filter(run=row).exists() and not RunJobsChunk.objects.filter(run=row).exists()
 
     # Worker b finishes: one result, the lost attempt recorded, nothing of a.
     with django_capture_on_commit_callbacks(execute=True):
         assert store_outcome(live, outcome)
     row.refresh_from_db()
     assert row.status == Status.FINISHED and row.jobs_total == outcome.summary["jobs"]
-    assert RunResult.objects.filter(run=row).count() == 1 and RunJobs.objects.filter(run=row).count() == 1
+    assert RunResult.objects.filter(run=row).count() == 1 and RunJobsChunk.objects.filter(run=row).count() == 1
     assert [a["worker"] for a in row.lost_attempts] == ["a@host"]
 
 
@@ -307,7 +307,8 @@ def test_workers_killed_mid_run_lose_nothing_and_every_run_completes_exactly_onc
     runs = list(exp.runs.order_by("seed", "scheduler"))
     # A longer timeout than the other worker tests': on a busy machine a live worker's heartbeat may come late,
     # and here any attempt declared lost that was not killed would fail the count.
-    env = {"SIMCORE_RUN_MAX_ATTEMPTS": "3", "SIMCORE_WORKER_TIMEOUT_S": "6"}
+    # Records in chunks of 100,000 jobs: each run stores three, and must end with exactly one set of them.
+    env = {"SIMCORE_RUN_MAX_ATTEMPTS": "3", "SIMCORE_WORKER_TIMEOUT_S": "6", "SIMCORE_JOB_CHUNK": "100000"}
     workers: list[Worker] = []
     killed: list[int] = []
     try:
@@ -348,11 +349,13 @@ def test_workers_killed_mid_run_lose_nothing_and_every_run_completes_exactly_onc
         assert len(row.lost_attempts) == lost[pk], (pk, row.lost_attempts)
         assert row.attempt == 1 + lost[pk] and row.error == ""
         assert [a["attempt"] for a in row.lost_attempts] == list(range(1, lost[pk] + 1))
-    # One result per run, whole: its per-job blob holds every job the summary counts.
+    # One result per run, whole: its per-job chunks (one set, indices 0, 1, ...) hold every job the summary counts.
     assert RunResult.objects.filter(run__in=runs).count() == len(runs)
-    for job in RunJobs.objects.filter(run__in=runs):
-        assert job.n_jobs == rows[job.run_id].result.summary["jobs"] == rows[job.run_id].jobs_total
-        assert len(archive.unpack_jobs(bytes(job.data))["job"]) == job.n_jobs
+    for row in rows.values():
+        chunks = list(RunJobsChunk.objects.filter(run=row).order_by("index"))
+        assert [c.index for c in chunks] == list(range(len(chunks))) and chunks
+        assert sum(c.n_jobs for c in chunks) == row.result.summary["jobs"] == row.jobs_total
+        assert [len(archive.unpack_jobs(bytes(c.data))["job"]) for c in chunks] == [c.n_jobs for c in chunks]
     # Completed exactly once: one "finished" end per run in all the workers' logs.
     ends = _finished_lines(logs)
     assert ends == Counter({pk: 1 for pk in rows}), ends
@@ -553,7 +556,7 @@ def test_a_run_over_the_time_limit_stops_with_the_message_and_is_not_retried(own
     assert run.status == Status.FAILED
     assert run.error == "stopped after 2 s: the run time limit (setting SIMCORE_RUN_TIME_LIMIT_S)"
     assert run.attempt == 1 and run.lost_attempts == [] and run.fraction < 1.0
-    assert not RunResult.objects.filter(run=run).exists() and not RunJobs.objects.filter(run=run).exists()
+    assert not RunResult.objects.filter(run=run).exists() and not RunJobsChunk.objects.filter(run=run).exists()
     assert Experiment.objects.get(pk=exp.pk).status == Status.FAILED
 
 

@@ -440,13 +440,14 @@ def test_a_live_analysis_is_not_failed_by_the_repair(owner: User) -> None:
 
 
 def test_a_run_whose_records_no_longer_match_its_rebuilt_workload_is_simulated_again(owner: User) -> None:
-    from dashboard.models import RunJobs
+    from dashboard.models import RunJobsChunk
 
     run = finished_run(owner)
     # As if another code version had generated the stored run: its records differ from today's workload.
-    cols = archive.unpack_jobs(RunJobs.objects.get(run=run).data)
+    chunk = RunJobsChunk.objects.get(run=run, index=0)
+    cols = archive.unpack_jobs(chunk.data)
     cols["submit_s"] = cols["submit_s"] + 1e-6
-    RunJobs.objects.filter(run=run).update(data=archive.pack_jobs(cols))
+    RunJobsChunk.objects.filter(pk=chunk.pk).update(data=archive.pack_jobs(cols))
     a = finished_analysis(owner, run)
     assert "simulated again" in a.results["snapshot"]["meta"]["note"]
     out = archive.run_scenario(run.experiment.scenario, "greedy", 0)

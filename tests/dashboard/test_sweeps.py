@@ -23,7 +23,7 @@ from dashboard.models import ApiToken, Experiment, Run, RunResult, Status, Visib
 from dashboard.services import cache, sweeps
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import check_scenario, create_experiment
-from dashboard.services.results import run_jobs
+from dashboard.services.jobs import run_jobs
 from simcore.cli import build_parser, main, sweep_plan
 from simcore.sweep_scenario import scenario_of
 from tests.dashboard.conftest import GOOD

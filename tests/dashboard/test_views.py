@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from dashboard.models import Experiment, Run, RunJobs, RunResult, Status
+from dashboard.models import Experiment, Run, RunJobsChunk, RunResult, Status
 from dashboard.services.execution import execute_run, store_outcome
 from dashboard.services.experiments import cancel_run, create_experiment, set_sharing
+from dashboard.services.jobs import n_jobs
 from tests.dashboard.conftest import small_scenario
 
 
@@ -128,7 +129,7 @@ def test_the_compare_page_overlays_runs_of_different_experiments_it_can_see(owne
 def test_a_finished_run_has_all_results_and_a_cancelled_one_none(owner):
     exp = finished(owner, schedulers=["greedy"])
     run = exp.runs.get()
-    assert RunResult.objects.filter(run=run).exists() and RunJobs.objects.get(run=run).n_jobs == run.jobs_total
+    assert RunResult.objects.filter(run=run).exists() and n_jobs(run) == run.jobs_total
     exp2 = create_experiment(owner, small_scenario(schedulers=["greedy"]))
     run2 = exp2.runs.get()
     run2.transition(Status.RUNNING)
@@ -137,7 +138,7 @@ def test_a_finished_run_has_all_results_and_a_cancelled_one_none(owner):
 
     outcome = archive.run_scenario(exp2.scenario, "greedy", 0)
     assert store_outcome(run2, outcome) is False  # cancelled meanwhile: nothing written
-    assert not RunResult.objects.filter(run=run2).exists() and not RunJobs.objects.filter(run=run2).exists()
+    assert not RunResult.objects.filter(run=run2).exists() and not RunJobsChunk.objects.filter(run=run2).exists()
 
 
 def test_transitions_are_guarded_and_claims_are_exclusive(owner):

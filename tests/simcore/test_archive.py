@@ -9,7 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from simcore import archive
+from simcore import api, archive
 from simcore.cli import main
 from simcore.errors import InputError, ParameterError, UnknownNameError
 
@@ -158,3 +158,55 @@ def test_archives_can_be_written_to_a_stream():
     buf = io.BytesIO()
     archive.write_archive(buf, archive.validate_scenario(SCENARIO), {}, [], version="v-test")
     assert archive.read_archive(io.BytesIO(buf.getvalue())).code_version == "v-test"
+
+
+@pytest.fixture(scope="module")
+def greedy_outcome() -> api.RunOutcome:
+    return archive.run_scenario(archive.validate_scenario(SCENARIO), "greedy", 1)
+
+
+@pytest.mark.parametrize("delta", [-1, 0, 1])  # n = size + 1, size, size - 1 jobs
+def test_job_chunks_split_at_the_boundaries_and_read_back_to_the_engines_records(greedy_outcome, delta):
+    cols = greedy_outcome.jobs_columns()
+    n = len(cols["job"])
+    size = n + delta
+    blobs = list(archive.job_chunks(greedy_outcome, size))
+    assert len(blobs) == (2 if delta == -1 else 1)
+    parts = list(archive.iter_jobs(blobs))
+    assert [len(p["job"]) for p in parts] == ([n - 1, 1] if delta == -1 else [n])
+    back = archive.concat_jobs(parts)
+    for k in archive.JOB_COLUMNS:
+        np.testing.assert_array_equal(back[k], cols[k])
+    # Packing the chunks from the engine's arrays gives the bytes pack_jobs gives from the download columns.
+    assert blobs[0] == archive.pack_jobs({k: v[:size] for k, v in cols.items()})
+
+
+def test_job_chunks_of_a_small_size_cover_every_job_once(greedy_outcome):
+    cols = greedy_outcome.jobs_columns()
+    n = len(cols["job"])
+    parts = list(archive.iter_jobs(archive.job_chunks(greedy_outcome, 7)))
+    assert [len(p["job"]) for p in parts] == [7] * (n // 7) + ([n % 7] if n % 7 else [])
+    np.testing.assert_array_equal(archive.concat_jobs(parts)["job"], np.arange(n))
+    with pytest.raises(ParameterError, match="job chunk size must be at least 1, got 0"):
+        list(archive.job_chunks(greedy_outcome, 0))
+
+
+def test_an_archive_keeps_a_chunked_runs_records_in_order(tmp_path, greedy_outcome):
+    sc = archive.validate_scenario({**SCENARIO, "schedulers": ["greedy"]})
+    o = greedy_outcome
+    chunked = archive.ArchivedRun("greedy", 1, summary=o.summary, jobs=archive.job_chunks(o, 10))
+    path = tmp_path / "e.zip"
+    archive.write_archive(path, sc, {}, [chunked])
+    names = zipfile.ZipFile(path).namelist()
+    n = len(o.jobs_columns()["job"])
+    assert [x for x in names if "/jobs" in x] == [f"runs/greedy/seed-1/jobs/{k:06d}.npz" for k in range(-(-n // 10))]
+    back = archive.read_archive(path)
+    assert isinstance(back.runs[0].jobs, list)
+    cols = archive.concat_jobs(archive.iter_jobs(back.runs[0].jobs))
+    for k in archive.JOB_COLUMNS:
+        np.testing.assert_array_equal(cols[k], o.jobs_columns()[k])
+    assert archive.read_archive(path, jobs=False).runs[0].jobs is None
+    # A run of one chunk keeps the one-file layout.
+    archive.write_archive(path, sc, {}, [archive.ArchivedRun("greedy", 1, jobs=archive.job_chunks(o))])
+    assert "runs/greedy/seed-1/jobs.npz" in zipfile.ZipFile(path).namelist()
+    assert isinstance(archive.read_archive(path).runs[0].jobs, bytes)

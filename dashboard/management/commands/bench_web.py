@@ -3,9 +3,12 @@
 1. Submit to results shown: an experiment of about ``--jobs`` jobs with three
    schedulers, run by a real Celery worker process started here, timed from
    the submit until its page renders with the results.
-2. Store and download a million-job run: simulate it in this process, then
-   time :func:`store_outcome` and full downloads (CSV streamed,
-   Parquet) through Django's request handling.
+2. Store and download a big run (a million jobs by default, ``--big-jobs``):
+   simulate it in this process, then time :func:`store_outcome` (the per-job
+   records in chunks of SIMCORE_JOB_CHUNK jobs) and full downloads (CSV
+   streamed, Parquet, the experiment archive) through Django's request
+   handling, with the process's peak resident memory in each step and the
+   database bytes a job takes.
 3. Experiment page server time with that run stored (median of 10 GETs).
 
 Uses the configured database and broker (DATABASE_URL / REDIS_URL or the
@@ -20,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, cast
@@ -28,11 +32,13 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 from django.db import connection
+from django.db.models import BigIntegerField, F, Func, Sum
+from django.db.models.functions import Length
 from django.test import Client
 from django.urls import reverse
 
 from dashboard.celery import READY_FILE_ENV
-from dashboard.models import Experiment, Run, Status
+from dashboard.models import Experiment, Run, RunJobsChunk, Status
 from dashboard.services.execution import store_outcome
 from dashboard.services.experiments import create_experiment
 from simcore import archive
@@ -51,6 +57,48 @@ def _scenario(machines_per_config: int, hours: float, schedulers: list[str]) -> 
     }
 
 
+def _rss_mb() -> float:
+    """This process's resident memory (MB); 0 where /proc is missing."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+class _Peak:
+    """Highest resident memory while the block runs, sampled every 10 ms: ``start`` and ``peak`` in MB."""
+
+    def __enter__(self) -> _Peak:
+        self.start = self.peak = _rss_mb()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.01):
+            self.peak = max(self.peak, _rss_mb())
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, _rss_mb())
+
+    def __str__(self) -> str:
+        return f"peak RSS {self.peak:,.0f} MB (+{self.peak - self.start:,.0f} MB over the step's start)"
+
+
+def _stored_bytes(run: Run) -> int:
+    """Bytes the run's per-job chunks take as stored values (PostgreSQL: after TOAST's compression)."""
+    size: Func = (
+        Func(F("data"), function="pg_column_size", output_field=BigIntegerField())
+        if connection.vendor == "postgresql"
+        else Length("data")
+    )
+    return int(RunJobsChunk.objects.filter(run=run).aggregate(b=Sum(size))["b"] or 0)
+
+
 class Command(BaseCommand):
     help = __doc__.splitlines()[0] if __doc__ else ""
 
@@ -62,6 +110,12 @@ class Command(BaseCommand):
         parser.add_argument("--skip-submit", action="store_true")
         parser.add_argument("--skip-big", action="store_true")
         parser.add_argument("--keep", action="store_true", help="keep what the benchmark created")
+        parser.add_argument(
+            "--download-run",
+            type=int,
+            metavar="RUN",
+            help="only time the downloads of this stored run (a fresh process: its memory is the web process's)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         user, _ = User.objects.get_or_create(username="bench")
@@ -71,6 +125,9 @@ class Command(BaseCommand):
         client = Client(HTTP_HOST=host, **scheme)
         client.force_login(user)
         self.stdout.write(f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':')[0]}")
+        if opts["download_run"]:
+            self.downloads(client, Run.objects.get(pk=opts["download_run"]))
+            return
         created: list[int] = []
         try:
             if not opts["skip_submit"]:
@@ -150,11 +207,12 @@ class Command(BaseCommand):
         hours = n_jobs / 62_300
         scenario = archive.validate_scenario(_scenario(20, hours, ["greedy"]))
         t0 = time.perf_counter()
-        outcome = archive.run_scenario(scenario, "greedy", 0)
+        with _Peak() as sim_mem:
+            outcome = archive.run_scenario(scenario, "greedy", 0)
         t_sim = time.perf_counter() - t0
         exp = Experiment.objects.create(
             owner=user,
-            name="bench million",
+            name="bench big run",
             scenario=scenario,
             cluster_label="google-balanced",
             workload_label="google-like",
@@ -162,22 +220,20 @@ class Command(BaseCommand):
         run = Run.objects.create(experiment=exp, scheduler="greedy", seed=0)
         run.transition(Status.RUNNING)
         t0 = time.perf_counter()
-        store_outcome(run, outcome)
+        with _Peak() as store_mem:
+            store_outcome(run, outcome)
         t_store = time.perf_counter() - t0
         exp.refresh_status()
         n = outcome.summary["jobs"]
+        chunks = RunJobsChunk.objects.filter(run=run).count()
+        grown = _stored_bytes(run)
         self.stdout.write(
-            f"[2] run of {n:,} jobs (simulated in {t_sim:.1f} s): stored in {t_store:.2f} s "
-            f"(results + {len(archive.pack_jobs(outcome.jobs_columns())) / 1e6:.0f} MB per-job blob, "
-            f"one transaction)"
+            f"[2] run of {n:,} jobs simulated in {t_sim:.1f} s ({sim_mem}); stored in {t_store:.2f} s "
+            f"({store_mem}): {chunks} chunks of at most {settings.SIMCORE_JOB_CHUNK:,} jobs in one transaction, "
+            f"{grown / 1e6:,.0f} MB in the database ({grown / max(n, 1):.1f} bytes a job)"
         )
         del outcome
-        for kind in ("jobs.csv", "jobs.parquet"):
-            t0 = time.perf_counter()
-            resp = client.get(reverse("run-download", args=[run.pk, kind]))
-            size = sum(len(chunk) for chunk in cast(Any, resp).streaming_content)
-            dt = time.perf_counter() - t0
-            self.stdout.write(f"    download {kind}: {size / 1e6:.0f} MB in {dt:.2f} s")
+        self.downloads(client, run)
         times = []
         for _ in range(10):
             t0 = time.perf_counter()
@@ -190,3 +246,18 @@ class Command(BaseCommand):
             f" ms, max {max(times) * 1000:.0f} ms over 10 requests ({len(resp.content) / 1e3:.0f} kB)"
         )
         return exp.pk
+
+    def downloads(self, client: Client, run: Run) -> None:
+        exp = run.experiment_id
+        for kind, url in (
+            ("jobs.csv", reverse("run-download", args=[exp, run.pk, "jobs.csv"])),
+            ("jobs.parquet", reverse("run-download", args=[exp, run.pk, "jobs.parquet"])),
+            ("archive.zip", reverse("experiment-download", args=[exp, "archive.zip"])),
+        ):
+            t0 = time.perf_counter()
+            with _Peak() as mem:
+                resp = client.get(url)
+                size = sum(len(chunk) for chunk in cast(Any, resp).streaming_content)
+                resp.close()
+            dt = time.perf_counter() - t0
+            self.stdout.write(f"    download {kind}: {size / 1e6:,.0f} MB in {dt:.1f} s ({mem})")
