@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0010_sweeps"),
+        ("dashboard", "0011_trace_mappings"),
     ]
 
     operations = [
