@@ -35,8 +35,8 @@ from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
 from simcore.traces.report import fits_any
 
-Format = Literal["google2011", "swf", "csv", "wfcommons"]
-FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons")
+Format = Literal["google2011", "swf", "csv", "wfcommons", "alibaba", "azure"]
+FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons", "alibaba", "azure")
 
 
 def _resolve_cluster(spec: str | Cluster | None) -> Cluster | None:
@@ -178,9 +178,11 @@ def import_trace(
     job_events: Sequence[Source] = (),
     machine_events: Source | None = None,
     cluster: str | Cluster | None = None,
-    start_s: float = 0.0,
+    start_s: float | None = None,
     end_s: float | None = None,
     unfinished: Literal["cut", "drop"] = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    machines_per_type: int = 100,
     on_error: Literal["raise", "skip"] = "raise",
     procs: Literal["allocated", "requested"] = "allocated",
     memory: Literal["requested", "used"] = "requested",
@@ -198,7 +200,13 @@ def import_trace(
     ``cluster``: a preset name, a JSON cluster file or a Cluster; default:
     the ``google-2011`` preset (or the machines of ``machine_events``) for
     Google and CSV traces, the parallel computer as one machine for SWF, the
-    ``dse-2020`` preset for WfCommons instances. WfCommons only: ``jobs``,
+    ``dse-2020`` preset for WfCommons instances, the assumed ``alibaba-2018``
+    cluster for Alibaba and the inferred machine types of an Azure trace.
+    ``start_s`` None: the window starts at the trace's first event (Google,
+    SWF, Alibaba; Azure: the trace's start, 0), and CSV traces at 0.
+    ``running_at_start``: jobs running at the window's start are kept as
+    its initial batch with their remaining durations, or dropped (Google,
+    Alibaba, Azure). WfCommons only: ``jobs``,
     ``arrival``, ``interarrival_s`` and ``seed`` (Poisson gaps) replay the
     instances as a stream (:func:`simcore.traces.wfcommons.wfcommons_workload`).
     """
@@ -218,12 +226,44 @@ def import_trace(
             start_s=start_s,
             end_s=end_s,
             unfinished=unfinished,
+            running_at_start=running_at_start,
             on_error=on_error,
             progress=progress,
             name=name or "google-2011-trace",
         )
     if job_events or machine_events is not None:
         raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
+    if fmt == "alibaba":
+        from simcore.traces.alibaba import read_alibaba
+
+        return read_alibaba(
+            inputs,
+            cluster=cl,
+            start_s=start_s,
+            end_s=end_s,
+            running_at_start=running_at_start,
+            unfinished=unfinished,
+            on_error=on_error,
+            progress=progress,
+            name=name,
+        )
+    if fmt == "azure":
+        from simcore.traces.azure import read_azure
+
+        if len(inputs) != 1:
+            raise ParameterError(f"--format azure reads one SQLite database, got {len(inputs)} inputs")
+        return read_azure(
+            inputs[0],
+            cluster=cl,
+            machines_per_type=machines_per_type,
+            start_s=start_s,
+            end_s=end_s,
+            running_at_start=running_at_start,
+            unfinished=unfinished,
+            on_error=on_error,
+            progress=progress,
+            name=name,
+        )
     if fmt == "wfcommons":
         return _read_wfcommons(inputs, cl, jobs, arrival, interarrival_s, seed, name, progress)
     if fmt == "swf":
@@ -242,7 +282,7 @@ def import_trace(
             progress=progress,
             name=name,
         )
-    return _read_csv(inputs, cl, start_s, end_s, name, progress)
+    return _read_csv(inputs, cl, start_s or 0.0, end_s, name, progress)
 
 
 def classify(
@@ -358,6 +398,14 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
         },
     }
     out.update(result.report.to_dict())
+    if result.cluster is not None:
+        from simcore.traces.report import idle_warning, utilisation_estimate
+
+        est = utilisation_estimate(result.workload, result.cluster)
+        out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
+        warning = idle_warning(est, result.cluster)
+        if warning:
+            out["warnings"] = [*out.get("warnings", []), warning]
     if files:
         out["written"] = files
     return out

@@ -26,7 +26,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=FORMATS,
         help="google2011: task_events parts in time order (or the dataset directory); "
         "swf: Parallel Workloads Archive file; csv: the project's trace format; "
-        "wfcommons: WfCommons workflow instances (WfFormat JSON, one job each)",
+        "wfcommons: WfCommons workflow instances (WfFormat JSON, one job each); "
+        "alibaba: cluster-trace-v2018 batch_task or batch_instance files; "
+        "azure: the Azure Packing Trace 2020 SQLite database",
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files (.gz or plain)")
     p.add_argument("--out", default=".", metavar="DIR", help="output directory (default: current directory)")
@@ -34,14 +36,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--cluster",
         help="cluster preset or JSON file to normalise against and write "
-        "(default: google-2011 / machine events for Google and CSV, one machine for SWF)",
+        "(default: google-2011 / machine events for Google and CSV, one machine for SWF, the assumed "
+        "alibaba-2018 cluster for Alibaba, the trace's machine types for Azure)",
     )
     p.add_argument(
         "--start",
         type=nonneg_seconds,
-        default=0.0,
+        default=None,
         metavar="S",
-        help="window start in seconds (Google: trace time minus the 600 s offset); default 0",
+        help="window start in seconds (Google: trace time minus the 600 s offset); default: the first event "
+        "(Google, SWF, Alibaba), the trace's start (Azure), 0 (CSV)",
+    )
+    p.add_argument(
+        "--running-at-start",
+        choices=("keep", "drop"),
+        default="keep",
+        help="jobs already running when the window starts (Google, Alibaba, Azure): keep them as an initial "
+        "batch with their remaining durations (default) or drop them",
     )
     p.add_argument(
         "--end", type=nonneg_seconds, default=None, metavar="S", help="window end in seconds (default: trace end)"
@@ -72,7 +83,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--unfinished",
         choices=("cut", "drop"),
         default="cut",
-        help="tasks running at the window's end: cut their duration there (default) or drop them",
+        help="tasks running at the window's end (Google, Alibaba, Azure): cut their duration there (default) "
+        "or drop them",
+    )
+    a = p.add_argument_group("Azure")
+    a.add_argument(
+        "--machines-per-type",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="machines of each machine type in the assumed cluster (the trace has no counts; default 100)",
     )
     s = p.add_argument_group("SWF")
     s.add_argument(
@@ -175,7 +195,7 @@ def _printer() -> ProgressFn:
 def main(args: argparse.Namespace) -> int:
     """Run ``simcore import``; prints the JSON summary. Errors propagate as SimcoreError (exit 2)."""
     cpu0 = time.process_time()
-    if args.end is not None and args.end <= args.start:
+    if args.end is not None and args.start is not None and args.end <= args.start:
         raise ParameterError(f"--end ({args.end}) must be after --start ({args.start})")
     inputs: list[str] = list(args.inputs)
     jobs: list[str] = list(args.job_events)
@@ -195,6 +215,8 @@ def main(args: argparse.Namespace) -> int:
         start_s=args.start,
         end_s=args.end,
         unfinished=args.unfinished,
+        running_at_start=args.running_at_start,
+        machines_per_type=args.machines_per_type,
         on_error=args.on_error,
         procs=args.procs,
         memory=args.memory,

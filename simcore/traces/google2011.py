@@ -150,6 +150,11 @@ R_RUNNING_AT_END = "still running at the window's end (unfinished='drop')"
 R_BEFORE_START = "ended before the window's start"
 R_NO_REQUEST = "no CPU or memory request on any of its events"
 R_TOO_BIG = "request larger than every machine of the cluster"
+K_ORPHAN_END = (
+    "running when the input begins (end event without a SUBMIT): arrive at the window's start with the "
+    "remaining duration (--running-at-start keep)"
+)
+K_ORPHAN_SCHED = "pending when the input begins (SCHEDULE without a SUBMIT): arrive at the window's start"
 _EVENT_LIST = ", ".join(f"{k}={n}" for k, n in enumerate(EVENT_NAMES))
 _ANOMALIES = (R_END_PENDING, R_END_ORPHAN, R_SCHED_ORPHAN, R_SCHED_RUNNING, R_RESUBMIT_OPEN)
 
@@ -167,10 +172,15 @@ def _pair_events(
     cpus: list[float],
     mems: list[float],
     anomalies: list[int],
+    origin: float = -1.0,
 ) -> tuple[list[float], list[float], list[float], list[float], list[float], list[int]]:
     """The per-task state machine; returns the finished runs (submit, schedule, end, cpu, mem, key).
 
     ``state[key] = (submit_s, schedule_s or -1 while pending, cpu, mem)``.
+    ``origin`` >= 0: tasks that were already there before the input's first
+    event (``origin``, s) are kept: an end without a SUBMIT is a task running
+    since ``origin``, a SCHEDULE without one a task pending since then (both
+    still counted in ``anomalies``). ``origin`` < 0: such rows are dropped.
     This is the hot loop: locals only, one dict operation per row.
     """
     o_sub: list[float] = []
@@ -186,6 +196,8 @@ def _pair_events(
             s = get(k)
             if s is None:
                 anomalies[2] += 1
+                if origin >= 0.0:
+                    state[k] = (origin, t, c, m)
                 continue
             if s[1] >= 0.0:
                 anomalies[3] += 1
@@ -199,6 +211,13 @@ def _pair_events(
             s = pop(k, None)
             if s is None:
                 anomalies[1] += 1
+                if origin >= 0.0:
+                    o_sub.append(origin)
+                    o_sch.append(origin)
+                    o_end.append(t)
+                    o_cpu.append(c)
+                    o_mem.append(m)
+                    o_key.append(k)
             elif s[1] < 0.0:
                 anomalies[0] += 1
             else:
@@ -226,8 +245,12 @@ class _TaskEventReader:
         end_s: float | None,
         progress: ProgressFn | None,
         min_priority: int | None = None,
+        keep_running: bool = True,
     ) -> None:
         self.errors = errors
+        self.keep_running = keep_running
+        #: Time (s) of the first event read: tasks seen only by their end were running since then.
+        self.first_s: float | None = None
         self.min_priority = min_priority
         self.columns = TASK_COLUMNS if min_priority is None else (*TASK_COLUMNS, PRIORITY_COLUMN)
         self.report = report
@@ -368,9 +391,14 @@ class _TaskEventReader:
         if len(s) == 0:
             return
         self.last_s = max(self.last_s, float(s[-1]))
+        if self.first_s is None:
+            self.first_s = float(s[0])
         self._ignore("UPDATE_RUNNING rows (requests fixed per run)", int(np.count_nonzero(ev == UPDATE_RUNNING)))
         key = (job << TASK_BITS) | idx
-        o = _pair_events(self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(), self.anomalies)
+        origin = self.first_s if self.keep_running else -1.0
+        o = _pair_events(
+            self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(), self.anomalies, origin
+        )
         self.out.append(
             sub=np.array(o[0]),
             sch=np.array(o[1]),
@@ -548,9 +576,10 @@ def read_google2011(
     job_events: Sequence[Source] = (),
     machine_events: Source | None = None,
     cluster: Cluster | None = None,
-    start_s: float = 0.0,
+    start_s: float | None = None,
     end_s: float | None = None,
     unfinished: Unfinished = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
     on_error: OnError = "raise",
     progress: ProgressFn | None = None,
     name: str = "google-2011-trace",
@@ -560,7 +589,11 @@ def read_google2011(
 
     ``start_s``/``end_s``: the window in simulated seconds (trace time minus
     the 600 s offset); see the module docstring for how jobs crossing it
-    are treated. ``cluster``: the machines to check requests against and to
+    are treated; ``start_s`` None starts it at the first event read (a part
+    from mid-trace is not simulated as hours of idle cluster first).
+    ``running_at_start``: tasks already running (or pending) when the input
+    begins, seen only by their end (or SCHEDULE), are kept as the window's
+    initial batch with their remaining durations, or dropped. ``cluster``: the machines to check requests against and to
     return; default: derived from ``machine_events`` if given, otherwise
     the ``google-2011`` preset. ``min_priority``: keep only tasks of at
     least this priority (schema column 9; :data:`PRODUCTION_PRIORITY` keeps
@@ -572,10 +605,12 @@ def read_google2011(
     cpu0 = time.process_time()
     if unfinished not in ("cut", "drop"):
         raise ParameterError(f"unfinished must be 'cut' or 'drop', got {unfinished!r}")
-    if not (np.isfinite(start_s) and start_s >= 0):
+    if running_at_start not in ("keep", "drop"):
+        raise ParameterError(f"running_at_start must be 'keep' or 'drop', got {running_at_start!r}")
+    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
         raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
-    if end_s is not None and not (np.isfinite(end_s) and end_s > start_s):
-        raise ParameterError(f"end must be a number of seconds after start ({start_s}), got {end_s}")
+    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
+        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
     if not task_events:
         raise ParameterError("at least one task_events file is needed")
     report = ImportReport("google2011")
@@ -591,13 +626,23 @@ def read_google2011(
 
     if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
         raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
-    r = _TaskEventReader(errors, report, end_s, progress, min_priority)
+    r = _TaskEventReader(errors, report, end_s, progress, min_priority, keep_running=running_at_start == "keep")
     r.read(task_events)
     report.rows_read["task_events"] = r.rows
     report.absorb(errors)
     for reason, n in zip(_ANOMALIES, r.anomalies, strict=True):
+        if running_at_start == "keep" and reason in (R_END_ORPHAN, R_SCHED_ORPHAN):
+            continue
         report.drop(reason, n)
+    if running_at_start == "keep":
+        report.keep_note(K_ORPHAN_END, r.anomalies[1])
+        report.keep_note(K_ORPHAN_SCHED, r.anomalies[2])
     report.extra["rows_ignored"] = r.ignored
+    if start_s is None:
+        # The window opens at the first event read: part 00007 alone starts at 35,080 s (issue 17).
+        start_s = r.first_s if r.first_s is not None else 0.0
+    if end_s is not None and end_s <= start_s:
+        raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
 
     window_end = end_s if end_s is not None else max(r.last_s, start_s)
     out = r.out
@@ -677,6 +722,7 @@ def read_google2011(
             "window_end_s": float(window_end),
             "trace_offset_s": TRACE_OFFSET_US / 1e6,
             "unfinished": unfinished,
+            "running_at_start": running_at_start,
             "task_jobs": len(job_ids),
         },
         graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
@@ -691,7 +737,8 @@ def read_google2011(
             "tasks grouped by job ID into bags of tasks (the job column of the trace written)",
             "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
             "time 2^63-1 rows ignored",
-            f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its end: {unfinished}",
+            f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its start: "
+            f"{running_at_start}; at its end: {unfinished}",
             f"requests checked against cluster {cluster.name!r}",
         ]
     )
