@@ -21,6 +21,7 @@ from django.utils import timezone
 from dashboard import accounts
 from dashboard.access import run_teams
 from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
+from dashboard.imports import format_choices
 from dashboard.services.experiments import (
     MAX_SEEDS,
     SERVER_PATH_PARAMS,
@@ -153,7 +154,8 @@ class ExperimentForm(forms.Form):
         min_value=0.01,
         max_value=10.0,
         widget=forms.NumberInput(attrs={"step": "any"}),
-        help_text="arrival rate as a fraction of the allocation-LP bound lambda*",
+        help_text="preset: arrival rate as a fraction of the allocation-LP bound lambda*; uploaded trace: "
+        "replay rate (inter-arrival times divided by it; 1 = as recorded, 1.2 = the same trace at 1.2x)",
     )
     hours = forms.FloatField(
         required=False,
@@ -470,7 +472,7 @@ class TraceUploadForm(forms.Form):
     """A real trace and its import options (see dashboard.imports.check_import_options)."""
 
     name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
-    format = forms.ChoiceField(choices=TraceFormat.choices, required=False, initial=TraceFormat.CSV)
+    format = forms.ChoiceField(choices=format_choices, required=False, initial=TraceFormat.CSV)
     file = MultipleFileField(
         label="trace file(s)",
         help_text="CSV or SWF: one file; Google 2011: the task_events "

@@ -94,14 +94,38 @@ FORMATS: dict[str, FormatSpec] = {
     "wfcommons": FormatSpec(
         "WfCommons instance", (".json", ".json.gz", ".gz"), {ImportRole.TRACE: (1, MAX_FILES)}, ImportRole.TRACE
     ),
+    "alibaba": FormatSpec(
+        "Alibaba v2018 batch_task or batch_instance file",
+        (".csv", ".csv.gz", ".gz"),
+        {ImportRole.TRACE: (1, MAX_FILES)},
+        ImportRole.TRACE,
+    ),
+    "azure": FormatSpec(
+        "Azure packing trace database", (".sqlite", ".db", ".sqlite.gz", ".gz"), {ImportRole.TRACE: (1, 1)},
+        ImportRole.TRACE,
+    ),
 }
+
+#: Formats read by simcore but not (yet) among models.TraceFormat's choices: adding them there needs a
+#: migration (the choices are part of the field), so the form offers them from here and the service
+#: validates them against FORMATS. TraceUpload.format stores the value as it does any other.
+EXTRA_FORMAT_CHOICES: tuple[tuple[str, str], ...] = (
+    ("alibaba", "Alibaba cluster-trace-v2018 batch_task or batch_instance (header-less CSV)"),
+    ("azure", "Azure Packing Trace 2020 (the SQLite database: vm and vmType tables)"),
+)
+
+
+def format_choices() -> list[tuple[str, str]]:
+    """Every trace format the upload form offers: models.TraceFormat's and :data:`EXTRA_FORMAT_CHOICES`."""
+    return [*TraceFormat.choices, *EXTRA_FORMAT_CHOICES]
 
 #: Import options, their defaults, and the formats they apply to.
 DEFAULTS: dict[str, Any] = {
     "format": "csv",
     "on_error": "raise",
     "unfinished": "cut",
-    "start_s": 0.0,
+    "running_at_start": "keep",
+    "start_s": None,
     "end_s": None,
     "cluster": None,
     "classes": None,
@@ -157,14 +181,20 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     o = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None and v != ""}}
     if o["format"] not in FORMATS:
         raise ParameterError(f"format must be one of {', '.join(FORMATS)}, got {o['format']!r}")
-    for key, valid in (("on_error", ("raise", "skip")), ("unfinished", ("cut", "drop"))):
+    for key, valid in (
+        ("on_error", ("raise", "skip")),
+        ("unfinished", ("cut", "drop")),
+        ("running_at_start", ("keep", "drop")),
+    ):
         if o[key] not in valid:
             raise ParameterError(f"{key} must be one of {', '.join(valid)}, got {o[key]!r}")
-    o["start_s"] = _number(o, "start_s", lo=0.0)
+    # start_s None: the window opens at the trace's first event (issue 17).
+    if o["start_s"] is not None:
+        o["start_s"] = _number(o, "start_s", lo=0.0)
     if o["end_s"] is not None:
         o["end_s"] = _number(o, "end_s", lo=0.0)
-        if o["end_s"] <= o["start_s"]:
-            raise ParameterError(f"end_s ({o['end_s']:g}) must be after start_s ({o['start_s']:g})")
+        if o["end_s"] <= (o["start_s"] or 0.0):
+            raise ParameterError(f"end_s ({o['end_s']:g}) must be after start_s ({o['start_s'] or 0.0:g})")
     if o["cluster"] is not None:
         CLUSTERS.get(str(o["cluster"]))  # UnknownNameError lists the presets
         o["cluster"] = str(o["cluster"])
@@ -179,8 +209,11 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
         given = [k for k in _WINDOW if o[k] != DEFAULTS[k]]
         if given:
             raise ParameterError(f"{', '.join(given)} apply to google2011 and swf traces, not to wfcommons instances")
-    if o["format"] != TraceFormat.GOOGLE2011 and o["unfinished"] != "cut":
-        raise ParameterError("unfinished applies to google2011 traces only")
+    windowed = (TraceFormat.GOOGLE2011, "alibaba", "azure")
+    if o["format"] not in windowed and o["unfinished"] != "cut":
+        raise ParameterError("unfinished applies to google2011, alibaba and azure traces only")
+    if o["format"] not in windowed and o["running_at_start"] != "keep":
+        raise ParameterError("running_at_start applies to google2011, alibaba and azure traces only")
     if o["classes"] is not None:
         k = _number(o, "classes", integer=True, lo=1, hi=MAX_CLASSES)
         o["classes"] = {
@@ -478,6 +511,7 @@ def convert(
             start_s=options["start_s"],
             end_s=options["end_s"],
             unfinished=options["unfinished"],
+            running_at_start=options.get("running_at_start", "keep"),
             on_error=options["on_error"],
             name=name,
             progress=progress,
@@ -487,7 +521,8 @@ def convert(
     wl: Workload = result.workload
     derived = (
         result.cluster
-        if options.get("cluster") is None and (fmt == TraceFormat.SWF or ImportRole.MACHINE_EVENTS in by_role)
+        if options.get("cluster") is None
+        and (fmt in (TraceFormat.SWF, "alibaba", "azure") or ImportRole.MACHINE_EVENTS in by_role)
         else None
     )
     classes = None

@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dashboard.imports import MAX_CLASSES
+from dashboard.imports import MAX_CLASSES, format_choices
 from dashboard.imports import MAX_FILES as MAX_IMPORT_FILES
 from dashboard.models import (
     ApiToken,
@@ -380,7 +380,7 @@ class UploadCreateSerializer(serializers.Serializer):
         help_text="a cluster JSON file; or the trace: one CSV or SWF file, or the Google 2011 task_events part(s) "
         "in time order (repeat the field); plain or .gz",
     )
-    format = serializers.ChoiceField(choices=TraceFormat.choices, required=False, help_text="traces: default csv")
+    format = serializers.ChoiceField(choices=format_choices(), required=False, help_text="traces: default csv")
     job_events = serializers.ListField(
         child=serializers.FileField(),
         required=False,

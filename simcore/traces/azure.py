@@ -37,7 +37,10 @@ the table, the row (``rowid``) and the column.
 
 from __future__ import annotations
 
+import gzip
+import io
 import os
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -51,7 +54,15 @@ from simcore.errors import InputError, ParameterError
 from simcore.limits import max_trace_seconds
 from simcore.model import Cluster, Workload
 from simcore.traces import window
-from simcore.traces._stream import Growing, ImportProgress, OnError, ProgressFn, RowErrors, Source, source_name
+from simcore.traces._stream import (
+    Growing,
+    ImportProgress,
+    OnError,
+    ProgressFn,
+    RowErrors,
+    Source,
+    source_name,
+)
 from simcore.traces.report import ImportReport, ImportResult, fits_any
 
 DAY_S = 86_400.0
@@ -69,15 +80,31 @@ def _open_db(src: Source, name: str) -> tuple[sqlite3.Connection, str | None]:
         p = Path(src)
         if not p.is_file():
             raise InputError("cannot open: no such file", file=name)
+        with p.open("rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
         path = str(p)
-    else:
+    if not isinstance(src, (str, os.PathLike)) or gz:
+        # SQLite needs a plain file: uploads (and .gz databases) are copied, decompressed, block by block.
         fd, tmp = tempfile.mkstemp(suffix=".sqlite")
-        with os.fdopen(fd, "wb") as f:
-            if isinstance(src, (bytes, bytearray, memoryview)):
-                f.write(bytes(src))
-            else:
-                while chunk := src.read(1 << 20):
-                    f.write(chunk)
+        raw: Any = (
+            Path(src).open("rb")
+            if isinstance(src, (str, os.PathLike))
+            else io.BytesIO(bytes(src))
+            if isinstance(src, (bytes, bytearray, memoryview))
+            else src
+        )
+        try:
+            head = raw.read(2)
+            raw.seek(-len(head), io.SEEK_CUR)
+            body = gzip.GzipFile(fileobj=raw) if head == b"\x1f\x8b" else raw
+            with os.fdopen(fd, "wb") as f:
+                shutil.copyfileobj(body, f, 1 << 20)
+        except (OSError, EOFError) as e:
+            os.unlink(tmp)
+            raise InputError(f"cannot read the database: {e}", file=name) from None
+        finally:
+            if isinstance(src, (str, os.PathLike)):
+                raw.close()
         path = tmp
     try:
         con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
