@@ -570,6 +570,96 @@ def part_gap(names: Sequence[str]) -> str | None:
     )
 
 
+RUN_COLUMNS = ("sub", "sch", "end", "cpu", "mem", "key")
+
+
+def close_open_tasks(r: _TaskEventReader, unfinished: Unfinished, window_end: float, report: ImportReport) -> None:
+    """Tasks open at the window's end: running ones are cut there (or dropped), pending ones never ran.
+
+    The cut runs are appended to the reader's output after every finished run (their place in the
+    order of equal arrivals).
+    """
+    if not r.state:
+        return
+    st = np.array(list(r.state.values()), dtype=np.float64).reshape(-1, 4)
+    running = st[:, 1] >= 0.0
+    report.drop(R_PENDING_AT_END, int(np.count_nonzero(~running)))
+    if unfinished == "cut":
+        kst = np.fromiter(r.state.keys(), dtype=np.int64, count=len(r.state))[running]
+        st = st[running]
+        report.keep_note("running at the window's end: duration cut there", len(st))
+        r.out.append(
+            sub=st[:, 0], sch=st[:, 1], end=np.full(len(st), window_end), cpu=st[:, 2], mem=st[:, 3], key=kst
+        )
+    else:
+        report.drop(R_RUNNING_AT_END, int(np.count_nonzero(running)))
+    r.state.clear()
+
+
+def window_runs(
+    cols: dict[str, NDArray[Any]], start_s: float, cluster: Cluster, report: ImportReport
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Runs (columns :data:`RUN_COLUMNS`) to jobs of the window: (arrival, duration, request, key), in run order.
+
+    Counts every run dropped or changed in ``report``; works on any slice of
+    the runs (the streaming import applies it chunk by chunk: counts add up).
+    """
+    sub, sch, end, cpu, mem, key = (cols[k] for k in RUN_COLUMNS)
+    ok = end > start_s
+    report.drop(R_BEFORE_START, int(np.count_nonzero(~ok)))
+    no_req = ok & (np.isnan(cpu) | np.isnan(mem))
+    report.drop(R_NO_REQUEST, int(np.count_nonzero(no_req)))
+    ok &= ~no_req
+    sub, sch, end, cpu, mem, key = sub[ok], sch[ok], end[ok], cpu[ok], mem[ok], key[ok]
+    report.keep_note(
+        "submitted before the window's start: arrive at its start",
+        int(np.count_nonzero(sub < start_s)) if start_s > 0 else 0,
+    )
+    report.keep_note(
+        "arrive at time 0: submitted before the trace window (initial batch)",
+        int(np.count_nonzero(sub <= 0.0)) if start_s == 0 else 0,
+    )
+    arrival = np.maximum(sub, start_s) - start_s
+    duration = end - np.maximum(sch, start_s)
+    if np.any(duration < 0):  # pragma: no cover - impossible once time stamps are ordered
+        raise InputError("negative duration after pairing events; this is a bug", file=report.files["task_events"][0])
+    request = _request_matrix(cluster.resources, cpu, mem)
+    fits = fits_any(request, cluster)
+    report.drop(R_TOO_BIG, int(np.count_nonzero(~fits)))
+    if not fits.all():
+        arrival, duration, request, key = arrival[fits], duration[fits], request[fits], key[fits]
+    return arrival, duration, request, key
+
+
+def notes(
+    report: ImportReport,
+    task_events: Sequence[Source],
+    window: tuple[float, float],
+    running_at_start: str,
+    unfinished: str,
+    cluster: Cluster,
+    min_priority: int | None,
+) -> None:
+    """The report's notes on how the trace was read."""
+    gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
+    if gap:
+        report.notes.append(gap)
+    report.notes.extend(
+        [
+            "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
+            "(LoTES section 5.3); resubmissions are new jobs",
+            "tasks grouped by job ID into bags of tasks (the job column of the trace written)",
+            "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
+            "time 2^63-1 rows ignored",
+            f"window [{window[0]:g}, {window[1]:g}) s shifted to start at 0; tasks running at its start: "
+            f"{running_at_start}; at its end: {unfinished}",
+            f"requests checked against cluster {cluster.name!r}",
+        ]
+    )
+    if min_priority is not None:
+        report.notes.append(f"only tasks of priority >= {min_priority} (9-11: production)")
+
+
 def read_google2011(
     task_events: Sequence[Source],
     *,
@@ -645,52 +735,11 @@ def read_google2011(
         raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
 
     window_end = end_s if end_s is not None else max(r.last_s, start_s)
+    close_open_tasks(r, unfinished, window_end, report)
     out = r.out
-    sub, sch, end = out.column("sub", np.float64), out.column("sch", np.float64), out.column("end", np.float64)
-    cpu, mem, key = out.column("cpu", np.float64), out.column("mem", np.float64), out.column("key", np.int64)
-
-    # Tasks open at the window's end: running ones are cut (or dropped), pending ones never ran.
-    if r.state:
-        st = np.array(list(r.state.values()), dtype=np.float64).reshape(-1, 4)
-        running = st[:, 1] >= 0.0
-        report.drop(R_PENDING_AT_END, int(np.count_nonzero(~running)))
-        if unfinished == "cut":
-            st = st[running]
-            kst = np.fromiter(r.state.keys(), dtype=np.int64, count=len(r.state))[running]
-            report.keep_note("running at the window's end: duration cut there", len(st))
-            sub, sch = np.concatenate((sub, st[:, 0])), np.concatenate((sch, st[:, 1]))
-            end = np.concatenate((end, np.full(len(st), window_end)))
-            cpu, mem = np.concatenate((cpu, st[:, 2])), np.concatenate((mem, st[:, 3]))
-            key = np.concatenate((key, kst))
-        else:
-            report.drop(R_RUNNING_AT_END, int(np.count_nonzero(running)))
-        r.state.clear()
-
-    ok = end > start_s
-    report.drop(R_BEFORE_START, int(np.count_nonzero(~ok)))
-    no_req = ok & (np.isnan(cpu) | np.isnan(mem))
-    report.drop(R_NO_REQUEST, int(np.count_nonzero(no_req)))
-    ok &= ~no_req
-    sub, sch, end, cpu, mem, key = sub[ok], sch[ok], end[ok], cpu[ok], mem[ok], key[ok]
-    report.keep_note(
-        "submitted before the window's start: arrive at its start",
-        int(np.count_nonzero(sub < start_s)) if start_s > 0 else 0,
+    arrival, duration, request, key = window_runs(
+        {k: out.column(k, np.int64 if k == "key" else np.float64) for k in RUN_COLUMNS}, start_s, cluster, report
     )
-    report.keep_note(
-        "arrive at time 0: submitted before the trace window (initial batch)",
-        int(np.count_nonzero(sub <= 0.0)) if start_s == 0 else 0,
-    )
-    arrival = np.maximum(sub, start_s) - start_s
-    duration = end - np.maximum(sch, start_s)
-    if np.any(duration < 0):  # pragma: no cover - impossible once time stamps are ordered
-        raise InputError("negative duration after pairing events; this is a bug", file=report.files["task_events"][0])
-
-    request = _request_matrix(cluster.resources, cpu, mem)
-    fits = fits_any(request, cluster)
-    report.drop(R_TOO_BIG, int(np.count_nonzero(~fits)))
-    if not fits.all():
-        arrival, duration, request, key = arrival[fits], duration[fits], request[fits], key[fits]
-
     if len(arrival) == 0:
         raise InputError(
             f"no jobs left in the window [{start_s:g}, {window_end:g}) s; rows read "
@@ -727,23 +776,7 @@ def read_google2011(
         },
         graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
     )
-    gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
-    if gap:
-        report.notes.append(gap)
-    report.notes.extend(
-        [
-            "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
-            "(LoTES section 5.3); resubmissions are new jobs",
-            "tasks grouped by job ID into bags of tasks (the job column of the trace written)",
-            "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
-            "time 2^63-1 rows ignored",
-            f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its start: "
-            f"{running_at_start}; at its end: {unfinished}",
-            f"requests checked against cluster {cluster.name!r}",
-        ]
-    )
-    if min_priority is not None:
-        report.notes.append(f"only tasks of priority >= {min_priority} (9-11: production)")
+    notes(report, task_events, (start_s, window_end), running_at_start, unfinished, cluster, min_priority)
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)

@@ -236,6 +236,7 @@ def read_swf(
     report.files["swf"] = names
     out = Growing(("submit", "run", "procs", "mem"))
     rows = 0
+    origin: float | None = None
     last_submit = -np.inf
     p_main, p_other = (ALLOC_PROCS, REQ_PROCS) if procs == "allocated" else (REQ_PROCS, ALLOC_PROCS)
     m_main, m_other = (REQ_MEM, USED_MEM) if memory == "requested" else (USED_MEM, REQ_MEM)
@@ -274,15 +275,21 @@ def read_swf(
                     detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run),
                 )
                 bound = float(max_trace_seconds())
+                if origin is None and (keep & (sub >= 0)).any():
+                    # Submit times are bounded relative to the first one: logs in absolute Unix
+                    # time (1.3e9 s) are fine, a span of more than the bound is not.
+                    origin = float(sub[keep & (sub >= 0)][0])
+                rel = sub - (origin or 0.0)
                 keep &= reject_rows(
-                    keep & ((sub > bound) | (run > bound)),
+                    keep & ((rel > bound) | (run > bound)),
                     lines,
                     errors,
                     file=fname,
                     reason="time out of range",
-                    column=FIELD_NAMES[SUBMIT] if bool(((sub > bound) & keep).any()) else FIELD_NAMES[RUN],
+                    column=FIELD_NAMES[SUBMIT] if bool(((rel > bound) & keep).any()) else FIELD_NAMES[RUN],
                     detail=describe(
-                        "submit time {:g} or run time {:g} exceeds SIMCORE_MAX_TRACE_SECONDS",
+                        "submit time {:g} (that far after the first) or run time {:g} exceeds "
+                        "SIMCORE_MAX_TRACE_SECONDS",
                         sub,
                         run,
                     ),
