@@ -285,6 +285,78 @@ def import_trace(
     return _read_csv(inputs, cl, start_s or 0.0, end_s, name, progress)
 
 
+def stream_google2011(
+    inputs: Sequence[Source],
+    out_dir: str | os.PathLike[str],
+    *,
+    gzip: bool = False,
+    job_events: Sequence[Source] = (),
+    machine_events: Source | None = None,
+    cluster: str | Cluster | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    unfinished: Literal["cut", "drop"] = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    on_error: Literal["raise", "skip"] = "raise",
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Import Google 2011 task events straight to ``out_dir`` in bounded memory; returns the JSON summary.
+
+    Writes the files :func:`write_outputs` writes for :func:`import_trace`'s
+    result (identical trace file) without holding the jobs in memory
+    (:mod:`simcore.traces.google_stream`); the summary has the same keys as
+    :func:`summary`.
+    """
+    from simcore.clusterfile import write_cluster
+    from simcore.traces.google_stream import import_google2011_to
+    from simcore.traces.report import idle_warning
+
+    d = Path(out_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the output directory: {e.strerror or e}", file=str(d)) from None
+    trace = d / ("trace.csv.gz" if gzip else "trace.csv")
+    res = import_google2011_to(
+        trace,
+        inputs,
+        job_events=job_events,
+        machine_events=machine_events,
+        cluster=_resolve_cluster(cluster),
+        start_s=start_s,
+        end_s=end_s,
+        unfinished=unfinished,
+        running_at_start=running_at_start,
+        on_error=on_error,
+        progress=progress,
+        name=name or "google-2011-trace",
+    )
+    cp = d / "cluster.json"
+    write_cluster(res.cluster, cp)
+    wl = dict(res.workload)
+    out: dict[str, Any] = {
+        "format": res.report.format,
+        "jobs": wl.pop("jobs"),
+        "time_span_s": [wl.pop("first_submit_s"), wl.pop("last_submit_s")],
+        **{k: v for k, v in wl.items() if k not in ("task_jobs", "params")},
+        "cluster": {"name": res.cluster.name, "machines": res.cluster.n_machines, "configurations": res.cluster.n_configs},
+    }
+    out.update(res.report.to_dict())
+    total = (res.cluster.capacity * res.cluster.counts[:, None]).sum(axis=0)
+    est = {
+        r: res.request_work[r] / (float(total[i]) * res.horizon_s)
+        for i, r in enumerate(res.cluster.resources)
+        if res.horizon_s > 0 and total[i] > 0
+    }
+    out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
+    warning = idle_warning(est, res.cluster)
+    if warning:
+        out["warnings"] = [warning]
+    out["written"] = {"trace": str(trace), "cluster": str(cp)}
+    return out
+
+
 def classify(
     result: ImportResult, k: int, *, window_hours: float = 24.0, seed: int = 0, use_duration: bool = False
 ) -> ImportResult:
@@ -416,6 +488,7 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
 
 __all__ = [
     "FORMATS",
+    "stream_google2011",
     "class_table_dict",
     "classify",
     "import_trace",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int
 from simcore.errors import InputError, ParameterError
-from simcore.importer import FORMATS, classify, import_trace, summary, write_outputs
+from simcore.importer import FORMATS, classify, import_trace, stream_google2011, summary, write_outputs
 from simcore.traces import ImportProgress, ProgressFn
 
 
@@ -206,6 +206,26 @@ def main(args: argparse.Namespace) -> int:
         raise ParameterError("--jobs, --arrival and --interarrival apply to --format wfcommons only")
     if args.arrival != "together" and args.interarrival is None:
         raise ParameterError(f"--arrival {args.arrival} needs --interarrival (mean seconds between jobs)")
+    if args.format == "google2011" and args.classes is None:
+        # Streamed to the output: memory stays bounded whatever the number of parts (issue 17).
+        out = stream_google2011(
+            inputs,
+            args.out,
+            gzip=args.gzip,
+            job_events=jobs,
+            machine_events=machines,
+            cluster=args.cluster,
+            start_s=args.start,
+            end_s=args.end,
+            unfinished=args.unfinished,
+            running_at_start=args.running_at_start,
+            on_error=args.on_error,
+            name=args.name,
+            progress=_printer() if args.progress else None,
+        )
+        out["total_cpu_s"] = round(time.process_time() - cpu0, 3)
+        print(json.dumps(out, indent=2))
+        return 0
     result = import_trace(
         args.format,
         inputs,

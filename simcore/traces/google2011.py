@@ -72,6 +72,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,6 +99,7 @@ from simcore.traces._stream import (
     source_name,
 )
 from simcore.traces.report import ImportReport, ImportResult, fits_any
+from simcore.traces.spill import Spill
 
 #: Google's time stamps count microseconds from 600 s before the trace window.
 TRACE_OFFSET_US = 600_000_000
@@ -133,6 +135,8 @@ MACHINE_COLUMNS = (
 )
 MACHINE_ADD, MACHINE_REMOVE, MACHINE_UPDATE = 0, 1, 2
 
+#: The columns of a run (one task instance's SUBMIT, SCHEDULE and end) as the reader emits it.
+RUN_COLUMNS = ("sub", "sch", "end", "cpu", "mem", "key")
 #: A task is keyed by ``job_id << TASK_BITS | task_index`` (one int, no tuples in the hot loop).
 TASK_BITS = 24
 _MAX_JOB_ID = 1 << (63 - TASK_BITS)
@@ -246,6 +250,7 @@ class _TaskEventReader:
         progress: ProgressFn | None,
         min_priority: int | None = None,
         keep_running: bool = True,
+        out: Growing | Spill | None = None,
     ) -> None:
         self.errors = errors
         self.keep_running = keep_running
@@ -257,7 +262,7 @@ class _TaskEventReader:
         self.end_s = end_s
         self.progress = progress
         self.state: dict[int, tuple[float, float, float, float]] = {}
-        self.out = Growing(("sub", "sch", "end", "cpu", "mem", "key"))
+        self.out: Growing | Spill = out if out is not None else Growing(RUN_COLUMNS)
         self.anomalies = [0] * len(_ANOMALIES)
         self.last_us = 0  # time stamps must not go backwards, across files too
         self.last_s = 0.0
@@ -570,9 +575,6 @@ def part_gap(names: Sequence[str]) -> str | None:
     )
 
 
-RUN_COLUMNS = ("sub", "sch", "end", "cpu", "mem", "key")
-
-
 def close_open_tasks(r: _TaskEventReader, unfinished: Unfinished, window_end: float, report: ImportReport) -> None:
     """Tasks open at the window's end: running ones are cut there (or dropped), pending ones never ran.
 
@@ -660,6 +662,82 @@ def notes(
         report.notes.append(f"only tasks of priority >= {min_priority} (9-11: production)")
 
 
+@dataclass
+class Runs:
+    """Task events read and paired: the reader (its ``out`` holds the runs), the window and the report."""
+
+    reader: _TaskEventReader
+    report: ImportReport
+    cluster: Cluster
+    job_ids: NDArray[np.int64] | None
+    start_s: float
+    window_end: float
+
+
+def read_runs(
+    task_events: Sequence[Source],
+    *,
+    job_events: Sequence[Source] = (),
+    machine_events: Source | None = None,
+    cluster: Cluster | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    unfinished: Unfinished = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    on_error: OnError = "raise",
+    progress: ProgressFn | None = None,
+    min_priority: int | None = None,
+    out: Growing | Spill,
+) -> Runs:
+    """Read and pair the task events into runs appended to ``out`` (tasks open at the end included)."""
+    if unfinished not in ("cut", "drop"):
+        raise ParameterError(f"unfinished must be 'cut' or 'drop', got {unfinished!r}")
+    if running_at_start not in ("keep", "drop"):
+        raise ParameterError(f"running_at_start must be 'keep' or 'drop', got {running_at_start!r}")
+    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
+        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
+    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
+        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
+    if not task_events:
+        raise ParameterError("at least one task_events file is needed")
+    report = ImportReport("google2011")
+    errors = RowErrors(on_error)
+    if cluster is None:
+        if machine_events is not None:
+            cluster = read_machine_events(machine_events, on_error=on_error, report=report)
+        else:
+            from simcore.presets import CLUSTERS
+
+            cluster = CLUSTERS.get("google-2011").build()
+    job_ids = read_job_ids(job_events, errors, report, progress) if job_events else None
+
+    if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
+        raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
+    r = _TaskEventReader(
+        errors, report, end_s, progress, min_priority, keep_running=running_at_start == "keep", out=out
+    )
+    r.read(task_events)
+    report.rows_read["task_events"] = r.rows
+    report.absorb(errors)
+    for reason, n in zip(_ANOMALIES, r.anomalies, strict=True):
+        if running_at_start == "keep" and reason in (R_END_ORPHAN, R_SCHED_ORPHAN):
+            continue
+        report.drop(reason, n)
+    if running_at_start == "keep":
+        report.keep_note(K_ORPHAN_END, r.anomalies[1])
+        report.keep_note(K_ORPHAN_SCHED, r.anomalies[2])
+    report.extra["rows_ignored"] = r.ignored
+    if start_s is None:
+        # The window opens at the first event read: part 00007 alone starts at 35,080 s (issue 17).
+        start_s = r.first_s if r.first_s is not None else 0.0
+    if end_s is not None and end_s <= start_s:
+        raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
+
+    window_end = end_s if end_s is not None else max(r.last_s, start_s)
+    close_open_tasks(r, unfinished, window_end, report)
+    return Runs(r, report, cluster, job_ids, start_s, window_end)
+
+
 def read_google2011(
     task_events: Sequence[Source],
     *,
@@ -693,50 +771,24 @@ def read_google2011(
     """
     wall0 = time.perf_counter()
     cpu0 = time.process_time()
-    if unfinished not in ("cut", "drop"):
-        raise ParameterError(f"unfinished must be 'cut' or 'drop', got {unfinished!r}")
-    if running_at_start not in ("keep", "drop"):
-        raise ParameterError(f"running_at_start must be 'keep' or 'drop', got {running_at_start!r}")
-    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
-        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
-    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
-        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
-    if not task_events:
-        raise ParameterError("at least one task_events file is needed")
-    report = ImportReport("google2011")
-    errors = RowErrors(on_error)
-    if cluster is None:
-        if machine_events is not None:
-            cluster = read_machine_events(machine_events, on_error=on_error, report=report)
-        else:
-            from simcore.presets import CLUSTERS
-
-            cluster = CLUSTERS.get("google-2011").build()
-    job_ids = read_job_ids(job_events, errors, report, progress) if job_events else None
-
-    if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
-        raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
-    r = _TaskEventReader(errors, report, end_s, progress, min_priority, keep_running=running_at_start == "keep")
-    r.read(task_events)
-    report.rows_read["task_events"] = r.rows
-    report.absorb(errors)
-    for reason, n in zip(_ANOMALIES, r.anomalies, strict=True):
-        if running_at_start == "keep" and reason in (R_END_ORPHAN, R_SCHED_ORPHAN):
-            continue
-        report.drop(reason, n)
-    if running_at_start == "keep":
-        report.keep_note(K_ORPHAN_END, r.anomalies[1])
-        report.keep_note(K_ORPHAN_SCHED, r.anomalies[2])
-    report.extra["rows_ignored"] = r.ignored
-    if start_s is None:
-        # The window opens at the first event read: part 00007 alone starts at 35,080 s (issue 17).
-        start_s = r.first_s if r.first_s is not None else 0.0
-    if end_s is not None and end_s <= start_s:
-        raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
-
-    window_end = end_s if end_s is not None else max(r.last_s, start_s)
-    close_open_tasks(r, unfinished, window_end, report)
+    runs = read_runs(
+        task_events,
+        job_events=job_events,
+        machine_events=machine_events,
+        cluster=cluster,
+        start_s=start_s,
+        end_s=end_s,
+        unfinished=unfinished,
+        running_at_start=running_at_start,
+        on_error=on_error,
+        progress=progress,
+        min_priority=min_priority,
+        out=Growing(RUN_COLUMNS),
+    )
+    r, report, cluster, job_ids = runs.reader, runs.report, runs.cluster, runs.job_ids
+    start_s, window_end = runs.start_s, runs.window_end
     out = r.out
+    assert isinstance(out, Growing)
     arrival, duration, request, key = window_runs(
         {k: out.column(k, np.int64 if k == "key" else np.float64) for k in RUN_COLUMNS}, start_s, cluster, report
     )
