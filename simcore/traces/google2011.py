@@ -9,7 +9,8 @@ Task events become jobs the way the LoTES paper does (section 5.3): every
 * **requests** = its CPU and memory requests, already normalised by Google to
   the largest machine (the same units as the LoTES Table 1 cluster). The
   request on the SCHEDULE row is used; when that row leaves it empty, the
-  last one given by SUBMIT or UPDATE_PENDING. UPDATE_RUNNING rows are
+  last one given by SUBMIT or UPDATE_PENDING (if none, the end row's).
+  UPDATE_RUNNING rows are
   ignored: the engine gives a job fixed requests for its whole run.
 
 A task submitted again after it ended (a resubmission after a failure,
@@ -33,6 +34,15 @@ Time stamps (microseconds, schema.csv field 1) and their special values:
   any other time ``t`` maps to ``(t - 600e6) / 1e6`` seconds, clipped at 0.
 * ``2**63 - 1`` means "after the trace window": such rows are ignored (and
   counted); a task whose end is only known at that time is unfinished.
+
+Parts from mid-trace (issue 17): by default the window starts at the
+first event read, not at 0 (part 00007 alone begins at 35,080 s), and
+tasks that were already running when the input begins, seen only by their
+end event, are kept as the window's initial batch: they arrive at its
+start and run until their end (``running_at_start="keep"``; "drop" counts
+them as ``R_END_ORPHAN``). Tasks seen first by their SCHEDULE were pending:
+they arrive at the start too. Tasks running through the whole input leave
+no end event and stay invisible (only UPDATE_RUNNING rows, ignored).
 
 A window ``[start_s, end_s)`` in simulated seconds (the time just defined)
 cuts the trace like the trace cuts time: jobs submitted before ``start_s``
@@ -228,8 +238,9 @@ def _pair_events(
                 o_sub.append(s[0])
                 o_sch.append(s[1])
                 o_end.append(t)
-                o_cpu.append(s[2])
-                o_mem.append(s[3])
+                # A request no earlier row gave (a task pending before the input) is the end row's.
+                o_cpu.append(s[2] if s[2] == s[2] else c)
+                o_mem.append(s[3] if s[3] == s[3] else m)
                 o_key.append(k)
         elif e == 7:  # UPDATE_PENDING: new requests for a task not yet running
             s = get(k)
