@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from dashboard import accounts
 from dashboard.access import run_teams
-from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
 from dashboard.imports import format_choices
+from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
 from dashboard.services.experiments import (
     MAX_SEEDS,
     SERVER_PATH_PARAMS,
@@ -494,20 +494,28 @@ class TraceUploadForm(forms.Form):
         required=False,
         initial="raise",
         label="bad rows",
-        help_text="skip applies to Google and SWF; a CSV trace is always checked strictly",
+        help_text="skip applies to Google, SWF, Alibaba and Azure; a CSV trace is always checked strictly",
     )
     unfinished = forms.ChoiceField(
         choices=[("cut", "cut at the window's end"), ("drop", "drop")],
         required=False,
         initial="cut",
-        label="Google tasks running at the end",
+        label="tasks running at the end",
+        help_text="Google, Alibaba, Azure",
+    )
+    running_at_start = forms.ChoiceField(
+        choices=[("keep", "keep: arrive at the start with their remaining run"), ("drop", "drop")],
+        required=False,
+        initial="keep",
+        label="tasks running at the start",
+        help_text="Google, Alibaba, Azure: tasks already running when the window (or the file) begins",
     )
     start_s = forms.FloatField(
         required=False,
         min_value=0,
         label="window start (s)",
         widget=forms.NumberInput(attrs={"step": "any"}),
-        help_text="Google and SWF",
+        help_text="Google, SWF, Alibaba, Azure; blank: the trace's first event (Azure: its start)",
     )
     end_s = forms.FloatField(
         required=False,
@@ -544,6 +552,7 @@ class TraceUploadForm(forms.Form):
         "format",
         "on_error",
         "unfinished",
+        "running_at_start",
         "start_s",
         "end_s",
         "cluster",

@@ -27,6 +27,7 @@ import io
 import logging
 import math
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,8 @@ class FormatSpec:
     roles: dict[str, tuple[int, int]]
     #: The role of the upload's main file (the form's and the API's ``file`` field).
     main_role: str
+    #: The bytes a (decompressed) file must start with, for binary formats; None: UTF-8 text.
+    magic: bytes | None = None
 
 
 #: Keys: the values of models.TraceFormat.
@@ -101,8 +104,11 @@ FORMATS: dict[str, FormatSpec] = {
         ImportRole.TRACE,
     ),
     "azure": FormatSpec(
-        "Azure packing trace database", (".sqlite", ".db", ".sqlite.gz", ".gz"), {ImportRole.TRACE: (1, 1)},
+        "Azure packing trace database",
+        (".sqlite", ".db", ".sqlite.gz", ".gz"),
+        {ImportRole.TRACE: (1, 1)},
         ImportRole.TRACE,
+        magic=b"SQLite format 3\x00",
     ),
 }
 
@@ -118,6 +124,7 @@ EXTRA_FORMAT_CHOICES: tuple[tuple[str, str], ...] = (
 def format_choices() -> list[tuple[str, str]]:
     """Every trace format the upload form offers: models.TraceFormat's and :data:`EXTRA_FORMAT_CHOICES`."""
     return [*TraceFormat.choices, *EXTRA_FORMAT_CHOICES]
+
 
 #: Import options, their defaults, and the formats they apply to.
 DEFAULTS: dict[str, Any] = {
@@ -230,6 +237,22 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------- the request
 
 
+def _check_magic(fmt: FormatSpec, fname: str, content: bytes) -> None:
+    """A binary format's name and first bytes (after gzip), checked cheaply in the request."""
+    if fmt.magic is None:
+        return
+    if not fname.lower().endswith(fmt.suffixes):
+        raise InputError(f"a {fmt.label} must be a {' or '.join(fmt.suffixes)} file", file=fname)
+    head = content[: len(fmt.magic)]
+    if content.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(content[: 1 << 16], len(fmt.magic))
+        except zlib.error as e:
+            raise InputError(f"corrupt gzip data at the start of the file ({e})", file=fname) from None
+    if head != fmt.magic:
+        raise InputError(f"not an {fmt.label}: it does not start like one", file=fname)
+
+
 def _named(content: bytes, name: str) -> io.BytesIO:
     """A binary file object whose ``name`` the readers put in their error messages."""
     f = io.BytesIO(content)
@@ -267,7 +290,10 @@ def create_trace_import(
             check_upload_size(len(f.content))
         except InputError as e:
             raise InputError(e.reason, file=fname) from None
-        check_file_type(fmt.label, fmt.suffixes, fname, f.content)
+        if fmt.magic is None:
+            check_file_type(fmt.label, fmt.suffixes, fname, f.content)
+        else:
+            _check_magic(fmt, fname, f.content)
         clean.append(InputFile(f.role, fname, f.content))
     total = sum(len(f.content) for f in clean)
     if total > settings.SIMCORE_MAX_UPLOAD_MB * 2**20:

@@ -340,7 +340,11 @@ def stream_google2011(
         "jobs": wl.pop("jobs"),
         "time_span_s": [wl.pop("first_submit_s"), wl.pop("last_submit_s")],
         **{k: v for k, v in wl.items() if k not in ("task_jobs", "params")},
-        "cluster": {"name": res.cluster.name, "machines": res.cluster.n_machines, "configurations": res.cluster.n_configs},
+        "cluster": {
+            "name": res.cluster.name,
+            "machines": res.cluster.n_machines,
+            "configurations": res.cluster.n_configs,
+        },
     }
     out.update(res.report.to_dict())
     total = (res.cluster.capacity * res.cluster.counts[:, None]).sum(axis=0)

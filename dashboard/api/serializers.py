@@ -22,7 +22,6 @@ from dashboard.models import (
     Role,
     Run,
     Team,
-    TraceFormat,
     TraceUpload,
     Visibility,
 )
@@ -397,9 +396,18 @@ class UploadCreateSerializer(serializers.Serializer):
         "file, line and field; skip: skip and count them (Google, SWF)",
     )
     unfinished = serializers.ChoiceField(
-        choices=["cut", "drop"], required=False, help_text="google2011: tasks running at the window's end"
+        choices=["cut", "drop"],
+        required=False,
+        help_text="google2011, alibaba, azure: tasks running at the window's end",
     )
-    start_s = serializers.FloatField(min_value=0, required=False, help_text="Google, SWF: window start (s)")
+    running_at_start = serializers.ChoiceField(
+        choices=["keep", "drop"],
+        required=False,
+        help_text="google2011, alibaba, azure: tasks running at the window's start (keep: with their remaining run)",
+    )
+    start_s = serializers.FloatField(
+        min_value=0, required=False, help_text="Google, SWF, Alibaba, Azure: window start (s); default: the first event"
+    )
     end_s = serializers.FloatField(
         min_value=0, required=False, allow_null=True, help_text="Google, SWF: window end (s)"
     )

@@ -431,8 +431,7 @@ def _parse_exact(
             except ValueError:
                 errors.bad(
                     "non-numeric field",
-                    f"expected {_EXPECTED[c.kind]}, "
-                    f"found {s.decode(errors='replace')[:40]!r}",
+                    f"expected {_EXPECTED[c.kind]}, found {s.decode(errors='replace')[:40]!r}",
                     file=block.file,
                     line=line_no,
                     column=c.name,

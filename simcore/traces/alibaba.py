@@ -123,8 +123,7 @@ def _table_of(block: Block) -> str:
     if n == INSTANCE_FIELDS:
         return "batch_instance"
     raise InputError(
-        f"expected {TASK_FIELDS} comma-separated fields (batch_task) or {INSTANCE_FIELDS} (batch_instance), "
-        f"found {n}",
+        f"expected {TASK_FIELDS} comma-separated fields (batch_task) or {INSTANCE_FIELDS} (batch_instance), found {n}",
         file=block.file,
         line=block.first_line,
     )
@@ -164,7 +163,8 @@ def read_alibaba(
     names = [source_name(s, f"alibaba[{i}]") for i, s in enumerate(srcs)]
     table = ""
     tasks = True
-    ncols, cols = TASK_FIELDS, TASK_COLUMNS
+    ncols: int = TASK_FIELDS
+    cols: tuple[Column, ...] = TASK_COLUMNS
     out = Growing(("start", "end", "cpu", "mem", "job"))
     rows = 0
     units = 0

@@ -139,7 +139,12 @@ def _number(v: Any, *, nullable: bool) -> float:
 
 
 def _rows(
-    con: sqlite3.Connection, sql: str, cols: tuple[str, ...], nullable: tuple[bool, ...], table: str, name: str,
+    con: sqlite3.Connection,
+    sql: str,
+    cols: tuple[str, ...],
+    nullable: tuple[bool, ...],
+    table: str,
+    name: str,
     errors: RowErrors,
 ) -> Any:
     """Blocks of (rowid, float columns) from ``sql``; a bad value raises or is skipped by ``errors``."""
@@ -386,7 +391,9 @@ def read_azure(
 def _requests(cluster: Cluster, req2: NDArray[np.float64]) -> NDArray[np.float64]:
     unknown = [r for r in cluster.resources if r not in ("cpu", "mem")]
     if unknown or "cpu" not in cluster.resources:
-        raise ParameterError(f"Azure VMs request 'cpu' and 'mem'; cluster {cluster.name!r} has {list(cluster.resources)}")
+        raise ParameterError(
+            f"Azure VMs request 'cpu' and 'mem'; cluster {cluster.name!r} has {list(cluster.resources)}"
+        )
     out = np.zeros((len(req2), len(cluster.resources)))
     for k, r in enumerate(("cpu", "mem")):
         if r in cluster.resources:

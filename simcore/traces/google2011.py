@@ -601,9 +601,7 @@ def close_open_tasks(r: _TaskEventReader, unfinished: Unfinished, window_end: fl
         kst = np.fromiter(r.state.keys(), dtype=np.int64, count=len(r.state))[running]
         st = st[running]
         report.keep_note("running at the window's end: duration cut there", len(st))
-        r.out.append(
-            sub=st[:, 0], sch=st[:, 1], end=np.full(len(st), window_end), cpu=st[:, 2], mem=st[:, 3], key=kst
-        )
+        r.out.append(sub=st[:, 0], sch=st[:, 1], end=np.full(len(st), window_end), cpu=st[:, 2], mem=st[:, 3], key=kst)
     else:
         report.drop(R_RUNNING_AT_END, int(np.count_nonzero(running)))
     r.state.clear()

@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from simcore.errors import InputError
 from simcore.model import Cluster
+from simcore.tracefile import DURATION, GZIP_LEVEL, SUBMIT, WRITE_ROWS
 from simcore.traces._stream import OnError, ProgressFn, Source
 from simcore.traces.google2011 import (
     RUN_COLUMNS,
@@ -50,7 +51,6 @@ from simcore.traces.google2011 import (
 )
 from simcore.traces.report import ImportReport
 from simcore.traces.spill import LIMIT_BYTES, Spill
-from simcore.tracefile import DURATION, GZIP_LEVEL, SUBMIT, WRITE_ROWS
 from simcore.tracetasks import JOB
 
 #: Most jobs merged and written at once (about 150 bytes each while sorting and formatting).
@@ -187,7 +187,12 @@ def import_google2011_to(
             for chunk in runs_out.chunks():
                 arrival, duration, request, key = window_runs(chunk, start, cl, report)
                 order = np.argsort(arrival, kind="stable")
-                arrival, duration, request, job = arrival[order], duration[order], request[order], key[order] >> TASK_BITS
+                arrival, duration, request, job = (
+                    arrival[order],
+                    duration[order],
+                    request[order],
+                    key[order] >> TASK_BITS,
+                )
                 stats.add(arrival, duration, request)
                 hist += np.histogram(np.minimum(arrival, hi_edge), bins=HIST_BINS, range=(0.0, hi_edge))[0]
                 jobs_seen = np.union1d(jobs_seen, job)
@@ -227,9 +232,7 @@ def import_google2011_to(
         "window_end_s": float(window_end),
         "trace_offset_s": TRACE_OFFSET_US / 1e6,
     }
-    return StreamedImport(
-        report, cl, summary, {r: float(stats.req_work[i]) for i, r in enumerate(res)}, float(horizon)
-    )
+    return StreamedImport(report, cl, summary, {r: float(stats.req_work[i]) for i, r in enumerate(res)}, float(horizon))
 
 
 def _buckets(hist: NDArray[np.int64], hi_edge: float, bucket_rows: int) -> list[float]:

@@ -20,8 +20,13 @@ CLUSTER = Cluster("one", ("cpu", "mem"), ("a",), np.array([1]), np.array([[1.0, 
 @pytest.fixture()
 def trace(tmp_path: Path) -> Path:
     wl = Workload(
-        "t", ("cpu", "mem"), submit=[0.0, 30.0, 60.0], request=[[0.5, 0.5]] * 3, work=[10.0] * 3,
-        job_class=[-1] * 3, horizon_s=120.0,
+        "t",
+        ("cpu", "mem"),
+        submit=[0.0, 30.0, 60.0],
+        request=[[0.5, 0.5]] * 3,
+        work=[10.0] * 3,
+        job_class=[-1] * 3,
+        horizon_s=120.0,
     )
     p = tmp_path / "trace.csv"
     write_trace(wl, p)
@@ -48,7 +53,9 @@ def test_a_non_positive_rate_is_refused(trace: Path) -> None:
 
 
 def test_the_run_summary_records_the_replay_rate(trace: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--cluster", "google-2011", "--workload", str(trace), "--scheduler", "greedy", "--load", "2"]) == 0
+    assert (
+        main(["run", "--cluster", "google-2011", "--workload", str(trace), "--scheduler", "greedy", "--load", "2"]) == 0
+    )
     s = json.loads(capsys.readouterr().out)
     assert s["replay_rate"] == 2.0 and s["load"] == 2.0
     assert s["hours"] == pytest.approx(60.0 / 3600)

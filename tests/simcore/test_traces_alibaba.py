@@ -111,7 +111,9 @@ def test_gzip_and_plain_give_the_same_workload() -> None:
     assert np.array_equal(a.submit, b.submit) and np.array_equal(a.request, b.request)
 
 
-def test_simcore_import_writes_the_trace_and_the_assumed_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_simcore_import_writes_the_trace_and_the_assumed_cluster(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     from simcore.cli import main

@@ -17,19 +17,18 @@ DAY = 86_400.0
 
 def _db(path: Path, vms: list[tuple[int, float, float | str | None]]) -> Path:
     con = sqlite3.connect(path)
-    con.execute("CREATE TABLE vm (vmId INTEGER, tenantId INTEGER, vmTypeId INTEGER, priority INTEGER, starttime REAL, endtime REAL)")
+    con.execute(
+        "CREATE TABLE vm (vmId INTEGER, tenantId INTEGER, vmTypeId INTEGER, priority INTEGER, "
+        "starttime REAL, endtime REAL)"
+    )
     con.execute(
         "CREATE TABLE vmType (id INTEGER, vmTypeId INTEGER, machineId INTEGER, core REAL, memory REAL, "
         "hdd REAL, ssd REAL, nic REAL)"
     )
     # Machine type 6 is twice machine type 5: VM type 0 takes half the fraction there.
     types = [(0, 5, 0.25, 0.125), (0, 6, 0.125, 0.0625), (1, 5, 0.5, 0.25), (3, 5, 0.1, 0.1), (2, 6, 0.25, 0.25)]
-    con.executemany(
-        "INSERT INTO vmType VALUES (?,?,?,?,?,0,0,0)", [(i, *t) for i, t in enumerate(types)]
-    )
-    con.executemany(
-        "INSERT INTO vm VALUES (?,7,?,0,?,?)", [(i, t, s, e) for i, (t, s, e) in enumerate(vms)]
-    )
+    con.executemany("INSERT INTO vmType VALUES (?,?,?,?,?,0,0,0)", [(i, *t) for i, t in enumerate(types)])
+    con.executemany("INSERT INTO vm VALUES (?,7,?,0,?,?)", [(i, t, s, e) for i, (t, s, e) in enumerate(vms)])
     con.commit()
     con.close()
     return path
@@ -52,7 +51,9 @@ def db(tmp_path: Path) -> Path:
 
 def test_machine_capacities_are_inferred_from_the_fractions_of_shared_vm_types() -> None:
     order, caps, req = infer_machines(
-        np.array([0, 0, 1, 3, 2]), np.array([5, 6, 5, 5, 6]), np.array([[0.25, 0.125], [0.125, 0.0625], [0.5, 0.25], [0.1, 0.1], [0.25, 0.25]])
+        np.array([0, 0, 1, 3, 2]),
+        np.array([5, 6, 5, 5, 6]),
+        np.array([[0.25, 0.125], [0.125, 0.0625], [0.5, 0.25], [0.1, 0.1], [0.25, 0.25]]),
     )
     assert order.tolist() == [5, 6]
     assert caps.tolist() == [[1.0, 1.0], [2.0, 2.0]]

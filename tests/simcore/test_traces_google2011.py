@@ -133,9 +133,7 @@ def test_tasks_without_requests_and_too_big_ones_are_dropped_and_counted() -> No
 
 
 def test_an_end_event_for_a_task_never_submitted_is_counted_not_fatal() -> None:
-    res = _read(
-        _row(1, 9, 0, 4) + _row(2, 1, 0, 0) + _row(3, 1, 0, 1) + _row(4, 1, 0, 4), running_at_start="drop"
-    )
+    res = _read(_row(1, 9, 0, 4) + _row(2, 1, 0, 0) + _row(3, 1, 0, 1) + _row(4, 1, 0, 4), running_at_start="drop")
     assert res.workload.n_jobs == 1  # type: ignore[attr-defined]
     assert res.report.dropped == {R_END_ORPHAN: 1}  # type: ignore[attr-defined]
 
