@@ -41,8 +41,10 @@ tasks that were already running when the input begins, seen only by their
 end event, are kept as the window's initial batch: they arrive at its
 start and run until their end (``running_at_start="keep"``; "drop" counts
 them as ``R_END_ORPHAN``). Tasks seen first by their SCHEDULE were pending:
-they arrive at the start too. Tasks running through the whole input leave
-no end event and stay invisible (only UPDATE_RUNNING rows, ignored).
+they arrive at the start too, and so do tasks first seen by an
+UPDATE_RUNNING row (running since before the input, with the updated
+requests). Tasks running through the whole input without any event stay
+invisible: a part cannot know them.
 
 A window ``[start_s, end_s)`` in simulated seconds (the time just defined)
 cuts the trace like the trace cuts time: jobs submitted before ``start_s``
@@ -168,6 +170,10 @@ K_ORPHAN_END = (
     "running when the input begins (end event without a SUBMIT): arrive at the window's start with the "
     "remaining duration (--running-at-start keep)"
 )
+K_ORPHAN_UPDATE = (
+    "running when the input begins (UPDATE_RUNNING without a SUBMIT): arrive at the window's start, run to "
+    "their end event or the window's end"
+)
 K_ORPHAN_SCHED = "pending when the input begins (SCHEDULE without a SUBMIT): arrive at the window's start"
 _EVENT_LIST = ", ".join(f"{k}={n}" for k, n in enumerate(EVENT_NAMES))
 _ANOMALIES = (R_END_PENDING, R_END_ORPHAN, R_SCHED_ORPHAN, R_SCHED_RUNNING, R_RESUBMIT_OPEN)
@@ -246,7 +252,12 @@ def _pair_events(
             s = get(k)
             if s is not None and s[1] < 0.0:
                 state[k] = (s[0], -1.0, c if c == c else s[2], m if m == m else s[3])
-        # e == 8, UPDATE_RUNNING: ignored (fixed requests per run).
+        elif origin >= 0.0 and k not in state:
+            # UPDATE_RUNNING of a task never seen: running since before the input (a long-running
+            # service); it joins the initial batch with these requests. For known tasks: ignored
+            # (fixed requests per run).
+            anomalies[5] += 1
+            state[k] = (origin, origin, c, m)
     return o_sub, o_sch, o_end, o_cpu, o_mem, o_key
 
 
@@ -274,7 +285,8 @@ class _TaskEventReader:
         self.progress = progress
         self.state: dict[int, tuple[float, float, float, float]] = {}
         self.out: Growing | Spill = out if out is not None else Growing(RUN_COLUMNS)
-        self.anomalies = [0] * len(_ANOMALIES)
+        # The anomalies, then UPDATE_RUNNING rows of tasks never seen (kept with running_at_start="keep").
+        self.anomalies = [0] * (len(_ANOMALIES) + 1)
         self.last_us = 0  # time stamps must not go backwards, across files too
         self.last_s = 0.0
         self.rows = 0
@@ -728,17 +740,23 @@ def read_runs(
     r.read(task_events)
     report.rows_read["task_events"] = r.rows
     report.absorb(errors)
-    for reason, n in zip(_ANOMALIES, r.anomalies, strict=True):
+    for reason, n in zip(_ANOMALIES, r.anomalies[: len(_ANOMALIES)], strict=True):
         if running_at_start == "keep" and reason in (R_END_ORPHAN, R_SCHED_ORPHAN):
             continue
         report.drop(reason, n)
     if running_at_start == "keep":
         report.keep_note(K_ORPHAN_END, r.anomalies[1])
         report.keep_note(K_ORPHAN_SCHED, r.anomalies[2])
+        report.keep_note(K_ORPHAN_UPDATE, r.anomalies[5])
     report.extra["rows_ignored"] = r.ignored
     if start_s is None:
         # The window opens at the first event read: part 00007 alone starts at 35,080 s (issue 17).
         start_s = r.first_s if r.first_s is not None else 0.0
+    if r.first_s:
+        report.notes.append(
+            f"the input begins mid-trace (first event at {r.first_s:g} s): tasks running through it without "
+            "any event are not in it; to include them, read from an earlier part and set the window's start"
+        )
     if end_s is not None and end_s <= start_s:
         raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
 

@@ -149,7 +149,7 @@ def idle_warning(estimate: dict[str, float], cluster: Cluster) -> str | None:
     """A warning when the estimate says the simulated cluster would be nearly idle."""
     if not estimate or max(estimate.values()) >= IDLE_UTILISATION:
         return None
-    shown = ", ".join(f"{r} {u:.4f}" for r, u in estimate.items())
+    shown = ", ".join(f"{r} {u:.2g}" for r, u in estimate.items())
     return (
         f"the simulated cluster {cluster.name!r} ({cluster.n_machines} machines) would be nearly idle "
         f"(utilisation estimate {shown}): every scheduler will report near-zero waits. Use a smaller cluster "

@@ -85,3 +85,20 @@ def test_the_second_half_of_the_real_part_0_alone_keeps_its_running_tasks() -> N
     assert keep["kept_but_changed"][K_ORPHAN_END] > 1_000
     assert keep["time_span_s"][0] == 0.0
     assert keep["utilisation_estimate"]["cpu"] > 5 * drop["utilisation_estimate"]["cpu"]
+
+
+def test_a_task_first_seen_by_update_running_runs_from_the_start_to_the_window_end() -> None:
+    from simcore.traces.google2011 import K_ORPHAN_UPDATE
+
+    # (4,0) has been running since before the part (a long-running service): only an UPDATE_RUNNING shows it.
+    text = PART + _row(1100, 4, 0, 8, cpu=0.3, mem=0.2).encode()
+    res = read_google2011([text])
+    wl = res.workload
+    np.testing.assert_allclose(wl.work, [50, 30, 80, 100])
+    np.testing.assert_allclose(wl.request[-1], [0.3, 0.2])
+    assert res.report.kept_notes[K_ORPHAN_UPDATE] == 1
+
+
+def test_update_running_of_an_unseen_task_is_ignored_with_drop() -> None:
+    text = PART + _row(1100, 4, 0, 8, cpu=0.3, mem=0.2).encode()
+    assert read_google2011([text], running_at_start="drop").workload.n_jobs == 1
