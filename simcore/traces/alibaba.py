@@ -177,8 +177,6 @@ def read_alibaba(
                 ncols, cols = (TASK_FIELDS, TASK_COLUMNS) if tasks else (INSTANCE_FIELDS, INSTANCE_COLUMNS)
             elif block.data and block.first_line == 1 and _table_of(block) != table:
                 raise InputError(f"give {table} files only, not a mix of tables", file=fname, line=1)
-            if not block.data:
-                continue
             c, lines = parse_csv_block(block, ncols, cols, errors)
             rows += len(lines)
             if len(lines):
