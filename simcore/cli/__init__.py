@@ -294,7 +294,8 @@ def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
         schedulers=names,
         seeds=sweep.parse_seeds(args.seeds),
         axes=sweep.parse_axes(args.vary, cluster, workload, names),
-        load=0.9 if args.load is None else args.load,
+        # Default: 0.9 of lambda* for a preset, the recorded rate (1) for a trace file.
+        load=args.load if args.load is not None else (0.9 if workload in WORKLOADS else 1.0),
         hours=args.hours,
         drain=args.drain,
         params=_given_params(args),
