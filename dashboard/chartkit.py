@@ -109,7 +109,8 @@ def common_grid(curves: Sequence[tuple[Sequence[float], Sequence[float]]]) -> tu
     hi = max(float(t[-1]) for t in nonempty)
     grid = np.linspace(lo, hi, max(len(t) for t in ts))
     return grid, [
-        np.interp(grid, t, y, left=np.nan, right=np.nan) if len(t) else grid * np.nan
+        # A run without this series (a resource its cluster lacks) has times but no values: no curve.
+        np.interp(grid, t, y, left=np.nan, right=np.nan) if len(t) and len(t) == len(y) else grid * np.nan
         for t, y in zip(ts, ys, strict=True)
     ]
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from dashboard import accounts
 from dashboard.access import run_teams
+from dashboard.imports import format_choices
 from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
 from dashboard.services.experiments import (
     MAX_SEEDS,
@@ -153,7 +154,8 @@ class ExperimentForm(forms.Form):
         min_value=0.01,
         max_value=10.0,
         widget=forms.NumberInput(attrs={"step": "any"}),
-        help_text="arrival rate as a fraction of the allocation-LP bound lambda*",
+        help_text="preset: arrival rate as a fraction of the allocation-LP bound lambda*; uploaded trace: "
+        "replay rate (inter-arrival times divided by it; 1 = as recorded, 1.2 = the same trace at 1.2x)",
     )
     hours = forms.FloatField(
         required=False,
@@ -269,6 +271,8 @@ class ExperimentForm(forms.Form):
                 workloads[str(value)] = {
                     "provides": provides,
                     "uses_load": uses_load,
+                    # An uploaded trace's load is a replay rate: 1 replays it as recorded.
+                    "default_load": DEFAULT_LOAD if src == "preset" else 1.0,
                     "load_note": "" if uses_load else load_note(ref),
                 }
         schedulers = {
@@ -470,7 +474,7 @@ class TraceUploadForm(forms.Form):
     """A real trace and its import options (see dashboard.imports.check_import_options)."""
 
     name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
-    format = forms.ChoiceField(choices=TraceFormat.choices, required=False, initial=TraceFormat.CSV)
+    format = forms.ChoiceField(choices=format_choices, required=False, initial=TraceFormat.CSV)
     file = MultipleFileField(
         label="trace file(s)",
         help_text="CSV or SWF: one file; Google 2011: the task_events "
@@ -498,14 +502,22 @@ class TraceUploadForm(forms.Form):
         choices=[("cut", "cut at the window's end"), ("drop", "drop")],
         required=False,
         initial="cut",
-        label="Google tasks running at the end",
+        label="tasks running at the end",
+        help_text="Google, Alibaba, Azure",
+    )
+    running_at_start = forms.ChoiceField(
+        choices=[("keep", "keep: arrive at the start with their remaining run"), ("drop", "drop")],
+        required=False,
+        initial="keep",
+        label="tasks running at the start",
+        help_text="Google, Alibaba, Azure: tasks already running when the window (or the file) begins",
     )
     start_s = forms.FloatField(
         required=False,
         min_value=0,
         label="window start (s)",
         widget=forms.NumberInput(attrs={"step": "any"}),
-        help_text="Google and SWF",
+        help_text="Google, SWF, Alibaba, Azure; blank: the trace's first event (Azure: its start)",
     )
     end_s = forms.FloatField(
         required=False,
@@ -543,6 +555,7 @@ class TraceUploadForm(forms.Form):
         "format",
         "on_error",
         "unfinished",
+        "running_at_start",
         "start_s",
         "end_s",
         "cluster",

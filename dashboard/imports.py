@@ -27,6 +27,7 @@ import io
 import logging
 import math
 import time
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,8 @@ class FormatSpec:
     roles: dict[str, tuple[int, int]]
     #: The role of the upload's main file (the form's and the API's ``file`` field).
     main_role: str
+    #: The bytes a (decompressed) file must start with, for binary formats; None: UTF-8 text.
+    magic: bytes | None = None
 
 
 #: Keys: the values of models.TraceFormat.
@@ -94,14 +97,34 @@ FORMATS: dict[str, FormatSpec] = {
     "wfcommons": FormatSpec(
         "WfCommons instance", (".json", ".json.gz", ".gz"), {ImportRole.TRACE: (1, MAX_FILES)}, ImportRole.TRACE
     ),
+    TraceFormat.ALIBABA: FormatSpec(
+        "Alibaba v2018 batch_task or batch_instance file",
+        (".csv", ".csv.gz", ".gz"),
+        {ImportRole.TRACE: (1, MAX_FILES)},
+        ImportRole.TRACE,
+    ),
+    TraceFormat.AZURE: FormatSpec(
+        "Azure packing trace database",
+        (".sqlite", ".db", ".sqlite.gz", ".gz"),
+        {ImportRole.TRACE: (1, 1)},
+        ImportRole.TRACE,
+        magic=b"SQLite format 3\x00",
+    ),
 }
+
+
+def format_choices() -> list[tuple[str, str]]:
+    """Every trace format the upload form and the API offer (models.TraceFormat's choices)."""
+    return list(TraceFormat.choices)
+
 
 #: Import options, their defaults, and the formats they apply to.
 DEFAULTS: dict[str, Any] = {
     "format": "csv",
     "on_error": "raise",
     "unfinished": "cut",
-    "start_s": 0.0,
+    "running_at_start": "keep",
+    "start_s": None,
     "end_s": None,
     "cluster": None,
     "classes": None,
@@ -161,14 +184,20 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     o = {**DEFAULTS, **{k: v for k, v in options.items() if v is not None and v != ""}}
     if o["format"] not in FORMATS:
         raise ParameterError(f"format must be one of {', '.join(FORMATS)}, got {o['format']!r}")
-    for key, valid in (("on_error", ("raise", "skip")), ("unfinished", ("cut", "drop"))):
+    for key, valid in (
+        ("on_error", ("raise", "skip")),
+        ("unfinished", ("cut", "drop")),
+        ("running_at_start", ("keep", "drop")),
+    ):
         if o[key] not in valid:
             raise ParameterError(f"{key} must be one of {', '.join(valid)}, got {o[key]!r}")
-    o["start_s"] = _number(o, "start_s", lo=0.0)
+    # start_s None: the window opens at the trace's first event (issue 17).
+    if o["start_s"] is not None:
+        o["start_s"] = _number(o, "start_s", lo=0.0)
     if o["end_s"] is not None:
         o["end_s"] = _number(o, "end_s", lo=0.0)
-        if o["end_s"] <= o["start_s"]:
-            raise ParameterError(f"end_s ({o['end_s']:g}) must be after start_s ({o['start_s']:g})")
+        if o["end_s"] <= (o["start_s"] or 0.0):
+            raise ParameterError(f"end_s ({o['end_s']:g}) must be after start_s ({o['start_s'] or 0.0:g})")
     if o["cluster"] is not None:
         CLUSTERS.get(str(o["cluster"]))  # UnknownNameError lists the presets
         o["cluster"] = str(o["cluster"])
@@ -186,8 +215,11 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
         given = [k for k in _WINDOW if o[k] != DEFAULTS[k]]
         if given:
             raise ParameterError(f"{', '.join(given)} apply to google2011 and swf traces, not to wfcommons instances")
-    if o["format"] != TraceFormat.GOOGLE2011 and o["unfinished"] != "cut":
-        raise ParameterError("unfinished applies to google2011 traces only")
+    windowed = (TraceFormat.GOOGLE2011, TraceFormat.ALIBABA, TraceFormat.AZURE)
+    if o["format"] not in windowed and o["unfinished"] != "cut":
+        raise ParameterError("unfinished applies to google2011, alibaba and azure traces only")
+    if o["format"] not in windowed and o["running_at_start"] != "keep":
+        raise ParameterError("running_at_start applies to google2011, alibaba and azure traces only")
     if o["classes"] is not None:
         k = _number(o, "classes", integer=True, lo=1, hi=MAX_CLASSES)
         o["classes"] = {
@@ -261,6 +293,22 @@ def head_text(content: bytes) -> str:
 # ---------------------------------------------------------------------------- the request
 
 
+def _check_magic(fmt: FormatSpec, fname: str, content: bytes) -> None:
+    """A binary format's name and first bytes (after gzip), checked cheaply in the request."""
+    if fmt.magic is None:
+        return
+    if not fname.lower().endswith(fmt.suffixes):
+        raise InputError(f"a {fmt.label} must be a {' or '.join(fmt.suffixes)} file", file=fname)
+    head = content[: len(fmt.magic)]
+    if content.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(content[: 1 << 16], len(fmt.magic))
+        except zlib.error as e:
+            raise InputError(f"corrupt gzip data at the start of the file ({e})", file=fname) from None
+    if head != fmt.magic:
+        raise InputError(f"not an {fmt.label}: it does not start like one", file=fname)
+
+
 def _named(content: bytes, name: str) -> io.BytesIO:
     """A binary file object whose ``name`` the readers put in their error messages."""
     f = io.BytesIO(content)
@@ -298,7 +346,10 @@ def create_trace_import(
             check_upload_size(len(f.content))
         except InputError as e:
             raise InputError(e.reason, file=fname) from None
-        check_file_type(fmt.label, fmt.suffixes, fname, f.content)
+        if fmt.magic is None:
+            check_file_type(fmt.label, fmt.suffixes, fname, f.content)
+        else:
+            _check_magic(fmt, fname, f.content)
         if f.role == fmt.main_role and opts["format"] == TraceFormat.CSV:
             _check_columns(f.content, fname, opts)
         clean.append(InputFile(f.role, fname, f.content))
@@ -544,6 +595,7 @@ def convert(
             start_s=options["start_s"],
             end_s=options["end_s"],
             unfinished=options["unfinished"],
+            running_at_start=options.get("running_at_start", "keep"),
             on_error=options["on_error"],
             name=name,
             progress=progress,
@@ -553,7 +605,8 @@ def convert(
     wl: Workload = result.workload
     derived = (
         result.cluster
-        if options.get("cluster") is None and (fmt == TraceFormat.SWF or ImportRole.MACHINE_EVENTS in by_role)
+        if options.get("cluster") is None
+        and (fmt in (TraceFormat.SWF, "alibaba", "azure") or ImportRole.MACHINE_EVENTS in by_role)
         else None
     )
     classes = None

@@ -211,6 +211,8 @@ class TraceFormat(models.TextChoices):
     SWF = "swf", "Standard Workload Format (Parallel Workloads Archive)"
     GOOGLE2011 = "google2011", "Google cluster-data 2011 task_events (+ job_events, machine_events)"
     WFCOMMONS = "wfcommons", "WfCommons workflow instances (WfFormat JSON), one job each"
+    ALIBABA = "alibaba", "Alibaba cluster-trace-v2018 batch_task or batch_instance (header-less CSV)"
+    AZURE = "azure", "Azure Packing Trace 2020 (the SQLite database: vm and vmType tables)"
 
 
 class TraceUpload(Upload):

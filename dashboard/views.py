@@ -161,7 +161,11 @@ def _new_experiment(
 @login_required
 def experiment_new(request: HttpRequest) -> HttpResponse:
     # ?workload=upload:7&cluster=upload:8 preselects an imported trace and its machines (links on the uploads page).
-    initial = {k: request.GET[k] for k in ("cluster", "workload") if request.GET.get(k, "").startswith("upload:")}
+    initial: dict[str, Any] = {
+        k: request.GET[k] for k in ("cluster", "workload") if request.GET.get(k, "").startswith("upload:")
+    }
+    if "workload" in initial:
+        initial["load"] = 1.0  # a trace's load is its replay rate: as recorded unless the reader changes it
     return _new_experiment(request, initial=initial or None)
 
 

@@ -13,6 +13,7 @@ jobs, and :func:`simcore.engine.simulate` with the same seed reproduces it.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
@@ -42,7 +43,8 @@ class RunSpec:
     workload: str
     scheduler: str
     seed: int = 0
-    load: float = 0.9
+    #: Preset: fraction of lambda* (None: 0.9). Trace file: replay rate (None: as recorded).
+    load: float | None = None
     hours: float | None = None
     drain: bool = False
     cluster_params: dict[str, Any] = field(default_factory=dict)
@@ -185,12 +187,19 @@ def resolve_workload(
     name: str,
     cluster: Cluster,
     seed: int,
-    load: float = 0.9,
+    load: float | None = None,
     hours: float | None = None,
     params: dict[str, Any] | None = None,
 ) -> Workload:
-    """A workload from a preset name (generated under ``seed``) or a trace file."""
+    """A workload from a preset name (generated under ``seed``) or a trace file.
+
+    ``load``: for a preset, the arrival rate as a fraction of lambda* (default
+    0.9); for a trace file, the replay rate (:func:`replay_at`: 1.2 = the same
+    trace with inter-arrival times divided by 1.2; default as recorded).
+    """
     params = dict(params or {})
+    load_given = load is not None
+    load = 0.9 if load is None else load
     if not (load > 0 and np.isfinite(load)):
         raise ParameterError(f"load must be a positive number, got {load}")
     if hours is not None and not (hours > 0 and np.isfinite(hours)):
@@ -206,10 +215,13 @@ def resolve_workload(
         if params:
             raise ParameterError(f"trace file {name!r} takes no parameters (got {sorted(params)})")
         if name.lower().endswith((".json", ".json.gz")):
-            return _wfcommons_file(name, cluster, hours)
+            wl = _wfcommons_file(name, cluster, hours)
+            return replay_at(wl, load) if load_given else wl
         from simcore.tracefile import read_trace
 
         wl = read_trace(name, resources=cluster.resources)
+        if load_given:
+            wl = replay_at(wl, load)
         # `simcore import --classes K` writes classes.json beside the trace: runs use that
         # table (LoTES then needs no k-means of its own), as the dashboard does.
         beside = Path(name).parent / "classes.json"
@@ -231,6 +243,21 @@ def _wfcommons_file(name: str, cluster: Cluster, hours: float | None) -> Workloa
 
     wl = import_trace("wfcommons", [name], cluster=cluster).workload
     return cut_to_hours(wl, hours) if hours is not None else wl
+
+
+def replay_at(wl: Workload, rate: float) -> Workload:
+    """The trace replayed ``rate`` times as fast: submit times and the horizon divided by ``rate``.
+
+    Durations and requests are unchanged, so the offered load scales by
+    ``rate`` ("the same trace at 1.2x"). Recorded as ``replay_rate``.
+    """
+    if not (rate > 0 and np.isfinite(rate)):
+        raise ParameterError(f"a trace's replay rate (load) must be a positive number, got {rate}")
+    if rate == 1.0:
+        return dataclasses.replace(wl, params={**wl.params, "replay_rate": 1.0})
+    return dataclasses.replace(
+        wl, submit=wl.submit / rate, horizon_s=wl.horizon_s / rate, params={**wl.params, "replay_rate": rate}
+    )
 
 
 def cut_to_hours(wl: Workload, hours: float) -> Workload:
@@ -314,6 +341,8 @@ def run_objects(
     summ["arrival_rate"] = float(workload.params.get("arrival_rate", 0.0)) or (
         workload.n_jobs / workload.horizon_s if workload.horizon_s > 0 else None
     )
+    if "replay_rate" in workload.params:
+        summ["replay_rate"] = float(workload.params["replay_rate"])
     summ["machines"] = cluster.n_machines
     summ["version"] = code_version()
     names = list(workload.classes.names) if workload.classes is not None else None
@@ -336,7 +365,7 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
     labels = {
         "cluster": spec.cluster if spec.cluster in CLUSTERS else cluster.name,
         "workload": spec.workload if spec.workload in WORKLOADS else workload.name,
-        "load": spec.load,
+        "load": spec.load if spec.load is not None else (0.9 if spec.workload in WORKLOADS else None),
         "hours": workload.horizon_s / 3600.0,
     }
     return run_objects(

@@ -351,7 +351,12 @@ class Simulation:
         cap = self._cap_list
 
         n_s = self._n_samples
-        sample_t = np.linspace(0.0, horizon, n_s) if horizon > 0 else np.zeros(n_s)
+        # Samples span the first arrival to the horizon: a trace window that opens on a long empty
+        # stretch (an SWF log in Unix time, a mid-trace Google part) must not dilute utilisation
+        # with idle samples nor judge stability on an empty queue (issue 17).
+        first = float(submit[0]) if n else 0.0
+        t_lo = first if horizon > first else 0.0
+        sample_t = np.linspace(t_lo, horizon, n_s) if horizon > 0 else np.zeros(n_s)
         s_queue = np.zeros(n_s, dtype=np.int64)
         s_running = np.zeros(n_s, dtype=np.int64)
         s_util = np.zeros((n_s, len(self._total_cap)))
@@ -461,7 +466,7 @@ class Simulation:
             wall_s=wall,
             resources=tuple(self.cluster.resources),
             config_of_machine=self.config_of,
-            extra={"arrived": self.arrived},
+            extra={"arrived": self.arrived, "drained": bool(self.drain)},
         )
 
     def _release_children(

@@ -35,8 +35,8 @@ from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportReport, ImportResult, ProgressFn, Source, workload_summary
 from simcore.traces.report import fits_any
 
-Format = Literal["google2011", "swf", "csv", "wfcommons"]
-FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons")
+Format = Literal["google2011", "swf", "csv", "wfcommons", "alibaba", "azure"]
+FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons", "alibaba", "azure")
 
 
 def _resolve_cluster(spec: str | Cluster | None) -> Cluster | None:
@@ -243,9 +243,11 @@ def import_trace(
     job_events: Sequence[Source] = (),
     machine_events: Source | None = None,
     cluster: str | Cluster | None = None,
-    start_s: float = 0.0,
+    start_s: float | None = None,
     end_s: float | None = None,
     unfinished: Literal["cut", "drop"] = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    machines_per_type: int = 100,
     on_error: Literal["raise", "skip"] = "raise",
     procs: Literal["allocated", "requested"] = "allocated",
     memory: Literal["requested", "used"] = "requested",
@@ -265,7 +267,13 @@ def import_trace(
     ``cluster``: a preset name, a JSON cluster file or a Cluster; default:
     the ``google-2011`` preset (or the machines of ``machine_events``) for
     Google and CSV traces, the parallel computer as one machine for SWF, the
-    ``dse-2020`` preset for WfCommons instances. WfCommons only: ``jobs``,
+    ``dse-2020`` preset for WfCommons instances, the assumed ``alibaba-2018``
+    cluster for Alibaba and the inferred machine types of an Azure trace.
+    ``start_s`` None: the window starts at the trace's first event (Google,
+    SWF, Alibaba; Azure: the trace's start, 0), and CSV traces at 0.
+    ``running_at_start``: jobs running at the window's start are kept as
+    its initial batch with their remaining durations, or dropped (Google,
+    Alibaba, Azure). WfCommons only: ``jobs``,
     ``arrival``, ``interarrival_s`` and ``seed`` (Poisson gaps) replay the
     instances as a stream (:func:`simcore.traces.wfcommons.wfcommons_workload`).
     CSV only: ``column_map`` and ``where`` (:mod:`simcore.colmap`'s grammar)
@@ -291,12 +299,44 @@ def import_trace(
             start_s=start_s,
             end_s=end_s,
             unfinished=unfinished,
+            running_at_start=running_at_start,
             on_error=on_error,
             progress=progress,
             name=name or "google-2011-trace",
         )
     if job_events or machine_events is not None:
         raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
+    if fmt == "alibaba":
+        from simcore.traces.alibaba import read_alibaba
+
+        return read_alibaba(
+            inputs,
+            cluster=cl,
+            start_s=start_s,
+            end_s=end_s,
+            running_at_start=running_at_start,
+            unfinished=unfinished,
+            on_error=on_error,
+            progress=progress,
+            name=name,
+        )
+    if fmt == "azure":
+        from simcore.traces.azure import read_azure
+
+        if len(inputs) != 1:
+            raise ParameterError(f"--format azure reads one SQLite database, got {len(inputs)} inputs")
+        return read_azure(
+            inputs[0],
+            cluster=cl,
+            machines_per_type=machines_per_type,
+            start_s=start_s,
+            end_s=end_s,
+            running_at_start=running_at_start,
+            unfinished=unfinished,
+            on_error=on_error,
+            progress=progress,
+            name=name,
+        )
     if fmt == "wfcommons":
         return _read_wfcommons(inputs, cl, jobs, arrival, interarrival_s, seed, name, progress)
     if fmt == "swf":
@@ -315,7 +355,85 @@ def import_trace(
             progress=progress,
             name=name,
         )
-    return _read_csv(inputs, cl, start_s, end_s, name, progress, on_error, column_map, where)
+    return _read_csv(
+        inputs, cl, 0.0 if start_s is None else start_s, end_s, name, progress, on_error, column_map, where
+    )
+
+
+def stream_google2011(
+    inputs: Sequence[Source],
+    out_dir: str | os.PathLike[str],
+    *,
+    gzip: bool = False,
+    job_events: Sequence[Source] = (),
+    machine_events: Source | None = None,
+    cluster: str | Cluster | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    unfinished: Literal["cut", "drop"] = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    on_error: Literal["raise", "skip"] = "raise",
+    name: str | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Import Google 2011 task events straight to ``out_dir`` in bounded memory; returns the JSON summary.
+
+    Writes the files :func:`write_outputs` writes for :func:`import_trace`'s
+    result (identical trace file) without holding the jobs in memory
+    (:mod:`simcore.traces.google_stream`); the summary has the same keys as
+    :func:`summary`.
+    """
+    from simcore.clusterfile import write_cluster
+    from simcore.traces.google_stream import import_google2011_to
+    from simcore.traces.report import idle_warning
+
+    d = Path(out_dir)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"cannot create the output directory: {e.strerror or e}", file=str(d)) from None
+    trace = d / ("trace.csv.gz" if gzip else "trace.csv")
+    res = import_google2011_to(
+        trace,
+        inputs,
+        job_events=job_events,
+        machine_events=machine_events,
+        cluster=_resolve_cluster(cluster),
+        start_s=start_s,
+        end_s=end_s,
+        unfinished=unfinished,
+        running_at_start=running_at_start,
+        on_error=on_error,
+        progress=progress,
+        name=name or "google-2011-trace",
+    )
+    cp = d / "cluster.json"
+    write_cluster(res.cluster, cp)
+    wl = dict(res.workload)
+    out: dict[str, Any] = {
+        "format": res.report.format,
+        "jobs": wl.pop("jobs"),
+        "time_span_s": [wl.pop("first_submit_s"), wl.pop("last_submit_s")],
+        **{k: v for k, v in wl.items() if k not in ("task_jobs", "params")},
+        "cluster": {
+            "name": res.cluster.name,
+            "machines": res.cluster.n_machines,
+            "configurations": res.cluster.n_configs,
+        },
+    }
+    out.update(res.report.to_dict())
+    total = (res.cluster.capacity * res.cluster.counts[:, None]).sum(axis=0)
+    est = {
+        r: res.request_work[r] / (float(total[i]) * res.horizon_s)
+        for i, r in enumerate(res.cluster.resources)
+        if res.horizon_s > 0 and total[i] > 0
+    }
+    out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
+    warning = idle_warning(est, res.cluster)
+    if warning:
+        out["warnings"] = [warning]
+    out["written"] = {"trace": str(trace), "cluster": str(cp)}
+    return out
 
 
 def classify(
@@ -431,6 +549,14 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
         },
     }
     out.update(result.report.to_dict())
+    if result.cluster is not None:
+        from simcore.traces.report import idle_warning, utilisation_estimate
+
+        est = utilisation_estimate(result.workload, result.cluster)
+        out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
+        warning = idle_warning(est, result.cluster)
+        if warning:
+            out["warnings"] = [*out.get("warnings", []), warning]
     if files:
         out["written"] = files
     return out
@@ -443,6 +569,7 @@ __all__ = [
     "CSV_DEFAULT_CLUSTER",
     "FORMATS",
     "csv_default_cluster",
+    "stream_google2011",
     "class_table_dict",
     "classify",
     "import_trace",

@@ -5,7 +5,11 @@ start (its wait). Completion time is arrival to finish, run time start to
 finish. Summary statistics of response time are over the jobs that started;
 jobs still queued at the end are counted separately (``queued_at_end``), so
 an unstable scheduler cannot look good by leaving jobs unstarted: its
-``stable`` verdict is false and ``completed < jobs``.
+``stable`` verdict is false and ``completed < jobs``. Utilisation and the
+stability verdict are measured from the first arrival (``measured_from_s``),
+never from time 0, so an empty stretch before the first job cannot make a
+cluster look idle and stable; a drained run that left any job unfinished is
+never stable.
 """
 
 from __future__ import annotations
@@ -122,7 +126,13 @@ def summary(res: SimResult) -> dict[str, Any]:
     out["mean_run_s"] = float(run.mean()) if len(run) else None
     out["max_queue_len"] = int(res.sample_queue.max()) if len(res.sample_queue) else 0
     out["utilization"] = {r: float(res.sample_util[:, i].mean()) for i, r in enumerate(res.resources)}
-    out["stable"] = bool(is_stable(res.sample_t, res.sample_queue.astype(np.float64)))
+    stable = bool(is_stable(res.sample_t, res.sample_queue.astype(np.float64)))
+    if res.extra.get("drained") and int(completed.sum()) < arrived:
+        # Draining runs until every job finished: one left over means the queue never emptied.
+        stable = False
+    out["stable"] = stable
+    # The samples (utilisation, queue) span this window, from the first arrival (issue 17).
+    out["measured_from_s"] = float(res.sample_t[0]) if len(res.sample_t) else 0.0
     out["simulated_s"] = float(res.end_s)
     out["wall_s"] = float(res.wall_s)
     out["jobs_per_s"] = float(arrived / res.wall_s) if res.wall_s > 0 else None

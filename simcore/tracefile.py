@@ -611,13 +611,22 @@ def _write_rows(f: IO[Any], wl: Workload, head: list[str], with_class: bool, *, 
 
     put("\n".join(head) + "\n")
     n = wl.n_jobs
-    job, task, parents = graph_columns(wl.graph) if wl.graph is not None else (None, None, None)
+    g = wl.graph
+    job_ids: Any = None
+    job = task = parents = None
+    if g is not None and g.n_edges == 0:
+        # Bags of tasks (Google, Alibaba): the job column chunk by chunk, never n Python strings at once.
+        job_ids = g.job_ids[g.job_of] if g.job_ids is not None else g.job_of
+    elif g is not None:
+        job, task, parents = graph_columns(g)
     for lo in range(0, n, WRITE_ROWS):
         hi = min(n, lo + WRITE_ROWS)
         cols: list[list[str]] = [list(map(repr, wl.submit[lo:hi].tolist())), list(map(repr, wl.work[lo:hi].tolist()))]
         cols += [list(map(repr, wl.request[lo:hi, j].tolist())) for j in range(wl.request.shape[1])]
         if with_class:
             cols.append(list(map(str, wl.job_class[lo:hi].tolist())))
+        if job_ids is not None:
+            cols.append(list(map(str, job_ids[lo:hi].tolist())))
         cols += [c[lo:hi] for c in (job, task, parents) if c is not None]
         put("".join(",".join(row) + "\n" for row in zip(*cols, strict=True)))
 

@@ -11,7 +11,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dashboard.imports import MAX_CLASSES
+from dashboard.imports import MAX_CLASSES, format_choices
 from dashboard.imports import MAX_FILES as MAX_IMPORT_FILES
 from dashboard.models import (
     ApiToken,
@@ -22,7 +22,6 @@ from dashboard.models import (
     Role,
     Run,
     Team,
-    TraceFormat,
     TraceUpload,
     Visibility,
 )
@@ -380,7 +379,7 @@ class UploadCreateSerializer(serializers.Serializer):
         help_text="a cluster JSON file; or the trace: one CSV or SWF file, or the Google 2011 task_events part(s) "
         "in time order (repeat the field); plain or .gz",
     )
-    format = serializers.ChoiceField(choices=TraceFormat.choices, required=False, help_text="traces: default csv")
+    format = serializers.ChoiceField(choices=format_choices(), required=False, help_text="traces: default csv")
     job_events = serializers.ListField(
         child=serializers.FileField(),
         required=False,
@@ -397,9 +396,18 @@ class UploadCreateSerializer(serializers.Serializer):
         "file, line and field; skip: skip and count them (every format)",
     )
     unfinished = serializers.ChoiceField(
-        choices=["cut", "drop"], required=False, help_text="google2011: tasks running at the window's end"
+        choices=["cut", "drop"],
+        required=False,
+        help_text="google2011, alibaba, azure: tasks running at the window's end",
     )
-    start_s = serializers.FloatField(min_value=0, required=False, help_text="Google, SWF: window start (s)")
+    running_at_start = serializers.ChoiceField(
+        choices=["keep", "drop"],
+        required=False,
+        help_text="google2011, alibaba, azure: tasks running at the window's start (keep: with their remaining run)",
+    )
+    start_s = serializers.FloatField(
+        min_value=0, required=False, help_text="Google, SWF, Alibaba, Azure: window start (s); default: the first event"
+    )
     end_s = serializers.FloatField(
         min_value=0, required=False, allow_null=True, help_text="Google, SWF: window end (s)"
     )

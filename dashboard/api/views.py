@@ -499,6 +499,7 @@ TRACE_OPTIONS = (
     "format",
     "on_error",
     "unfinished",
+    "running_at_start",
     "start_s",
     "end_s",
     "cluster",

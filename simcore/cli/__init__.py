@@ -62,8 +62,10 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
     p.add_argument(
         "--load",
         type=finite_float,
-        default=0.9,
-        help="arrival rate as a fraction of the allocation LP bound lambda* (default 0.9)",
+        default=None,
+        help="preset workloads: arrival rate as a fraction of the allocation LP bound lambda* (default 0.9); "
+        "trace files: replay rate, inter-arrival times divided by it (1.2 = the same trace at 1.2x; "
+        "default 1, as recorded)",
     )
     p.add_argument(
         "--hours",
@@ -292,7 +294,8 @@ def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
         schedulers=names,
         seeds=sweep.parse_seeds(args.seeds),
         axes=sweep.parse_axes(args.vary, cluster, workload, names),
-        load=args.load,
+        # Default: 0.9 of lambda* for a preset, the recorded rate (1) for a trace file.
+        load=args.load if args.load is not None else (0.9 if workload in WORKLOADS else 1.0),
         hours=args.hours,
         drain=args.drain,
         params=_given_params(args),

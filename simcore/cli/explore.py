@@ -65,7 +65,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=None,
         help="seed of the simulations: the generated workload and the Random atoms (default: --seed)",
     )
-    p.add_argument("--load", type=finite_float, default=0.9, help="load of generated workloads (default 0.9)")
+    p.add_argument(
+        "--load",
+        type=finite_float,
+        default=None,
+        help="preset workloads: arrival rate as a fraction of lambda* (default 0.9); trace files: replay rate "
+        "(default 1, as recorded), as in simcore run",
+    )
     p.add_argument(
         "--hours",
         type=finite_float,
@@ -158,7 +164,8 @@ def main(args: argparse.Namespace) -> int:
     scenario = {
         "cluster": _source("cluster", args.cluster, c, files),
         "workload": _source("workload", args.workload, w, files),
-        "load": args.load,
+        # The same defaults as `simcore run`: a trace replays as recorded unless --load says otherwise.
+        "load": args.load if args.load is not None else (0.9 if args.workload in WORKLOADS else 1.0),
         "hours": args.hours,
     }
     sim_seed = args.seed if args.sim_seed is None else args.sim_seed

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int
 from simcore.errors import InputError, ParameterError
-from simcore.importer import FORMATS, classify, import_trace, summary, write_outputs
+from simcore.importer import FORMATS, classify, import_trace, stream_google2011, summary, write_outputs
 from simcore.traces import ImportProgress, ProgressFn
 
 
@@ -26,7 +26,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=FORMATS,
         help="google2011: task_events parts in time order (or the dataset directory); "
         "swf: Parallel Workloads Archive file; csv: the project's trace format; "
-        "wfcommons: WfCommons workflow instances (WfFormat JSON, one job each)",
+        "wfcommons: WfCommons workflow instances (WfFormat JSON, one job each); "
+        "alibaba: cluster-trace-v2018 batch_task or batch_instance files; "
+        "azure: the Azure Packing Trace 2020 SQLite database",
     )
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="input files (.gz or plain)")
     p.add_argument("--out", default=".", metavar="DIR", help="output directory (default: current directory)")
@@ -35,14 +37,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--cluster",
         help="cluster preset or JSON file to normalise against and write "
         "(default: machine events or google-2011 for Google; google-2011 for a CSV requesting cpu and mem, "
-        "else none; one machine for SWF)",
+        "else none; one machine for SWF; the assumed alibaba-2018 cluster for Alibaba; the trace's machine "
+        "types for Azure)",
     )
     p.add_argument(
         "--start",
         type=nonneg_seconds,
-        default=0.0,
+        default=None,
         metavar="S",
-        help="window start in seconds (Google: trace time minus the 600 s offset); default 0",
+        help="window start in seconds (Google: trace time minus the 600 s offset); default: the first event "
+        "(Google, SWF, Alibaba), the trace's start (Azure), 0 (CSV)",
+    )
+    p.add_argument(
+        "--running-at-start",
+        choices=("keep", "drop"),
+        default="keep",
+        help="jobs already running when the window starts (Google, Alibaba, Azure): keep them as an initial "
+        "batch with their remaining durations (default) or drop them",
     )
     p.add_argument(
         "--end", type=nonneg_seconds, default=None, metavar="S", help="window end in seconds (default: trace end)"
@@ -88,7 +99,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--unfinished",
         choices=("cut", "drop"),
         default="cut",
-        help="tasks running at the window's end: cut their duration there (default) or drop them",
+        help="tasks running at the window's end (Google, Alibaba, Azure): cut their duration there (default) "
+        "or drop them",
+    )
+    a = p.add_argument_group("Azure")
+    a.add_argument(
+        "--machines-per-type",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="machines of each machine type in the assumed cluster (the trace has no counts; default 100)",
     )
     s = p.add_argument_group("SWF")
     s.add_argument(
@@ -191,7 +211,7 @@ def _printer() -> ProgressFn:
 def main(args: argparse.Namespace) -> int:
     """Run ``simcore import``; prints the JSON summary. Errors propagate as SimcoreError (exit 2)."""
     cpu0 = time.process_time()
-    if args.end is not None and args.end <= args.start:
+    if args.end is not None and args.start is not None and args.end <= args.start:
         raise ParameterError(f"--end ({args.end}) must be after --start ({args.start})")
     inputs: list[str] = list(args.inputs)
     jobs: list[str] = list(args.job_events)
@@ -202,6 +222,26 @@ def main(args: argparse.Namespace) -> int:
         raise ParameterError("--jobs, --arrival and --interarrival apply to --format wfcommons only")
     if args.arrival != "together" and args.interarrival is None:
         raise ParameterError(f"--arrival {args.arrival} needs --interarrival (mean seconds between jobs)")
+    if args.format == "google2011" and args.classes is None:
+        # Streamed to the output: memory stays bounded whatever the number of parts (issue 17).
+        out = stream_google2011(
+            inputs,
+            args.out,
+            gzip=args.gzip,
+            job_events=jobs,
+            machine_events=machines,
+            cluster=args.cluster,
+            start_s=args.start,
+            end_s=args.end,
+            unfinished=args.unfinished,
+            running_at_start=args.running_at_start,
+            on_error=args.on_error,
+            name=args.name,
+            progress=_printer() if args.progress else None,
+        )
+        out["total_cpu_s"] = round(time.process_time() - cpu0, 3)
+        print(json.dumps(out, indent=2))
+        return 0
     result = import_trace(
         args.format,
         inputs,
@@ -211,6 +251,8 @@ def main(args: argparse.Namespace) -> int:
         start_s=args.start,
         end_s=args.end,
         unfinished=args.unfinished,
+        running_at_start=args.running_at_start,
+        machines_per_type=args.machines_per_type,
         on_error=args.on_error,
         procs=args.procs,
         memory=args.memory,

@@ -24,7 +24,12 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--workload", help="workload preset or file: a run's state at --time (with --scheduler)")
     p.add_argument("--scheduler", help="scheduler of the run (with --workload)")
-    p.add_argument("--load", type=float, default=0.9, help="run load (default 0.9)")
+    p.add_argument(
+        "--load",
+        type=float,
+        default=None,
+        help="run load: fraction of lambda* for presets (default 0.9), replay rate for trace files (default 1)",
+    )
     p.add_argument("--hours", type=float, default=0.1, help="run length in hours (default 0.1)")
     p.add_argument("--time", type=float, default=0.0, help="snapshot time in seconds (default 0)")
     p.add_argument(

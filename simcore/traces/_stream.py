@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -299,11 +300,15 @@ def iter_blocks(src: Source, name: str, errors: RowErrors, block_bytes: int | No
 
 @dataclass(frozen=True)
 class Column:
-    """A column to extract: 0-based ``index``, schema name, numeric kind, and whether it may be empty."""
+    """A column to extract: 0-based ``index``, schema name, numeric kind, and whether it may be empty.
+
+    ``kind="id"``: a name ending in a number (Alibaba's ``j_1234``, ``t_5``), kept as that int64:
+    names are identities only, and a number per row keeps the columns numeric.
+    """
 
     index: int
     name: str
-    kind: Literal["int", "float"]
+    kind: Literal["int", "float", "id"]
     optional: bool = False
 
 
@@ -326,7 +331,7 @@ def parse_csv_block(
     skipped and counted, depending on ``errors``.
     """
     if not block.data:
-        return {c.name: np.zeros(0, dtype=np.int64 if c.kind == "int" else np.float64) for c in columns}, np.zeros(
+        return {c.name: np.zeros(0, dtype=np.float64 if c.kind == "float" else np.int64) for c in columns}, np.zeros(
             0, dtype=np.int64
         )
     if fast and b"\n\n" not in block.data and not block.data.startswith(b"\n"):
@@ -345,7 +350,8 @@ def _parse_fast(block: Block, ncols: int, columns: Sequence[Column]) -> dict[str
     import pyarrow as pa
 
     names = [f"c{i}" for i in range(ncols)]
-    types = {f"c{c.index}": (pa.int64() if c.kind == "int" else pa.float64()) for c in columns}
+    kinds = {"int": pa.int64(), "float": pa.float64(), "id": pa.string()}
+    types = {f"c{c.index}": kinds[c.kind] for c in columns}
     try:
         table = pcsv.read_csv(
             pa.BufferReader(block.data),
@@ -363,12 +369,30 @@ def _parse_fast(block: Block, ncols: int, columns: Sequence[Column]) -> dict[str
     out: dict[str, NDArray[Any]] = {}
     for c in columns:
         col = table.column(f"c{c.index}")
+        if c.kind == "id":
+            import pyarrow.compute as pc
+
+            digits = pc.extract_regex(col, r"(?P<n>[0-9]{1,18})$")
+            if digits.null_count:
+                return None  # a name without a trailing number: the exact path names the line
+            col = pc.cast(pc.struct_field(digits, [0]), pa.int64())
         if col.null_count:
-            if not c.optional or c.kind == "int":
+            if not c.optional or c.kind != "float":
                 return None  # the exact path names the line
             col = col.fill_null(float("nan"))
         out[c.name] = np.ascontiguousarray(col.to_numpy())
     return out
+
+
+_EXPECTED = {"int": "an integer", "float": "a number", "id": "a name ending in a number (like j_1234)"}
+_TRAILING_DIGITS = re.compile(rb"([0-9]{1,18})$")
+
+
+def _id(s: bytes) -> int:
+    m = _TRAILING_DIGITS.search(s)
+    if m is None:
+        raise ValueError(s)
+    return int(m.group(1))
 
 
 def _parse_exact(
@@ -403,12 +427,11 @@ def _parse_exact(
                 ok = False
                 break
             try:
-                row.append(int(s) if c.kind == "int" else float(s))
+                row.append(_id(s) if c.kind == "id" else int(s) if c.kind == "int" else float(s))
             except ValueError:
                 errors.bad(
                     "non-numeric field",
-                    f"expected {'an integer' if c.kind == 'int' else 'a number'}, "
-                    f"found {s.decode(errors='replace')[:40]!r}",
+                    f"expected {_EXPECTED[c.kind]}, found {s.decode(errors='replace')[:40]!r}",
                     file=block.file,
                     line=line_no,
                     column=c.name,
@@ -423,7 +446,7 @@ def _parse_exact(
     out: dict[str, NDArray[Any]] = {}
     for c, v in zip(columns, vals, strict=True):
         try:
-            out[c.name] = np.array(v, dtype=np.int64 if c.kind == "int" else np.float64)
+            out[c.name] = np.array(v, dtype=np.float64 if c.kind == "float" else np.int64)
         except OverflowError:
             # Python ints beyond int64: report the first such row precisely.
             for i, x in enumerate(v):

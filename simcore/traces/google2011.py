@@ -9,7 +9,8 @@ Task events become jobs the way the LoTES paper does (section 5.3): every
 * **requests** = its CPU and memory requests, already normalised by Google to
   the largest machine (the same units as the LoTES Table 1 cluster). The
   request on the SCHEDULE row is used; when that row leaves it empty, the
-  last one given by SUBMIT or UPDATE_PENDING. UPDATE_RUNNING rows are
+  last one given by SUBMIT or UPDATE_PENDING (if none, the end row's).
+  UPDATE_RUNNING rows are
   ignored: the engine gives a job fixed requests for its whole run.
 
 A task submitted again after it ended (a resubmission after a failure,
@@ -33,6 +34,17 @@ Time stamps (microseconds, schema.csv field 1) and their special values:
   any other time ``t`` maps to ``(t - 600e6) / 1e6`` seconds, clipped at 0.
 * ``2**63 - 1`` means "after the trace window": such rows are ignored (and
   counted); a task whose end is only known at that time is unfinished.
+
+Parts from mid-trace (issue 17): by default the window starts at the
+first event read, not at 0 (part 00007 alone begins at 35,080 s), and
+tasks that were already running when the input begins, seen only by their
+end event, are kept as the window's initial batch: they arrive at its
+start and run until their end (``running_at_start="keep"``; "drop" counts
+them as ``R_END_ORPHAN``). Tasks seen first by their SCHEDULE were pending:
+they arrive at the start too, and so do tasks first seen by an
+UPDATE_RUNNING row (running since before the input, with the updated
+requests). Tasks running through the whole input without any event stay
+invisible: a part cannot know them.
 
 A window ``[start_s, end_s)`` in simulated seconds (the time just defined)
 cuts the trace like the trace cuts time: jobs submitted before ``start_s``
@@ -72,6 +84,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -98,6 +111,7 @@ from simcore.traces._stream import (
     source_name,
 )
 from simcore.traces.report import ImportReport, ImportResult, fits_any
+from simcore.traces.spill import Spill
 
 #: Google's time stamps count microseconds from 600 s before the trace window.
 TRACE_OFFSET_US = 600_000_000
@@ -133,6 +147,8 @@ MACHINE_COLUMNS = (
 )
 MACHINE_ADD, MACHINE_REMOVE, MACHINE_UPDATE = 0, 1, 2
 
+#: The columns of a run (one task instance's SUBMIT, SCHEDULE and end) as the reader emits it.
+RUN_COLUMNS = ("sub", "sch", "end", "cpu", "mem", "key")
 #: A task is keyed by ``job_id << TASK_BITS | task_index`` (one int, no tuples in the hot loop).
 TASK_BITS = 24
 _MAX_JOB_ID = 1 << (63 - TASK_BITS)
@@ -150,6 +166,15 @@ R_RUNNING_AT_END = "still running at the window's end (unfinished='drop')"
 R_BEFORE_START = "ended before the window's start"
 R_NO_REQUEST = "no CPU or memory request on any of its events"
 R_TOO_BIG = "request larger than every machine of the cluster"
+K_ORPHAN_END = (
+    "running when the input begins (end event without a SUBMIT): arrive at the window's start with the "
+    "remaining duration (--running-at-start keep)"
+)
+K_ORPHAN_UPDATE = (
+    "running when the input begins (UPDATE_RUNNING without a SUBMIT): arrive at the window's start, run to "
+    "their end event or the window's end"
+)
+K_ORPHAN_SCHED = "pending when the input begins (SCHEDULE without a SUBMIT): arrive at the window's start"
 _EVENT_LIST = ", ".join(f"{k}={n}" for k, n in enumerate(EVENT_NAMES))
 _ANOMALIES = (R_END_PENDING, R_END_ORPHAN, R_SCHED_ORPHAN, R_SCHED_RUNNING, R_RESUBMIT_OPEN)
 
@@ -167,10 +192,15 @@ def _pair_events(
     cpus: list[float],
     mems: list[float],
     anomalies: list[int],
+    origin: float = -1.0,
 ) -> tuple[list[float], list[float], list[float], list[float], list[float], list[int]]:
     """The per-task state machine; returns the finished runs (submit, schedule, end, cpu, mem, key).
 
     ``state[key] = (submit_s, schedule_s or -1 while pending, cpu, mem)``.
+    ``origin`` >= 0: tasks that were already there before the input's first
+    event (``origin``, s) are kept: an end without a SUBMIT is a task running
+    since ``origin``, a SCHEDULE without one a task pending since then (both
+    still counted in ``anomalies``). ``origin`` < 0: such rows are dropped.
     This is the hot loop: locals only, one dict operation per row.
     """
     o_sub: list[float] = []
@@ -186,6 +216,8 @@ def _pair_events(
             s = get(k)
             if s is None:
                 anomalies[2] += 1
+                if origin >= 0.0:
+                    state[k] = (origin, t, c, m)
                 continue
             if s[1] >= 0.0:
                 anomalies[3] += 1
@@ -199,20 +231,33 @@ def _pair_events(
             s = pop(k, None)
             if s is None:
                 anomalies[1] += 1
+                if origin >= 0.0:
+                    o_sub.append(origin)
+                    o_sch.append(origin)
+                    o_end.append(t)
+                    o_cpu.append(c)
+                    o_mem.append(m)
+                    o_key.append(k)
             elif s[1] < 0.0:
                 anomalies[0] += 1
             else:
                 o_sub.append(s[0])
                 o_sch.append(s[1])
                 o_end.append(t)
-                o_cpu.append(s[2])
-                o_mem.append(s[3])
+                # A request no earlier row gave (a task pending before the input) is the end row's.
+                o_cpu.append(s[2] if s[2] == s[2] else c)
+                o_mem.append(s[3] if s[3] == s[3] else m)
                 o_key.append(k)
         elif e == 7:  # UPDATE_PENDING: new requests for a task not yet running
             s = get(k)
             if s is not None and s[1] < 0.0:
                 state[k] = (s[0], -1.0, c if c == c else s[2], m if m == m else s[3])
-        # e == 8, UPDATE_RUNNING: ignored (fixed requests per run).
+        elif origin >= 0.0 and k not in state:
+            # UPDATE_RUNNING of a task never seen: running since before the input (a long-running
+            # service); it joins the initial batch with these requests. For known tasks: ignored
+            # (fixed requests per run).
+            anomalies[5] += 1
+            state[k] = (origin, origin, c, m)
     return o_sub, o_sch, o_end, o_cpu, o_mem, o_key
 
 
@@ -226,16 +271,22 @@ class _TaskEventReader:
         end_s: float | None,
         progress: ProgressFn | None,
         min_priority: int | None = None,
+        keep_running: bool = True,
+        out: Growing | Spill | None = None,
     ) -> None:
         self.errors = errors
+        self.keep_running = keep_running
+        #: Time (s) of the first event read: tasks seen only by their end were running since then.
+        self.first_s: float | None = None
         self.min_priority = min_priority
         self.columns = TASK_COLUMNS if min_priority is None else (*TASK_COLUMNS, PRIORITY_COLUMN)
         self.report = report
         self.end_s = end_s
         self.progress = progress
         self.state: dict[int, tuple[float, float, float, float]] = {}
-        self.out = Growing(("sub", "sch", "end", "cpu", "mem", "key"))
-        self.anomalies = [0] * len(_ANOMALIES)
+        self.out: Growing | Spill = out if out is not None else Growing(RUN_COLUMNS)
+        # The anomalies, then UPDATE_RUNNING rows of tasks never seen (kept with running_at_start="keep").
+        self.anomalies = [0] * (len(_ANOMALIES) + 1)
         self.last_us = 0  # time stamps must not go backwards, across files too
         self.last_s = 0.0
         self.rows = 0
@@ -368,9 +419,14 @@ class _TaskEventReader:
         if len(s) == 0:
             return
         self.last_s = max(self.last_s, float(s[-1]))
+        if self.first_s is None:
+            self.first_s = float(s[0])
         self._ignore("UPDATE_RUNNING rows (requests fixed per run)", int(np.count_nonzero(ev == UPDATE_RUNNING)))
         key = (job << TASK_BITS) | idx
-        o = _pair_events(self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(), self.anomalies)
+        origin = self.first_s if self.keep_running else -1.0
+        o = _pair_events(
+            self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(), self.anomalies, origin
+        )
         self.out.append(
             sub=np.array(o[0]),
             sch=np.array(o[1]),
@@ -542,85 +598,36 @@ def part_gap(names: Sequence[str]) -> str | None:
     )
 
 
-def read_google2011(
-    task_events: Sequence[Source],
-    *,
-    job_events: Sequence[Source] = (),
-    machine_events: Source | None = None,
-    cluster: Cluster | None = None,
-    start_s: float = 0.0,
-    end_s: float | None = None,
-    unfinished: Unfinished = "cut",
-    on_error: OnError = "raise",
-    progress: ProgressFn | None = None,
-    name: str = "google-2011-trace",
-    min_priority: int | None = None,
-) -> ImportResult:
-    """Read Google 2011 task events (in time order, part 0 first) into a workload of task instances.
+def close_open_tasks(r: _TaskEventReader, unfinished: Unfinished, window_end: float, report: ImportReport) -> None:
+    """Tasks open at the window's end: running ones are cut there (or dropped), pending ones never ran.
 
-    ``start_s``/``end_s``: the window in simulated seconds (trace time minus
-    the 600 s offset); see the module docstring for how jobs crossing it
-    are treated. ``cluster``: the machines to check requests against and to
-    return; default: derived from ``machine_events`` if given, otherwise
-    the ``google-2011`` preset. ``min_priority``: keep only tasks of at
-    least this priority (schema column 9; :data:`PRODUCTION_PRIORITY` keeps
-    production work, as the packing paper did); their other rows are ignored
-    and counted. Returns the workload (``submit`` sorted, ``job_class`` -1),
-    the cluster and a report of every drop and skip.
+    The cut runs are appended to the reader's output after every finished run (their place in the
+    order of equal arrivals).
     """
-    wall0 = time.perf_counter()
-    cpu0 = time.process_time()
-    if unfinished not in ("cut", "drop"):
-        raise ParameterError(f"unfinished must be 'cut' or 'drop', got {unfinished!r}")
-    if not (np.isfinite(start_s) and start_s >= 0):
-        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
-    if end_s is not None and not (np.isfinite(end_s) and end_s > start_s):
-        raise ParameterError(f"end must be a number of seconds after start ({start_s}), got {end_s}")
-    if not task_events:
-        raise ParameterError("at least one task_events file is needed")
-    report = ImportReport("google2011")
-    errors = RowErrors(on_error)
-    if cluster is None:
-        if machine_events is not None:
-            cluster = read_machine_events(machine_events, on_error=on_error, report=report)
-        else:
-            from simcore.presets import CLUSTERS
+    if not r.state:
+        return
+    st = np.array(list(r.state.values()), dtype=np.float64).reshape(-1, 4)
+    running = st[:, 1] >= 0.0
+    report.drop(R_PENDING_AT_END, int(np.count_nonzero(~running)))
+    if unfinished == "cut":
+        kst = np.fromiter(r.state.keys(), dtype=np.int64, count=len(r.state))[running]
+        st = st[running]
+        report.keep_note("running at the window's end: duration cut there", len(st))
+        r.out.append(sub=st[:, 0], sch=st[:, 1], end=np.full(len(st), window_end), cpu=st[:, 2], mem=st[:, 3], key=kst)
+    else:
+        report.drop(R_RUNNING_AT_END, int(np.count_nonzero(running)))
+    r.state.clear()
 
-            cluster = CLUSTERS.get("google-2011").build()
-    job_ids = read_job_ids(job_events, errors, report, progress) if job_events else None
 
-    if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
-        raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
-    r = _TaskEventReader(errors, report, end_s, progress, min_priority)
-    r.read(task_events)
-    report.rows_read["task_events"] = r.rows
-    report.absorb(errors)
-    for reason, n in zip(_ANOMALIES, r.anomalies, strict=True):
-        report.drop(reason, n)
-    report.extra["rows_ignored"] = r.ignored
+def window_runs(
+    cols: dict[str, NDArray[Any]], start_s: float, cluster: Cluster, report: ImportReport
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """Runs (columns :data:`RUN_COLUMNS`) to jobs of the window: (arrival, duration, request, key), in run order.
 
-    window_end = end_s if end_s is not None else max(r.last_s, start_s)
-    out = r.out
-    sub, sch, end = out.column("sub", np.float64), out.column("sch", np.float64), out.column("end", np.float64)
-    cpu, mem, key = out.column("cpu", np.float64), out.column("mem", np.float64), out.column("key", np.int64)
-
-    # Tasks open at the window's end: running ones are cut (or dropped), pending ones never ran.
-    if r.state:
-        st = np.array(list(r.state.values()), dtype=np.float64).reshape(-1, 4)
-        running = st[:, 1] >= 0.0
-        report.drop(R_PENDING_AT_END, int(np.count_nonzero(~running)))
-        if unfinished == "cut":
-            st = st[running]
-            kst = np.fromiter(r.state.keys(), dtype=np.int64, count=len(r.state))[running]
-            report.keep_note("running at the window's end: duration cut there", len(st))
-            sub, sch = np.concatenate((sub, st[:, 0])), np.concatenate((sch, st[:, 1]))
-            end = np.concatenate((end, np.full(len(st), window_end)))
-            cpu, mem = np.concatenate((cpu, st[:, 2])), np.concatenate((mem, st[:, 3]))
-            key = np.concatenate((key, kst))
-        else:
-            report.drop(R_RUNNING_AT_END, int(np.count_nonzero(running)))
-        r.state.clear()
-
+    Counts every run dropped or changed in ``report``; works on any slice of
+    the runs (the streaming import applies it chunk by chunk: counts add up).
+    """
+    sub, sch, end, cpu, mem, key = (cols[k] for k in RUN_COLUMNS)
     ok = end > start_s
     report.drop(R_BEFORE_START, int(np.count_nonzero(~ok)))
     no_req = ok & (np.isnan(cpu) | np.isnan(mem))
@@ -639,13 +646,179 @@ def read_google2011(
     duration = end - np.maximum(sch, start_s)
     if np.any(duration < 0):  # pragma: no cover - impossible once time stamps are ordered
         raise InputError("negative duration after pairing events; this is a bug", file=report.files["task_events"][0])
-
     request = _request_matrix(cluster.resources, cpu, mem)
     fits = fits_any(request, cluster)
     report.drop(R_TOO_BIG, int(np.count_nonzero(~fits)))
     if not fits.all():
         arrival, duration, request, key = arrival[fits], duration[fits], request[fits], key[fits]
+    return arrival, duration, request, key
 
+
+def notes(
+    report: ImportReport,
+    task_events: Sequence[Source],
+    window: tuple[float, float],
+    running_at_start: str,
+    unfinished: str,
+    cluster: Cluster,
+    min_priority: int | None,
+) -> None:
+    """The report's notes on how the trace was read."""
+    gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
+    if gap:
+        report.notes.append(gap)
+    report.notes.extend(
+        [
+            "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
+            "(LoTES section 5.3); resubmissions are new jobs",
+            "tasks grouped by job ID into bags of tasks (the job column of the trace written)",
+            "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
+            "time 2^63-1 rows ignored",
+            f"window [{window[0]:g}, {window[1]:g}) s shifted to start at 0; tasks running at its start: "
+            f"{running_at_start}; at its end: {unfinished}",
+            f"requests checked against cluster {cluster.name!r}",
+        ]
+    )
+    if min_priority is not None:
+        report.notes.append(f"only tasks of priority >= {min_priority} (9-11: production)")
+
+
+@dataclass
+class Runs:
+    """Task events read and paired: the reader (its ``out`` holds the runs), the window and the report."""
+
+    reader: _TaskEventReader
+    report: ImportReport
+    cluster: Cluster
+    job_ids: NDArray[np.int64] | None
+    start_s: float
+    window_end: float
+
+
+def read_runs(
+    task_events: Sequence[Source],
+    *,
+    job_events: Sequence[Source] = (),
+    machine_events: Source | None = None,
+    cluster: Cluster | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    unfinished: Unfinished = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    on_error: OnError = "raise",
+    progress: ProgressFn | None = None,
+    min_priority: int | None = None,
+    out: Growing | Spill,
+) -> Runs:
+    """Read and pair the task events into runs appended to ``out`` (tasks open at the end included)."""
+    if unfinished not in ("cut", "drop"):
+        raise ParameterError(f"unfinished must be 'cut' or 'drop', got {unfinished!r}")
+    if running_at_start not in ("keep", "drop"):
+        raise ParameterError(f"running_at_start must be 'keep' or 'drop', got {running_at_start!r}")
+    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
+        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
+    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
+        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
+    if not task_events:
+        raise ParameterError("at least one task_events file is needed")
+    report = ImportReport("google2011")
+    errors = RowErrors(on_error)
+    if cluster is None:
+        if machine_events is not None:
+            cluster = read_machine_events(machine_events, on_error=on_error, report=report)
+        else:
+            from simcore.presets import CLUSTERS
+
+            cluster = CLUSTERS.get("google-2011").build()
+    job_ids = read_job_ids(job_events, errors, report, progress) if job_events else None
+
+    if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
+        raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
+    r = _TaskEventReader(
+        errors, report, end_s, progress, min_priority, keep_running=running_at_start == "keep", out=out
+    )
+    r.read(task_events)
+    report.rows_read["task_events"] = r.rows
+    report.absorb(errors)
+    for reason, n in zip(_ANOMALIES, r.anomalies[: len(_ANOMALIES)], strict=True):
+        if running_at_start == "keep" and reason in (R_END_ORPHAN, R_SCHED_ORPHAN):
+            continue
+        report.drop(reason, n)
+    if running_at_start == "keep":
+        report.keep_note(K_ORPHAN_END, r.anomalies[1])
+        report.keep_note(K_ORPHAN_SCHED, r.anomalies[2])
+        report.keep_note(K_ORPHAN_UPDATE, r.anomalies[5])
+    report.extra["rows_ignored"] = r.ignored
+    if start_s is None:
+        # The window opens at the first event read: part 00007 alone starts at 35,080 s (issue 17).
+        start_s = r.first_s if r.first_s is not None else 0.0
+    if r.first_s:
+        report.notes.append(
+            f"the input begins mid-trace (first event at {r.first_s:g} s): tasks running through it without "
+            "any event are not in it; to include them, read from an earlier part and set the window's start"
+        )
+    if end_s is not None and end_s <= start_s:
+        raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
+
+    window_end = end_s if end_s is not None else max(r.last_s, start_s)
+    close_open_tasks(r, unfinished, window_end, report)
+    return Runs(r, report, cluster, job_ids, start_s, window_end)
+
+
+def read_google2011(
+    task_events: Sequence[Source],
+    *,
+    job_events: Sequence[Source] = (),
+    machine_events: Source | None = None,
+    cluster: Cluster | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    unfinished: Unfinished = "cut",
+    running_at_start: Literal["keep", "drop"] = "keep",
+    on_error: OnError = "raise",
+    progress: ProgressFn | None = None,
+    name: str = "google-2011-trace",
+    min_priority: int | None = None,
+) -> ImportResult:
+    """Read Google 2011 task events (in time order, part 0 first) into a workload of task instances.
+
+    ``start_s``/``end_s``: the window in simulated seconds (trace time minus
+    the 600 s offset); see the module docstring for how jobs crossing it
+    are treated; ``start_s`` None starts it at the first event read (a part
+    from mid-trace is not simulated as hours of idle cluster first).
+    ``running_at_start``: tasks already running (or pending) when the input
+    begins, seen only by their end (or SCHEDULE), are kept as the window's
+    initial batch with their remaining durations, or dropped. ``cluster``: the machines to check requests against and to
+    return; default: derived from ``machine_events`` if given, otherwise
+    the ``google-2011`` preset. ``min_priority``: keep only tasks of at
+    least this priority (schema column 9; :data:`PRODUCTION_PRIORITY` keeps
+    production work, as the packing paper did); their other rows are ignored
+    and counted. Returns the workload (``submit`` sorted, ``job_class`` -1),
+    the cluster and a report of every drop and skip.
+    """
+    wall0 = time.perf_counter()
+    cpu0 = time.process_time()
+    runs = read_runs(
+        task_events,
+        job_events=job_events,
+        machine_events=machine_events,
+        cluster=cluster,
+        start_s=start_s,
+        end_s=end_s,
+        unfinished=unfinished,
+        running_at_start=running_at_start,
+        on_error=on_error,
+        progress=progress,
+        min_priority=min_priority,
+        out=Growing(RUN_COLUMNS),
+    )
+    r, report, cluster, job_ids = runs.reader, runs.report, runs.cluster, runs.job_ids
+    start_s, window_end = runs.start_s, runs.window_end
+    out = r.out
+    assert isinstance(out, Growing)
+    arrival, duration, request, key = window_runs(
+        {k: out.column(k, np.int64 if k == "key" else np.float64) for k in RUN_COLUMNS}, start_s, cluster, report
+    )
     if len(arrival) == 0:
         raise InputError(
             f"no jobs left in the window [{start_s:g}, {window_end:g}) s; rows read "
@@ -677,26 +850,12 @@ def read_google2011(
             "window_end_s": float(window_end),
             "trace_offset_s": TRACE_OFFSET_US / 1e6,
             "unfinished": unfinished,
+            "running_at_start": running_at_start,
             "task_jobs": len(job_ids),
         },
         graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
     )
-    gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
-    if gap:
-        report.notes.append(gap)
-    report.notes.extend(
-        [
-            "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
-            "(LoTES section 5.3); resubmissions are new jobs",
-            "tasks grouped by job ID into bags of tasks (the job column of the trace written)",
-            "time 0 = before the trace window -> arrival 0 (initial batch); other times minus the 600 s offset; "
-            "time 2^63-1 rows ignored",
-            f"window [{start_s:g}, {window_end:g}) s shifted to start at 0; tasks running at its end: {unfinished}",
-            f"requests checked against cluster {cluster.name!r}",
-        ]
-    )
-    if min_priority is not None:
-        report.notes.append(f"only tasks of priority >= {min_priority} (9-11: production)")
+    notes(report, task_events, (start_s, window_end), running_at_start, unfinished, cluster, min_priority)
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)

@@ -118,3 +118,40 @@ def fits_any(request: np.ndarray, cluster: Cluster) -> np.ndarray:
     for cap in cluster.capacity[cluster.counts > 0]:
         out |= (request <= cap + 1e-12).all(axis=1)
     return out
+
+
+#: Below this offered utilisation (every resource) an import warns that the cluster would be nearly idle.
+IDLE_UTILISATION = 0.05
+
+
+def utilisation_estimate(wl: Workload, cluster: Cluster) -> dict[str, float]:
+    """Offered utilisation per resource: sum(request x duration) / (cluster capacity x window length).
+
+    The window is the workload's horizon (or, for a batch at time 0, until
+    the last job could end). What the cluster would be busy with if every
+    job ran when it arrived: above 1 it cannot keep up, near 0 every
+    scheduler reports zero waits.
+    """
+    span = float(wl.horizon_s)
+    if span <= 0 and wl.n_jobs:
+        span = float((wl.submit + wl.work).max())
+    total = (cluster.capacity * cluster.counts[:, None]).sum(axis=0)
+    out: dict[str, float] = {}
+    for i, r in enumerate(cluster.resources):
+        if r not in wl.resources or span <= 0 or total[i] <= 0:
+            continue
+        used = float(wl.request[:, wl.resources.index(r)] @ wl.work)
+        out[r] = used / (float(total[i]) * span)
+    return out
+
+
+def idle_warning(estimate: dict[str, float], cluster: Cluster) -> str | None:
+    """A warning when the estimate says the simulated cluster would be nearly idle."""
+    if not estimate or max(estimate.values()) >= IDLE_UTILISATION:
+        return None
+    shown = ", ".join(f"{r} {u:.2g}" for r, u in estimate.items())
+    return (
+        f"the simulated cluster {cluster.name!r} ({cluster.n_machines} machines) would be nearly idle "
+        f"(utilisation estimate {shown}): every scheduler will report near-zero waits. Use a smaller cluster "
+        "(--cluster), a window with more jobs, or replay faster with --load on the run"
+    )

@@ -25,7 +25,9 @@ places a job on one machine, so space-sharing one big machine is the
 faithful mapping (a job of ``p`` processors requests ``p / MaxProcs``).
 Resources of a chosen cluster other than ``cpu`` and ``mem`` get request 0.
 
-Window ``[start_s, end_s)`` on submit times, shifted to start at 0; the
+Window ``[start_s, end_s)`` on submit times (``start_s`` by default the
+first submission, so absolute Unix times import as a window from the first
+job), shifted to start at 0; the
 horizon is ``end_s - start_s``, or the last kept submission without
 ``end_s``. SWF jobs carry their whole run time, so nothing is cut.
 Submit times must not decrease (the format sorts jobs by submit time).
@@ -199,7 +201,7 @@ def read_swf(
     memory: Memory = "requested",
     machine_procs: float | None = None,
     machine_mem_kb: float | None = None,
-    start_s: float = 0.0,
+    start_s: float | None = None,
     end_s: float | None = None,
     on_error: OnError = "raise",
     progress: ProgressFn | None = None,
@@ -215,10 +217,10 @@ def read_swf(
     for label, v in (("machine_procs", machine_procs), ("machine_mem_kb", machine_mem_kb)):
         if v is not None and not (np.isfinite(v) and v > 0):
             raise ParameterError(f"{label} must be a positive number, got {v}")
-    if not (np.isfinite(start_s) and start_s >= 0):
+    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
         raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
-    if end_s is not None and not (np.isfinite(end_s) and end_s > start_s):
-        raise ParameterError(f"end must be a number of seconds after start ({start_s}), got {end_s}")
+    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
+        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
     single = (
         isinstance(sources, (str, bytes, bytearray, memoryview))
         or hasattr(sources, "read")
@@ -234,6 +236,7 @@ def read_swf(
     report.files["swf"] = names
     out = Growing(("submit", "run", "procs", "mem"))
     rows = 0
+    origin: float | None = None
     last_submit = -np.inf
     p_main, p_other = (ALLOC_PROCS, REQ_PROCS) if procs == "allocated" else (REQ_PROCS, ALLOC_PROCS)
     m_main, m_other = (REQ_MEM, USED_MEM) if memory == "requested" else (USED_MEM, REQ_MEM)
@@ -272,15 +275,21 @@ def read_swf(
                     detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run),
                 )
                 bound = float(max_trace_seconds())
+                if origin is None and (keep & (sub >= 0)).any():
+                    # Submit times are bounded relative to the first one: logs in absolute Unix
+                    # time (1.3e9 s) are fine, a span of more than the bound is not.
+                    origin = float(sub[keep & (sub >= 0)][0])
+                rel = sub - (origin or 0.0)
                 keep &= reject_rows(
-                    keep & ((sub > bound) | (run > bound)),
+                    keep & ((rel > bound) | (run > bound)),
                     lines,
                     errors,
                     file=fname,
                     reason="time out of range",
-                    column=FIELD_NAMES[SUBMIT] if bool(((sub > bound) & keep).any()) else FIELD_NAMES[RUN],
+                    column=FIELD_NAMES[SUBMIT] if bool(((rel > bound) & keep).any()) else FIELD_NAMES[RUN],
                     detail=describe(
-                        "submit time {:g} or run time {:g} exceeds SIMCORE_MAX_TRACE_SECONDS",
+                        "submit time {:g} (that far after the first) or run time {:g} exceeds "
+                        "SIMCORE_MAX_TRACE_SECONDS",
                         sub,
                         run,
                     ),
@@ -321,6 +330,12 @@ def read_swf(
 
     sub, run = out.column("submit", np.float64), out.column("run", np.float64)
     p, mem = out.column("procs", np.float64), out.column("mem", np.float64)
+    if start_s is None:
+        # The window opens at the first submission: a log in absolute Unix time (UnixStartTime
+        # offsets not applied) must not become a 1.4e9 s empty stretch before the first job (issue 17).
+        start_s = float(sub.min()) if len(sub) else 0.0
+    if end_s is not None and end_s <= start_s:
+        raise ParameterError(f"end ({end_s:g} s) must be after the first submission ({start_s:g} s)")
     inside = sub >= start_s
     report.drop(R_BEFORE, int(np.count_nonzero(~inside)))
     if end_s is not None:

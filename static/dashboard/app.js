@@ -177,7 +177,7 @@
     if (!r && text) { r = document.createElement("small"); r.className = "reason"; host.appendChild(r); }
     if (r) { r.textContent = text; r.hidden = !text; }
   }
-  function sync() {
+  function sync(e) {
     var cluster = form.elements["cluster"].value, workload = form.elements["workload"].value;
     var wl = caps.workloads[workload] || {provides: [], uses_load: true, load_note: ""};
     form.querySelectorAll("input[name=schedulers]").forEach(function (c) {
@@ -190,6 +190,11 @@
     var load = form.elements["load"];
     if (load) {
       load.disabled = !wl.uses_load;
+      // When another workload is picked and the reader has not typed a load, the load follows the workload's
+      // default (a trace replays as recorded, 1); the value a page opens with (a fork's) is kept.
+      if (e && e.target === form.elements["workload"] && !load.dataset.typed && wl.default_load !== undefined) {
+        load.value = wl.default_load;
+      }
       var field = document.getElementById("field-load");
       field.classList.toggle("not-applicable", !wl.uses_load);
       reason(field, wl.uses_load ? "" : wl.load_note);
@@ -202,5 +207,9 @@
                      (k === "schedulers" && chosen[n]));
     });
   }
-  if (form) { form.addEventListener("change", sync); sync(); }
+  if (form) {
+    if (form.elements["load"]) form.elements["load"].addEventListener("input", function (e) { e.target.dataset.typed = "1"; });
+    form.addEventListener("change", sync);
+    sync(null);
+  }
 })();

@@ -105,6 +105,11 @@ def test_a_user_maps_a_foreign_csv_previews_imports_and_runs_an_experiment(live_
     page.click(f"#trace-{up.pk} a:has-text('run')")
     page.wait_for_url("**/experiments/new/**")
     assert page.input_value("#id_workload") == f"upload:{up.pk}"
+    assert page.input_value("#id_load") == "1.0"  # a trace replays as recorded unless the reader says otherwise
+    page.select_option("#id_workload", "preset:google-like")
+    assert page.input_value("#id_load") == "0.9"  # a preset's load: the fraction of lambda*
+    page.select_option("#id_workload", f"upload:{up.pk}")
+    assert page.input_value("#id_load") == "1"
     page.select_option("#id_cluster", "preset:google-balanced")
     page.fill("#id_cluster__google-balanced__machines_per_config", "2")
     page.fill("#id_load", "0.5")

@@ -101,3 +101,11 @@ def test_a_groups_seeds_become_a_band_and_a_mean_line_for_any_x():
     assert lo["y"] == [1.0, 4.0] and hi["y"] == [3.0, 8.0] and mean["y"] == [2.0, 6.0]
     assert hi["fill"] == "tonexty" and lo["showlegend"] is False and mean["line"]["color"] == kit.colour(1)
     assert mean["hovertemplate"].startswith("<b>lotes, mean of 2 seeds</b>")
+
+
+def test_a_run_without_the_series_gives_no_curve_on_a_shared_grid() -> None:
+    # Runs sample from their first arrival (issue 17), so grids differ; a run whose cluster lacks the
+    # resource has the times but no values.
+    grid, ys = kit.common_grid([([1.0, 2.0, 3.0], [1, 2, 3]), ([0.0, 1.5, 3.0], [])])
+    assert grid.tolist() == [0.0, 1.5, 3.0]
+    assert np.isnan(ys[1]).all()

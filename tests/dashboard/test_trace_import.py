@@ -187,7 +187,8 @@ def test_skip_mode_counts_and_reports_each_bad_row(owner_client, case):
 
 
 def test_the_request_refuses_what_it_can_check_cheaply_and_stores_nothing(owner_client, owner):
-    assert set(imports.FORMATS) == set(TraceFormat.values)  # every stored format has its file rules
+    # every stored format has its file rules; alibaba and azure wait for a TraceFormat migration
+    assert set(imports.FORMATS) == set(TraceFormat.values)
     cases = [
         ({"format": "csv", "start_s": 5.0}, [("trace", "t.csv", b"submit_s\n")], "start_s apply to google2011"),
         ({"format": "csv"}, [("trace", "t.csv", b"a\n"), ("job_events", "j.csv", b"a\n")], "takes no job_events"),

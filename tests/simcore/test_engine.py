@@ -323,3 +323,13 @@ def test_utilisation_samples_track_the_capacity_in_use() -> None:
     assert res.sample_util[1:5].tolist() == [[0.5, 0.25]] * 4
     assert res.sample_util[6:].tolist() == [[0.0, 0.0]] * 5
     assert res.sample_running[1:5].tolist() == [1, 1, 1, 1]
+
+
+def test_samples_start_at_the_first_arrival_not_at_time_0() -> None:
+    # Issue 17: one job using 0.5 of the machine over [900, 950) of a window [0, 1000): measured from the
+    # first arrival, it is busy half the sampled span, not 5% of it.
+    cluster = Cluster("one", ("cpu",), ("a",), np.array([1]), np.array([[1.0]]))
+    wl = Workload("w", ("cpu",), submit=[900.0], request=[[0.5]], work=[50.0], job_class=[0], horizon_s=1000.0)
+    res = simulate(cluster, wl, create("greedy"), 0, samples=11)
+    assert res.sample_t[0] == 900.0 and res.sample_t[-1] == 1000.0
+    assert res.sample_util[1:5, 0].tolist() == [0.5] * 4

@@ -127,3 +127,21 @@ def test_the_ccdf_counts_jobs_waiting_longer_than_each_grid_point_and_the_zero_w
 
 def test_the_ccdf_grid_is_shared_by_every_run() -> None:
     assert metrics.CCDF_GRID_S[0] == 0.001 and metrics.CCDF_GRID_S[10] == 0.01 and len(metrics.CCDF_GRID_S) == 121
+
+
+def test_a_drained_run_that_left_jobs_unfinished_is_never_stable() -> None:
+    # The queue samples are flat (the stability test alone would say stable), but job 2 never finished.
+    r = _result(submit=[0, 1, 2], start=[0, 1, np.nan], finish=[1, 2, np.nan])
+    r.extra["drained"] = True
+    assert metrics.summary(r)["stable"] is False
+
+
+def test_an_undrained_run_with_a_flat_queue_stays_stable() -> None:
+    r = _result(submit=[0, 1, 2], start=[0, 1, np.nan], finish=[1, 2, np.nan])
+    assert metrics.summary(r)["stable"] is True
+
+
+def test_the_summary_says_where_the_measured_span_starts() -> None:
+    r = _result(submit=[0, 1], start=[0, 1], finish=[1, 2])
+    r.sample_t[:] = np.linspace(3.0, 10.0, len(r.sample_t))
+    assert metrics.summary(r)["measured_from_s"] == 3.0

@@ -133,7 +133,7 @@ def test_tasks_without_requests_and_too_big_ones_are_dropped_and_counted() -> No
 
 
 def test_an_end_event_for_a_task_never_submitted_is_counted_not_fatal() -> None:
-    res = _read(_row(1, 9, 0, 4) + _row(2, 1, 0, 0) + _row(3, 1, 0, 1) + _row(4, 1, 0, 4))
+    res = _read(_row(1, 9, 0, 4) + _row(2, 1, 0, 0) + _row(3, 1, 0, 1) + _row(4, 1, 0, 4), running_at_start="drop")
     assert res.workload.n_jobs == 1  # type: ignore[attr-defined]
     assert res.report.dropped == {R_END_ORPHAN: 1}  # type: ignore[attr-defined]
 
@@ -295,9 +295,10 @@ def test_any_interleaving_of_lifecycles_gives_back_each_run(
     text = "".join(f"{t},,{j},{i},1,{e},u,0,0,{(j + 1) / 100},0.01,0,0\n" for t, j, i, e in events)
     if not expected:
         with pytest.raises(InputError, match="no jobs"):
-            read_google2011([text.encode()])
+            read_google2011([text.encode()], start_s=0.0, running_at_start="drop")
         return
-    wl = read_google2011([text.encode()]).workload
+    # From time 0 and without the initial batch: the pairing alone (the window rules are tested apart).
+    wl = read_google2011([text.encode()], start_s=0.0, running_at_start="drop").workload
     got = sorted(zip(wl.submit.tolist(), wl.work.tolist(), wl.request[:, 0].tolist(), strict=True))
     assert np.allclose(np.array(got), np.array(sorted(expected)))
 

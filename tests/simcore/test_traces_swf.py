@@ -136,3 +136,20 @@ def test_fields_beyond_the_standard_18_are_ignored_with_a_note() -> None:
 def test_fewer_than_18_fields_is_still_an_error() -> None:
     with pytest.raises(InputError, match="expected 18 whitespace-separated fields, found 17"):
         read_swf(io.BytesIO(b"1 0 0 100 1 -1 -1 1 -1 -1 1 1 1 1 1 -1 -1\n"))
+
+
+def test_absolute_unix_submit_times_open_the_window_at_the_first_job() -> None:
+    # Issue 17: a log in Unix time imported with a horizon of 1.36e9 s; the window now starts at the
+    # first submission, so the horizon is the log's own span.
+    text = "; MaxProcs: 8\n" + _line(1, 1_300_000_000, 100) + _line(2, 1_300_000_050, 10) + _line(3, 1_300_000_400, 5)
+    wl = read_swf(text.encode()).workload
+    assert wl.submit.tolist() == [0.0, 50.0, 400.0]
+    assert wl.horizon_s == 400.0
+    assert wl.params["window_start_s"] == 1_300_000_000.0
+
+
+def test_a_span_longer_than_the_bound_is_still_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_TRACE_SECONDS", "1000")
+    text = "; MaxProcs: 8\n" + _line(1, 1_300_000_000, 100) + _line(2, 1_300_005_000, 10)
+    with pytest.raises(InputError, match="line 3.*submit time"):
+        read_swf(text.encode())
