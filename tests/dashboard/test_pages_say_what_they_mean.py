@@ -135,9 +135,11 @@ def test_the_form_tells_the_page_which_schedulers_and_load_each_workload_takes(o
     assert caps["workloads"]["preset:ncbi-blast"] == {
         "provides": ["profile"],
         "uses_load": False,
+        "default_load": 0.9,
         "load_note": "load does not apply to ncbi-blast: its arrival rates come from the workload's own data",
     }
     assert caps["workloads"]["preset:google-like"]["uses_load"] is True
+    assert caps["workloads"]["preset:google-like"]["default_load"] == 0.9
     assert caps["schedulers"]["affinity"]["requires"] == ["profile"] and caps["schedulers"]["greedy"]["requires"] == []
 
 
