@@ -368,9 +368,17 @@ def _wait_until(what: str, check: Any, timeout: float = 60.0) -> None:
 
 
 def _big_swf(lines: int) -> bytes:
-    """A valid SWF trace (gzip) that takes the importer several seconds: ``lines`` jobs, 1,000 per second."""
+    """A valid SWF trace (gzip) that takes the importer several seconds: ``lines`` jobs, 1,000 per second.
+
+    Run times and widths vary, so fitting classes is real work: with identical rows k-means converged at
+    once, and since the faster SWF reader the whole import finished before the test could see it running.
+    """
     per = 1000
-    body = "".join(f"1 {k} 0 600 4 -1 -1 4 -1 -1 1 1 1 -1 -1 -1 -1 -1\n" * per for k in range(lines // per))
+    rows = "".join(
+        f"1 @ 0 {600 + (j * 37) % 3000} {1 + j % 64} -1 -1 {1 + j % 64} -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+        for j in range(per)
+    )
+    body = "".join(rows.replace("@", str(k)) for k in range(lines // per))
     return gzip.compress(("; MaxProcs: 128\n" + body).encode(), 1)
 
 
@@ -395,7 +403,8 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
 ):
     settings.SIMCORE_WORKER_TIMEOUT_S = SLOW_IMPORT_TIMEOUT_S
     queue = f"simcore-test-lost-{uuid.uuid4().hex[:8]}"
-    # ~1.5 million jobs: about 20 s of simulation; the import reads 2 million SWF rows and fits 20 classes (15 s).
+    # ~1.5 million jobs: about 20 s of simulation; the import reads 2 million SWF rows and fits 100 classes
+    # (about 20 s on a lightly loaded machine).
     # Both are killed a few seconds after they start.
     exp = _experiment(
         owner,
@@ -406,7 +415,7 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
         ),
     )
     run = exp.runs.get()
-    up = _trace_import(owner, "big.swf.gz", _big_swf(2_000_000), "swf", classes=20)
+    up = _trace_import(owner, "big.swf.gz", _big_swf(2_000_000), "swf", classes=100)
     api = _api(owner)
     # One attempt allowed: the work lost with worker a is failed, not run again (test_nothing_lost.py).
     slow = {"SIMCORE_WORKER_TIMEOUT_S": str(SLOW_IMPORT_TIMEOUT_S)}
