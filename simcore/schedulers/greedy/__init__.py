@@ -6,6 +6,8 @@ from collections import deque
 
 import numpy as np
 
+from typing import TYPE_CHECKING
+
 from simcore.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers.base import Scheduler
@@ -13,6 +15,9 @@ from simcore.schedulers.base import Scheduler
 #: Uniform random numbers are drawn from the injected generator in batches of
 #: this size: one numpy call per batch instead of one per tie-break.
 DRAW_BATCH = 4096
+
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
 
 
 @register("greedy")
@@ -92,6 +97,11 @@ class Greedy(Scheduler):
         self._draws: list[float] = []
         #: Jobs that no machine can run (every configuration that holds them has rate 0).
         self.unrunnable = 0
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.greedy.kernel import make
+
+        return make(self, sim)
 
     # -- events ---------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:
