@@ -361,10 +361,11 @@ class Simulation:
             return None
         c0 = time.perf_counter()
         kernel = self.scheduler.kernel(self)
-        # Importing numba and the kernel (compiled, or loaded from the cache) counts as compile time.
-        self.compile_s = time.perf_counter() - c0
         if kernel is None:
             self.engine_note = f"scheduler {name!r} has no compiled kernel for this run"
+        else:
+            # Importing numba and the kernel (compiled, or loaded from the cache) counts as compile time.
+            self.compile_s = time.perf_counter() - c0
         return kernel
 
     def _new_samples(self) -> tuple[FloatArray, IntArray, IntArray, FloatArray, FloatArray]:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.compiled.jit import njit
+from simcore.compiled.jit import inline, njit
 from simcore.fit import EPS
 
 # ctr (int64) slots
@@ -57,7 +57,7 @@ INF = math.inf
 FIT_EPS = EPS
 
 
-@njit
+@inline
 def duration(core: Any, job: int, c: int, last_c: int) -> float:
     """``runtime.duration(job, c, last_c)`` of the workload's model (see ``runtime_form``)."""
     dims = core[17]
@@ -81,20 +81,20 @@ def duration(core: Any, job: int, c: int, last_c: int) -> float:
     return tab[k, c]  # type: ignore[no-any-return]
 
 
-@njit
+@inline
 def can_run(core: Any, job: int, m: int) -> bool:
     p = duration(core, job, core[10][m], core[4][m])
     return 0.0 <= p < INF
 
 
-@njit
+@inline
 def runnable_config(core: Any, job: int, c: int) -> bool:
     """Whether ``job`` has a finite time on an idle machine of configuration ``c``."""
     p = duration(core, job, c, -1)
     return 0.0 <= p < INF
 
 
-@njit
+@inline
 def fits(core: Any, job: int, m: int) -> bool:
     """The engine's fit rule: ``free >= request - EPS`` in every resource."""
     free = core[0]
@@ -109,7 +109,7 @@ def fits(core: Any, job: int, m: int) -> bool:
     return True
 
 
-@njit
+@inline
 def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """Lowest-numbered machine in ``lo..hi-1`` where ``job`` fits now, or -1 (``EngineView.first_fit``)."""
     free = core[0]
@@ -139,12 +139,12 @@ def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
 # -- the completion heap: (time, sequence) keys, job payload ---------------------------------
 
 
-@njit
+@inline
 def _less(ht: Any, hs: Any, a: int, b: int) -> bool:
     return ht[a] < ht[b] or (ht[a] == ht[b] and hs[a] < hs[b])  # type: ignore[no-any-return]
 
 
-@njit
+@inline
 def heap_push(hp: Any, size: int, t: float, seq: int, job: int) -> Any:
     ht, hs, hj = hp
     if size == len(ht):
@@ -172,7 +172,7 @@ def heap_push(hp: Any, size: int, t: float, seq: int, job: int) -> Any:
     return (ht, hs, hj)
 
 
-@njit
+@inline
 def heap_pop(hp: Any, size: int) -> int:
     """Remove the least entry (``size`` > 0); returns its job."""
     ht, hs, hj = hp
@@ -201,7 +201,7 @@ def heap_pop(hp: Any, size: int) -> int:
 # -- the engine's actions ------------------------------------------------------------------
 
 
-@njit
+@inline
 def fail(core: Any, code: int, job: int, m: int) -> None:
     ctr = core[15]
     if ctr[ERR] == 0:
@@ -210,7 +210,7 @@ def fail(core: Any, code: int, job: int, m: int) -> None:
         ctr[ERR_MACHINE] = m
 
 
-@njit
+@inline
 def start(core: Any, hp: Any, job: int, m: int) -> Any:
     """``Simulation.start(job, m)``: every check before any change; a refusal sets ``ctr[ERR]``."""
     free, req, running, last, state = core[0], core[2], core[3], core[4], core[5]
@@ -249,7 +249,7 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
     return hp
 
 
-@njit
+@inline
 def next_event(core: Any, hp: Any) -> tuple[int, float]:
     """The next event's kind and time, as the engine's loop picks it (``EV_NONE``: the run is over)."""
     ctr = core[15]
@@ -270,7 +270,7 @@ def next_event(core: Any, hp: Any) -> tuple[int, float]:
     return kind, t
 
 
-@njit
+@inline
 def arrive(core: Any) -> int:
     """The next job arrives; returns it."""
     ctr = core[15]
@@ -278,7 +278,7 @@ def arrive(core: Any) -> int:
     return ctr[ARRIVED] - 1  # type: ignore[no-any-return]
 
 
-@njit
+@inline
 def complete(core: Any, hp: Any) -> tuple[int, int]:
     """The earliest running job finishes now; its machine is freed. Returns ``(job, machine)``."""
     free, cap, req, running, last = core[0], core[1], core[2], core[3], core[4]
@@ -341,13 +341,13 @@ def _pairwise(a: Any, lo: int, n: int) -> float:
     return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)  # type: ignore[no-any-return]
 
 
-@njit
+@inline
 def row_sum(a: Any, lo: int, n: int) -> float:
     """``a[lo:lo+n].sum()`` as numpy reduces a contiguous row (its identity 0 plus the pairwise sum)."""
     return _pairwise(a, lo, n)
 
 
-@njit
+@inline
 def take_sample(core: Any, smp: Any, si: int) -> None:
     """``Simulation._sample``: queue length, running jobs and utilisation per resource."""
     s_queue, s_running, s_util, total_cap, safe_cap = smp[1], smp[2], smp[3], smp[4], smp[5]
@@ -361,7 +361,7 @@ def take_sample(core: Any, smp: Any, si: int) -> None:
         s_util[si, r] = (total_cap[r] - row_sum(free, r * N, N)) / safe_cap[r]
 
 
-@njit
+@inline
 def before_event(core: Any, hp: Any, smp: Any, done: int, budget: int) -> tuple[int, int, float]:
     """The loop's head: the next event, samples due before it, the chunk's budget.
 

@@ -65,6 +65,7 @@ def _configure() -> str:
 _CACHE = _configure()
 
 import numba  # noqa: E402
+import numba.extending  # noqa: E402
 
 if _CACHE:
     # Set on numba's config, not in the environment: child processes derive the same path themselves.
@@ -75,3 +76,12 @@ def njit(fn: F) -> F:
     """``numba.njit`` with the project's settings: cached, no Python fallback, IEEE float semantics."""
     # fastmath stays off: the kernels must make the very float comparisons the Python specification makes.
     return numba.njit(cache=True, nogil=True)(fn)  # type: ignore[no-any-return]
+
+
+def inline(fn: F) -> F:
+    """A helper compiled into the kernel that calls it (no Python wrapper, no library of its own).
+
+    Most of a kernel's first-call time went into wrapping and finalising every small helper
+    as a separate function; helpers made this way cost only their own type inference.
+    """
+    return numba.extending.register_jitable(fn)  # type: ignore[no-any-return]

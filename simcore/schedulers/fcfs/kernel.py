@@ -24,7 +24,7 @@ import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import njit
+from simcore.compiled.jit import inline, njit
 
 if TYPE_CHECKING:
     from simcore.engine import Simulation
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 SINGLE, LONGEST, QHEAD, BLOCKED, HEAD, TAIL, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6, 7
 
 
-@njit
+@inline
 def _relink(st: Any, m: int, now: float) -> None:
     """Machine m's last job finished at ``now``: move it to its place in the ``(idle_since, index)`` order."""
     meta, idle, nxt, prv = st[0], st[1], st[2], st[3]
@@ -65,12 +65,12 @@ def _relink(st: Any, m: int, now: float) -> None:
         meta[TAIL] = m
 
 
-@njit
+@inline
 def _runnable(core: Any, job: int, c: int) -> bool:
     return core[17][K.D_ALL_RUNNABLE] == 1 or K.runnable_config(core, job, c)
 
 
-@njit
+@inline
 def _find(core: Any, st: Any, job: int) -> int:
     """The machine the head takes: fits, can run there (idle-machine time), lowest index or free longest."""
     meta = st[0]
@@ -93,7 +93,7 @@ def _find(core: Any, st: Any, job: int) -> int:
     return -1
 
 
-@njit
+@inline
 def _dispatch(core: Any, hp: Any, st: Any) -> Any:
     meta = st[0]
     ctr = core[15]
@@ -114,7 +114,7 @@ def _dispatch(core: Any, hp: Any, st: Any) -> Any:
     return hp
 
 
-@njit
+@inline
 def _dispatch_single(core: Any, hp: Any, st: Any) -> Any:
     """One-slot machines: the pool of idle machines, in the specification's order."""
     meta, pool = st[0], st[5]
@@ -149,7 +149,7 @@ def _dispatch_single(core: Any, hp: Any, st: Any) -> Any:
     return hp
 
 
-@njit
+@inline
 def _release(st: Any, m: int) -> None:
     """A one-slot machine is idle again: back into the pool (at the end, or in index order)."""
     meta, pool = st[0], st[5]
@@ -167,7 +167,7 @@ def _release(st: Any, m: int) -> None:
     meta[PSIZE] = size + 1
 
 
-@njit
+@inline
 def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
     meta = st[0]
     ctr = core[15]

@@ -18,7 +18,7 @@ from numba.typed import List
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import njit
+from simcore.compiled.jit import inline, njit
 
 if TYPE_CHECKING:
     from simcore.engine import Simulation
@@ -48,7 +48,7 @@ def _fill(bk: Any, bid: Any, cfg: Any, pos: Any) -> None:
         b.append(m)
 
 
-@njit
+@inline
 def _move(st: Any, m: int, step: int) -> None:
     """``Greedy._move``: machine m's queue length changes by ``step``, buckets kept in the same order."""
     qlen, pos, minlen, cfg, bk, bid = st[2], st[4], st[5], st[9], st[10], st[11]
@@ -76,7 +76,7 @@ def _move(st: Any, m: int, step: int) -> None:
         minlen[c] = new
 
 
-@njit
+@inline
 def _shortest_queue(core: Any, st: Any, job: int) -> int:
     """``Greedy._shortest_queue``: fewest waiting jobs among machines that could hold and run ``job``."""
     minlen, cfg_cap, present, draws, bk, bid, tied = st[5], st[6], st[7], st[8], st[10], st[11], st[12]
@@ -126,7 +126,7 @@ def _shortest_queue(core: Any, st: Any, job: int) -> int:
     return b[len(b) - 1]  # type: ignore[no-any-return]
 
 
-@njit
+@inline
 def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
     dims = core[17]
     N = dims[K.D_N]
@@ -157,7 +157,7 @@ def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
     return hp
 
 
-@njit
+@inline
 def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
     qhead, qnext = st[0], st[3]
     ctr = core[15]
