@@ -44,6 +44,8 @@ class Kernel:
     state: tuple[Any, ...]
     draws: np.ndarray[Any, Any] | None = None
     done: Callable[[], None] | None = None
+    #: Keep a max tree over the machines' free capacity (first fit in O(log N), for first-fit kernels).
+    tree: bool = False
     info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -55,14 +57,27 @@ def runtime_form(runtime: object) -> tuple[int, Any, Any, Any, Any] | None:
     return form()  # type: ignore[no-any-return]
 
 
-def build_core(sim: Simulation, form: tuple[int, Any, Any, Any, Any]) -> tuple[Any, ...]:
+def build_core(sim: Simulation, form: tuple[int, Any, Any, Any, Any], tree: bool = False) -> tuple[Any, ...]:
     """The engine's own arrays (no copies, so the view shows the kernel's work), in ``core``'s slot order."""
     mode, work, dcls, tab, tab2 = form
     ctr = np.zeros(K.N_CTR, dtype=np.int64)
     fl = np.array([sim.now, sim.horizon, 1.0 if sim.drain else 0.0])
+    N = sim.n_machines
+    P = 1
+    while P < N:
+        P *= 2
     dims = np.array(
-        [sim.n_machines, sim._R, sim.n_jobs, mode, 1 if sim.all_runnable else 0, sim.view.n_configs], dtype=np.int64
+        [N, sim._R, sim.n_jobs, mode, 1 if sim.all_runnable else 0, sim.view.n_configs, P if tree else 0],
+        dtype=np.int64,
     )
+    if tree:
+        # Leaves at P..P+N-1; each inner node the maximum of its children (see core.tree_set).
+        t = np.full((sim._R, 2 * P), -np.inf)
+        t[:, P : P + N] = sim._free_rows
+        for i in range(P - 1, 0, -1):
+            t[:, i] = np.maximum(t[:, 2 * i], t[:, 2 * i + 1])
+    else:
+        t = np.zeros((sim._R, 2))
     return (
         sim._free_rows.reshape(-1),
         sim._cap_rows.reshape(-1),
@@ -83,12 +98,23 @@ def build_core(sim: Simulation, form: tuple[int, Any, Any, Any, Any]) -> tuple[A
         fl,
         dims,
         sim._job_class,
+        t,
+        np.empty(3 * 2 * 64, dtype=np.int64),  # the tree search's stack
     )
 
 
-def new_heap(n_jobs: int) -> tuple[Any, Any, Any]:
-    cap = max(16, min(n_jobs, 4096))
-    return (np.empty(cap, np.float64), np.empty(cap, np.int64), np.empty(cap, np.int64))
+def new_heap(n_jobs: int) -> tuple[Any, Any]:
+    """The completion heap (see :mod:`simcore.compiled.core`): keys and the job of each sequence number."""
+    return (np.empty(2 * max(16, min(n_jobs, 4096)), np.float64), np.empty(n_jobs + 1, np.int64))
+
+
+def grow_heap(hp: tuple[Any, Any], ctr: Any) -> tuple[Any, Any]:
+    """A heap with room for every running job plus every queued one and one more (``core.before_event``)."""
+    need = 2 * (int(ctr[K.HSIZE]) + int(ctr[K.ARRIVED]) - int(ctr[K.STARTED]) + 1)
+    keys = np.empty(max(need, 2 * len(hp[0])), np.float64)
+    size = 2 * int(ctr[K.HSIZE])
+    keys[:size] = hp[0][:size]
+    return (keys, hp[1])
 
 
 _ERRORS = {

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from simcore.compiled import core as K
-from simcore.compiled.driver import CHUNK_EVENTS, Kernel, build_core, new_heap, runtime_form, scheduling_error
+from simcore.compiled.driver import (
+    CHUNK_EVENTS,
+    Kernel,
+    build_core,
+    grow_heap,
+    new_heap,
+    runtime_form,
+    scheduling_error,
+)
 
 if TYPE_CHECKING:
     from simcore.engine import SimResult, Simulation
@@ -25,7 +33,7 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
     """Run ``sim`` with ``kernel``; the same samples, progress reports and result as the Python loop."""
     form = runtime_form(sim.runtime)
     assert form is not None  # Simulation._kernel checked it
-    core = build_core(sim, form)
+    core = build_core(sim, form, kernel.tree)
     ctr = core[15]
     fl = core[16]
     hp = new_heap(sim.n_jobs)
@@ -53,7 +61,9 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
         sim.now = float(fl[K.NOW])
         if status == K.S_DONE:
             break
-        if status == K.S_DRAWS:
+        if status == K.S_GROW:
+            hp = grow_heap(hp, ctr)
+        elif status == K.S_DRAWS:
             assert draws is not None
             draws[:] = sim.scheduler.rng.random(len(draws))
             ctr[K.DRAW] = 0

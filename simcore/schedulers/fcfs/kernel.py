@@ -234,4 +234,5 @@ def make(sched: FCFS, sim: Simulation) -> Kernel:
         np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 4
         np.arange(N, dtype=np.int64),  # 5 the one-slot pool
     )
-    return Kernel(step=step, state=state)
+    # lowest-index asks for first fits: the max tree; longest-idle walks its own order.
+    return Kernel(step=step, state=state, tree=bool(meta[LONGEST] == 0 and meta[SINGLE] == 0))

@@ -1,8 +1,8 @@
 """Greedy's compiled kernel: the decisions of :class:`~simcore.schedulers.greedy.Greedy`, in numba.
 
-Line for line the specification's data structures: per-machine FIFO queues
-(a linked list over jobs), machines in buckets by queue length per
-configuration with the same swap-remove order (a tie is broken by position
+The specification's data structures: per-machine FIFO queues (a linked list
+over jobs), machines in buckets by queue length per configuration with the
+same swap-remove order (in a hash table of fixed size, see ``_slot``) (a tie is broken by position
 in those buckets, so their order must be the specification's), and the
 same uniform draws in the same order (the driver refills the buffer from
 the run's generator in batches of ``DRAW_BATCH``).
@@ -13,8 +13,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import types
-from numba.typed import List
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
@@ -24,53 +22,118 @@ if TYPE_CHECKING:
     from simcore.engine import Simulation
     from simcore.schedulers.greedy import Greedy
 
-_INT_LIST = types.ListType(types.int64)
+# -- the buckets, as the specification keeps them, without allocation --------------------------
+# Bucket (c, L) is ``b = L * n_cfg + c``; its machines keep the specification's list order
+# (append, pop the last, move the last into a removed one's place). Every machine is in
+# exactly one bucket, so an open-addressing table of fixed size holds them all:
+# key ``b * S + p + 1`` -> the machine at position p, key ``b * S`` -> the bucket's size
+# (absent when empty), with S = machines + 1. At most 2N keys live at once in 4N+ slots.
+
+_EMPTY = -1
+_MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
+
+
+@inline
+def _slot(keys: Any, key: int) -> int:
+    """Where ``key`` is, or the empty slot where it would go (linear probing)."""
+    mask = len(keys) - 1
+    h = key * _MIX
+    i = (h ^ (h >> 29)) & mask
+    while keys[i] != _EMPTY and keys[i] != key:
+        i = (i + 1) & mask
+    return i  # type: ignore[no-any-return]
+
+
+@inline
+def _get(keys: Any, vals: Any, key: int) -> int:
+    i = _slot(keys, key)
+    return vals[i] if keys[i] == key else 0  # type: ignore[no-any-return]
+
+
+@inline
+def _put(keys: Any, vals: Any, key: int, v: int) -> None:
+    i = _slot(keys, key)
+    keys[i] = key
+    vals[i] = v
+
+
+@inline
+def _delete(keys: Any, vals: Any, key: int) -> None:
+    """Remove ``key`` (present), shifting later entries of its probe run back (no tombstones)."""
+    mask = len(keys) - 1
+    i = _slot(keys, key)
+    j = i
+    while True:
+        j = (j + 1) & mask
+        if keys[j] == _EMPTY:
+            break
+        h = keys[j] * _MIX
+        k = (h ^ (h >> 29)) & mask
+        # keys[j] may move to i unless its home k lies cyclically in (i, j]
+        if (i <= j and i < k <= j) or (i > j and (k > i or k <= j)):
+            continue
+        keys[i] = keys[j]
+        vals[i] = vals[j]
+        i = j
+    keys[i] = _EMPTY
+
+
+@inline
+def _bsize(st: Any, b: int) -> int:
+    return _get(st[10], st[11], b * st[15][0])
+
+
+@inline
+def _bget(st: Any, b: int, p: int) -> int:
+    return _get(st[10], st[11], b * st[15][0] + p + 1)
+
+
+@inline
+def _bappend(st: Any, b: int, m: int) -> None:
+    keys, vals, pos, S = st[10], st[11], st[4], st[15][0]
+    size = _get(keys, vals, b * S)
+    _put(keys, vals, b * S + size + 1, m)
+    _put(keys, vals, b * S, size + 1)
+    pos[m] = size
+
+
+@inline
+def _bremove(st: Any, b: int, m: int) -> None:
+    """``last = bucket.pop(); if last != m: bucket[pos[m]] = last``, as the specification does."""
+    keys, vals, pos, S = st[10], st[11], st[4], st[15][0]
+    size = _get(keys, vals, b * S)
+    last = _get(keys, vals, b * S + size)
+    _delete(keys, vals, b * S + size)
+    if last != m:
+        p = pos[m]
+        _put(keys, vals, b * S + p + 1, last)
+        pos[last] = p
+    if size == 1:
+        _delete(keys, vals, b * S)
+    else:
+        _put(keys, vals, b * S, size - 1)
 
 
 @njit
-def _buckets(cfg: Any, n_cfg: int) -> tuple[Any, Any]:
-    """``bk``: every bucket's machines; ``bid[c][L]``: the bucket of configuration c at queue length L."""
-    bk = List.empty_list(_INT_LIST)
-    bid = List.empty_list(_INT_LIST)
-    for c in range(n_cfg):
-        ids = List.empty_list(types.int64)
-        ids.append(len(bk))
-        bk.append(List.empty_list(types.int64))
-        bid.append(ids)
-    return bk, bid
-
-
-@njit
-def _fill(bk: Any, bid: Any, cfg: Any, pos: Any) -> None:
+def _fill(st: Any, n_cfg: int) -> None:
+    cfg = st[9]
     for m in range(len(cfg)):
-        b = bk[bid[cfg[m]][0]]
-        pos[m] = len(b)
-        b.append(m)
+        _bappend(st, cfg[m], m)  # bucket (c, 0) is c
 
 
 @inline
 def _move(st: Any, m: int, step: int) -> None:
     """``Greedy._move``: machine m's queue length changes by ``step``, buckets kept in the same order."""
-    qlen, pos, minlen, cfg, bk, bid = st[2], st[4], st[5], st[9], st[10], st[11]
+    qlen, minlen, cfg = st[2], st[5], st[9]
+    n_cfg = len(minlen)
     c = cfg[m]
-    ids = bid[c]
     old = qlen[m]
     new = old + step
     qlen[m] = new
-    b = bk[ids[old]]
-    p = pos[m]
-    last = b.pop()
-    if last != m:
-        b[p] = last
-        pos[last] = p
-    if new == len(ids):
-        ids.append(len(bk))
-        bk.append(List.empty_list(types.int64))
-    nb = bk[ids[new]]
-    pos[m] = len(nb)
-    nb.append(m)
+    _bremove(st, old * n_cfg + c, m)
+    _bappend(st, new * n_cfg + c, m)
     if step > 0:
-        if old == minlen[c] and len(b) == 0:
+        if old == minlen[c] and _bsize(st, old * n_cfg + c) == 0:
             minlen[c] = new
     elif new < minlen[c]:
         minlen[c] = new
@@ -79,7 +142,8 @@ def _move(st: Any, m: int, step: int) -> None:
 @inline
 def _shortest_queue(core: Any, st: Any, job: int) -> int:
     """``Greedy._shortest_queue``: fewest waiting jobs among machines that could hold and run ``job``."""
-    minlen, cfg_cap, present, draws, bk, bid, tied = st[5], st[6], st[7], st[8], st[10], st[11], st[12]
+    minlen, cfg_cap, present, draws, tied = st[5], st[6], st[7], st[8], st[12]
+    n_cfg = len(minlen)
     req = core[2]
     ctr = core[15]
     dims = core[17]
@@ -105,25 +169,26 @@ def _shortest_queue(core: Any, st: Any, job: int) -> int:
             best = L
             tied[0] = c
             ntied = 1
-            total = len(bk[bid[c][L]])
+            total = _bsize(st, L * n_cfg + c)
         elif L == best:
             tied[ntied] = c
             ntied += 1
-            total += len(bk[bid[c][L]])
+            total += _bsize(st, L * n_cfg + c)
     if best < 0:
         return -1
     if total == 1:
-        return bk[bid[tied[0]][best]][0]  # type: ignore[no-any-return]
+        return _bget(st, best * n_cfg + tied[0], 0)
     u = draws[ctr[K.DRAW]]
     ctr[K.DRAW] += 1
     k = int(u * total)
     for i in range(ntied):
-        b = bk[bid[tied[i]][best]]
-        if k < len(b):
-            return b[k]  # type: ignore[no-any-return]
-        k -= len(b)
-    b = bk[bid[tied[ntied - 1]][best]]
-    return b[len(b) - 1]  # type: ignore[no-any-return]
+        b = best * n_cfg + tied[i]
+        size = _bsize(st, b)
+        if k < size:
+            return _bget(st, b, k)
+        k -= size
+    b = best * n_cfg + tied[ntied - 1]
+    return _bget(st, b, _bsize(st, b) - 1)
 
 
 @inline
@@ -203,9 +268,12 @@ def make(sched: Greedy, sim: Simulation) -> Kernel:
     N = sim.n_machines
     n_cfg = view.n_configs
     cfg = np.ascontiguousarray(sim.config_of, dtype=np.int64)
-    bk, bid = _buckets(cfg, n_cfg)
+    slots = 1
+    while slots < 4 * (2 * N + 1):
+        slots *= 2
+    keys = np.full(slots, _EMPTY, dtype=np.int64)
+    vals = np.zeros(slots, dtype=np.int64)
     pos = np.zeros(N, dtype=np.int64)
-    _fill(bk, bid, cfg, pos)
     unrunnable = np.zeros(1, dtype=np.int64)
     state = (
         np.full(N, -1, dtype=np.int64),  # 0 qhead
@@ -218,14 +286,16 @@ def make(sched: Greedy, sim: Simulation) -> Kernel:
         np.array(sched.cfg_present, dtype=np.int64),  # 7 present configurations
         np.zeros(DRAW_BATCH),  # 8 draws
         cfg,  # 9
-        bk,  # 10
-        bid,  # 11
+        keys,  # 10 the bucket table (see _slot)
+        vals,  # 11
         np.zeros(n_cfg, dtype=np.int64),  # 12 scratch: tied configurations
         np.array(view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 13
         unrunnable,  # 14
+        np.array([N + 1], dtype=np.int64),  # 15 S, the key stride of a bucket
     )
+    _fill(state, n_cfg)
 
     def done() -> None:
         sched.unrunnable = int(unrunnable[0])
 
-    return Kernel(step=step, state=state, draws=state[8], done=done)
+    return Kernel(step=step, state=state, draws=state[8], done=done, tree=True)
