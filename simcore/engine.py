@@ -38,7 +38,17 @@ from simcore.schedulers.base import Scheduler
 from simcore.seeding import scheduler_rng
 from simcore.view import EPS, EngineView, flat_view, read_only
 
-__all__ = ["ENGINES", "EPS", "EngineView", "Progress", "ProgressCallback", "SimResult", "Simulation", "flat_view", "simulate"]
+__all__ = [
+    "ENGINES",
+    "EPS",
+    "EngineView",
+    "Progress",
+    "ProgressCallback",
+    "SimResult",
+    "Simulation",
+    "flat_view",
+    "simulate",
+]
 
 #: Number of samples of the queue length and utilisation series.
 DEFAULT_SAMPLES = 2000
@@ -378,7 +388,9 @@ class Simulation:
         safe_cap = np.where(self._total_cap > 0, self._total_cap, 1.0)
         return sample_t, s_queue, s_running, s_util, safe_cap
 
-    def _sample(self, si: int, s_queue: IntArray, s_running: IntArray, s_util: FloatArray, safe_cap: FloatArray) -> None:
+    def _sample(
+        self, si: int, s_queue: IntArray, s_running: IntArray, s_util: FloatArray, safe_cap: FloatArray
+    ) -> None:
         s_queue[si] = self.arrived - self.held - self.started
         s_running[si] = self.started - self.completed
         s_util[si] = self.used() / safe_cap

@@ -28,8 +28,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from simcore.compiled.jit import inline, njit
 from simcore.fit import EPS
 
@@ -413,7 +411,7 @@ def _pairwise(a: Any, lo: int, n: int) -> float:
         return res  # type: ignore[no-any-return]
     n2 = n // 2
     n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)  # type: ignore[no-any-return]
+    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
 
 
 @inline

@@ -12,7 +12,6 @@ the same numbers in the same order), or a start was refused (the engine's
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any

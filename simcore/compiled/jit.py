@@ -7,9 +7,10 @@ machine code between processes, so only the first run of a kernel pays its
 compile time. Cython would need a build step per platform and hand-typed
 ``.pyx`` twins of every scheduler.
 
-Cache directory: a subdirectory (named by :func:`source_key`) of ``NUMBA_CACHE_DIR`` when set; else ``$SIMCORE_VAR_DIR/numba-cache``
-when ``SIMCORE_VAR_DIR`` is set (the dashboard's writable directory); else
-``$XDG_CACHE_HOME/simcore/numba`` (``~/.cache/simcore/numba``). Numba reads the
+Cache directory: a subdirectory (named by :func:`source_key`) of ``NUMBA_CACHE_DIR``
+when set; else of ``$SIMCORE_VAR_DIR/numba-cache`` when ``SIMCORE_VAR_DIR`` is set
+(the dashboard's writable directory); else of ``$XDG_CACHE_HOME/simcore/numba``
+(``~/.cache/simcore/numba``). Numba reads the
 variable when it is first imported; this module sets numba's config instead,
 so every kernel module imports ``njit`` from here.
 """
@@ -67,9 +68,12 @@ _CACHE = _configure()
 import numba  # noqa: E402
 import numba.extending  # noqa: E402
 
+#: numba, untyped: its stubs know neither ``config.CACHE_DIR`` nor ``njit(_nrt=False)``.
+_nb: Any = numba
+
 if _CACHE:
     # Set on numba's config, not in the environment: child processes derive the same path themselves.
-    numba.config.CACHE_DIR = _CACHE
+    _nb.config.CACHE_DIR = _CACHE
 
 
 def njit(fn: F) -> F:
@@ -77,16 +81,11 @@ def njit(fn: F) -> F:
 
     Without ``_nrt=False`` numba counts references to every array it takes out of the
     state tuples at every helper call, about 90 atomic operations an event: ten times the
-    loop's own work. So loops allocate nothing (the driver grows the completion heap
-    between chunks) and call :func:`njit_alloc` functions for whatever allocates.
+    loop's own work. So kernels allocate nothing: the driver grows the completion heap
+    between chunks, and structures are arrays of fixed size made before the run.
     """
     # fastmath stays off: the kernels must make the very float comparisons the Python specification makes.
-    return numba.njit(cache=True, nogil=True, _nrt=False)(fn)  # type: ignore[no-any-return]
-
-
-def njit_alloc(fn: F) -> F:
-    """A compiled function that may allocate (typed lists, arrays): reference-counted as usual."""
-    return numba.njit(cache=True, nogil=True)(fn)  # type: ignore[no-any-return]
+    return _nb.njit(cache=True, nogil=True, _nrt=False)(fn)  # type: ignore[no-any-return]
 
 
 def inline(fn: F) -> F:
@@ -95,4 +94,4 @@ def inline(fn: F) -> F:
     Not numba's IR inlining (``inline="always"``): that copies a helper into every call site
     and multiplied the compile time; LLVM still inlines the small ones.
     """
-    return numba.extending.register_jitable(fn)  # type: ignore[no-any-return]
+    return _nb.extending.register_jitable(fn)  # type: ignore[no-any-return]

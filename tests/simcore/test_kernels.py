@@ -92,10 +92,14 @@ def scenarios(draw: Any) -> tuple[Cluster, Workload]:
     cls = np.array(draw(st.lists(st.integers(0, n_cls - 1), min_size=n, max_size=n)), dtype=np.int64)
     runtime: Any = None
     if model == "rate":
-        rates = np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg)))
+        rates = np.array(
+            draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg))
+        )
         runtime = RateRuntime(work, cls, rates.reshape(n_cls, n_cfg))
     elif model == "profile":
-        cold = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 5.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg)))
+        cold = np.array(
+            draw(st.lists(st.sampled_from([1.0, 2.0, 5.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg))
+        )
         cold = cold.reshape(n_cls, n_cfg)
         runtime = ProfileRuntime(SimpleNamespace(cold_s=cold, warm_s=cold / 2), cls)  # type: ignore[arg-type]
     horizon = float(draw(st.sampled_from([5.0, 20.0, 40.0])))
@@ -129,8 +133,10 @@ def test_google_like_at_and_over_capacity(name: str, opts: dict[str, Any], load:
 def test_every_workload_preset(preset: str) -> None:
     """Every workload preset on its default cluster (or a small google-balanced), each kernel."""
     p = WORKLOADS.get(preset)
-    cluster = resolve_cluster(p.default_cluster) if p.default_cluster else resolve_cluster(
-        "google-balanced", {"machines_per_config": 5}
+    cluster = (
+        resolve_cluster(p.default_cluster)
+        if p.default_cluster
+        else resolve_cluster("google-balanced", {"machines_per_config": 5})
     )
     wl = resolve_workload(preset, cluster, 0, 0.95, min(p.default_hours or 1.0, 2.0))
     for name, opts in KERNELS:

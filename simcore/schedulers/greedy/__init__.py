@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
-
-from typing import TYPE_CHECKING
 
 from simcore.engine import Simulation
 from simcore.schedulers import register

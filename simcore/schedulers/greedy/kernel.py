@@ -41,13 +41,13 @@ def _slot(keys: Any, key: int) -> int:
     i = (h ^ (h >> 29)) & mask
     while keys[i] != _EMPTY and keys[i] != key:
         i = (i + 1) & mask
-    return i  # type: ignore[no-any-return]
+    return i
 
 
 @inline
 def _get(keys: Any, vals: Any, key: int) -> int:
     i = _slot(keys, key)
-    return vals[i] if keys[i] == key else 0  # type: ignore[no-any-return]
+    return vals[i] if keys[i] == key else 0
 
 
 @inline
