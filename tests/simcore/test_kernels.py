@@ -43,7 +43,9 @@ def both(cluster: Cluster, wl: Workload, name: str, opts: dict[str, Any], seed: 
     for engine in ("python", "compiled"):
         sim = Simulation(cluster, wl, create(name, **opts), scheduler_rng(seed), engine=engine, **kw)
         runs[engine] = sim.run()
-        assert runs[engine].extra["engine"] == engine, runs[engine].extra
+        # Task graphs stay in the Python loop, saying so.
+        expected = engine if wl.graph is None else "python"
+        assert runs[engine].extra["engine"] == expected, runs[engine].extra
     a, b = runs["python"], runs["compiled"]
     assert np.array_equal(a.machine, b.machine)
     assert np.array_equal(a.start, b.start, equal_nan=True)
@@ -129,22 +131,40 @@ def test_google_like_at_and_over_capacity(name: str, opts: dict[str, Any], load:
         assert res.sample_queue.max() > 100  # overloaded: the queues really were exercised
 
 
+#: Small versions of every cluster preset: (preset, its parameters, hours of google-like on it).
+SMALL_CLUSTERS = {
+    "google-balanced": ({"machines_per_config": 5}, 1.0),
+    "google-2011": ({}, 0.01),
+}
+
+
 @pytest.mark.parametrize("preset", sorted(WORKLOADS.names()))
 def test_every_workload_preset(preset: str) -> None:
-    """Every workload preset on its default cluster (or a small google-balanced), each kernel."""
+    """Every workload preset on its default cluster (the Google ones made small), each kernel."""
     p = WORKLOADS.get(preset)
-    cluster = (
-        resolve_cluster(p.default_cluster)
-        if p.default_cluster
-        else resolve_cluster("google-balanced", {"machines_per_config": 5})
-    )
-    wl = resolve_workload(preset, cluster, 0, 0.95, min(p.default_hours or 1.0, 2.0))
-    for name, opts in KERNELS:
-        if SCHEDULERS.get(name).requires - p.provides:
+    name = p.default_cluster or "google-balanced"
+    params, hours = SMALL_CLUSTERS.get(name, ({}, 2.0))
+    cluster = resolve_cluster(name, params)
+    wl = resolve_workload(preset, cluster, 0, 0.95, min(p.default_hours or hours, hours))
+    for sched, opts in KERNELS:
+        if SCHEDULERS.get(sched).requires - p.provides:
             continue
-        res = both(cluster, wl, name, opts, drain=wl.horizon_s <= 0)
-        if wl.graph is None:
-            assert res.extra["engine"] == "compiled"
+        res = both(cluster, wl, sched, opts, drain=wl.horizon_s <= 0)
+        if wl.graph is not None:
+            assert res.extra["engine_note"] == "task graphs run in the Python engine"
+
+
+@pytest.mark.parametrize(
+    ("cluster_name", "workload"),
+    [("google-2011", "google-like"), ("ncbi-homogeneous", "ncbi-blast"), ("ncbi-heterogeneous", "ncbi-blast-reduced")],
+)
+def test_every_cluster_preset(cluster_name: str, workload: str) -> None:
+    """Each cluster preset (dse-2020: the workflows preset above) with a workload it serves."""
+    params, hours = SMALL_CLUSTERS.get(cluster_name, ({}, 2.0))
+    cluster = resolve_cluster(cluster_name, params)
+    wl = resolve_workload(workload, cluster, 0, 0.95, hours)
+    for sched, opts in KERNELS:
+        assert both(cluster, wl, sched, opts).extra["engine"] == "compiled"
 
 
 def test_progress_and_cancellation_during_a_compiled_run() -> None:
