@@ -235,3 +235,18 @@ def test_the_compiled_start_enforces_capacity() -> None:
         sim.run()
     assert sim.free[0].tolist() == [pytest.approx(0.4)]  # the refused start changed nothing
     assert sim.started == 1
+
+
+def test_bench_reports_the_engine_and_plans_the_paper_point_only_when_asked() -> None:
+    from simcore.bench import DEFAULT_SCENARIOS, BenchOptions, child, plan_specs
+
+    assert "paper" not in DEFAULT_SCENARIOS
+    specs = plan_specs(BenchOptions(schedulers="greedy", scenarios="paper", paper_hours=0.01))
+    assert [(s["scenario"], s["hours"], s["engine"]) for s in specs if s["scenario"] == "paper"] == [
+        ("paper", 0.01, "compiled")
+    ]
+    google = plan_specs(BenchOptions(schedulers="greedy", scenarios="google", machines_per_config=2, hours=0.05))
+    for engine in ("compiled", "python"):
+        out = child({**google[0], "engine": engine})
+        assert out["status"] == "ok" and out["engine"] == engine and out["jobs"] > 100
+        assert (out["compile_s"] is None) == (engine == "python")
