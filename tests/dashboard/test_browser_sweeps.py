@@ -83,7 +83,9 @@ def test_a_user_submits_a_sweep_watches_partial_results_and_reads_the_chart(live
     assert 0 < partial["finished"] < partial["cells"] == 8 and partial["points"] >= 1 and partial["rows"] >= 1
 
     page.wait_for_selector("#experiment-status.finished", timeout=180_000)
-    page.wait_for_function("() => document.getElementById('chart-sweep') && document.getElementById('chart-sweep').data")
+    page.wait_for_function(
+        "() => document.getElementById('chart-sweep') && document.getElementById('chart-sweep').data"
+    )
     traces = page.evaluate(
         "document.getElementById('chart-sweep').data.map(t => ({name: t.name, x: t.x, y: t.y, up: t.error_y.array}))"
     )
