@@ -111,7 +111,8 @@ def fits(core: Any, job: int, m: int) -> bool:
 def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """Lowest-numbered machine in ``lo..hi-1`` where ``job`` fits now, or -1 (``EngineView.first_fit``)."""
     if core[17][D_TREE] > 0:
-        return tree_first_fit(core, job, lo, hi)
+        leaf = tree_first_fit(core, job, lo, hi)
+        return core[22][leaf] if leaf >= 0 else -1
     free = core[0]
     req = core[2]
     dims = core[17]
@@ -137,23 +138,26 @@ def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
 
 
 # -- a max tree over machines per resource: first fit in O(log N) instead of a scan ----------
-# tree[r, P + m] is machine m's free capacity in resource r (-inf past the last machine) and
-# tree[r, i] the larger of its two children, so a subtree whose maximum in some resource is
+# tree[r, P + leaf] is the free capacity in resource r of the machine at that leaf (-inf for
+# none): leaf m holds machine m unless a kernel orders the leaves its own way (core[21] maps
+# machines to leaves, core[22] leaves to machines; FCFS orders them by idle time). tree[r, i]
+# is the larger of its two children, so a subtree whose maximum in some resource is
 # below the request's floor holds no fitting machine and is skipped. The comparisons are the
 # fit rule's own (free >= request - EPS), so the first fit found is the scan's.
 
 
 @inline
-def tree_set(core: Any, m: int) -> None:
-    """Machine m's free capacity changed: refresh its leaf and the maxima above it."""
+def tree_leaf(core: Any, leaf: int) -> None:
+    """Refresh a leaf from the machine it holds (``core[22]``; -1: empty, ``-inf``) and the maxima above it."""
     tree = core[19]
     free = core[0]
     dims = core[17]
     N = dims[D_N]
     P = dims[D_TREE]
+    m = core[22][leaf]
     for r in range(dims[D_R]):
-        i = P + m
-        tree[r, i] = free[r * N + m]
+        i = P + leaf
+        tree[r, i] = free[r * N + m] if m >= 0 else -INF
         i >>= 1
         while i >= 1:
             a = tree[r, 2 * i]
@@ -163,7 +167,14 @@ def tree_set(core: Any, m: int) -> None:
 
 
 @inline
+def tree_set(core: Any, m: int) -> None:
+    """Machine m's free capacity changed: refresh its leaf (``core[21]``) and the maxima above it."""
+    tree_leaf(core, core[21][m])
+
+
+@inline
 def tree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
+    """The lowest leaf in ``lo..hi-1`` whose machine fits ``job``, or -1."""
     tree = core[19]
     req = core[2]
     dims = core[17]

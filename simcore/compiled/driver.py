@@ -45,6 +45,9 @@ class Kernel:
     done: Callable[[], None] | None = None
     #: Keep a max tree over the machines' free capacity (first fit in O(log N), for first-fit kernels).
     tree: bool = False
+    #: Leaves of that tree: 0 for one per machine in machine order (leaf m is machine m); more for
+    #: kernels that order machines their own way (FCFS by idle time), which then set the maps.
+    tree_leaves: int = 0
     info: dict[str, Any] = field(default_factory=dict)
 
 
@@ -56,14 +59,16 @@ def runtime_form(runtime: object) -> tuple[int, Any, Any, Any, Any] | None:
     return form()  # type: ignore[no-any-return]
 
 
-def build_core(sim: Simulation, form: tuple[int, Any, Any, Any, Any], tree: bool = False) -> tuple[Any, ...]:
+def build_core(
+    sim: Simulation, form: tuple[int, Any, Any, Any, Any], tree: bool = False, leaves: int = 0
+) -> tuple[Any, ...]:
     """The engine's own arrays (no copies, so the view shows the kernel's work), in ``core``'s slot order."""
     mode, work, dcls, tab, tab2 = form
     ctr = np.zeros(K.N_CTR, dtype=np.int64)
     fl = np.array([sim.now, sim.horizon, 1.0 if sim.drain else 0.0])
     N = sim.n_machines
     P = 1
-    while P < N:
+    while P < max(N, leaves):
         P *= 2
     dims = np.array(
         [N, sim._R, sim.n_jobs, mode, 1 if sim.all_runnable else 0, sim.view.n_configs, P if tree else 0],
@@ -99,6 +104,8 @@ def build_core(sim: Simulation, form: tuple[int, Any, Any, Any, Any], tree: bool
         sim._job_class,
         t,
         np.empty(3 * 2 * 64, dtype=np.int64),  # the tree search's stack
+        np.arange(N, dtype=np.int64),  # 21 leaf of each machine
+        np.concatenate([np.arange(N, dtype=np.int64), np.full(max(P - N, 0), -1, dtype=np.int64)]),  # 22
     )
 
 

@@ -6,10 +6,10 @@
 * Otherwise the queue is the range of jobs ``qhead..arrived-1`` (FCFS
   queues every job in arrival order and starts them in that order), and
   the head takes, among the machines where it fits and can run, the lowest
-  numbered one or the one free longest: machines are kept in a linked list
-  ordered by ``(idle_since, index)``, the order ``argmin`` over
-  ``idle_since`` breaks ties in, and the first fitting machine in that list
-  is the specification's choice.
+  numbered one or the one free longest. Both are a first fit in the engine's
+  max tree: for ``longest-idle`` its leaves hold the machines in
+  ``(idle_since, index)`` order, the order in which ``argmin`` over
+  ``idle_since`` breaks ties (a machine whose job finished moves to the back).
 * A head that fitted nowhere stays blocked until a completion: only the
   machine that completed has more free capacity than at the failed search,
   so only it is examined (the specification searches every machine again
@@ -31,38 +31,68 @@ if TYPE_CHECKING:
     from simcore.schedulers.fcfs import FCFS
 
 # st[0] (int64) slots
-SINGLE, LONGEST, QHEAD, BLOCKED, HEAD, TAIL, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6, 7
+SINGLE, LONGEST, QHEAD, BLOCKED, CNT, PSTART, PSIZE = 0, 1, 2, 3, 4, 6, 7
 
 
 @inline
-def _relink(st: Any, m: int, now: float) -> None:
-    """Machine m's last job finished at ``now``: move it to its place in the ``(idle_since, index)`` order."""
-    meta, idle, nxt, prv = st[0], st[1], st[2], st[3]
-    p, q = prv[m], nxt[m]
-    if p >= 0:
-        nxt[p] = q
-    else:
-        meta[HEAD] = q
-    if q >= 0:
-        prv[q] = p
-    else:
-        meta[TAIL] = p
+def _compact(core: Any, st: Any) -> None:
+    """Leaves exhausted: close the gaps moved machines left, in order, and rebuild the tree."""
+    meta = st[0]
+    lof, mat = core[21], core[22]
+    P = core[17][K.D_TREE]
+    w = 0
+    for leaf in range(meta[CNT]):
+        m = mat[leaf]
+        if m >= 0:
+            mat[w] = m
+            lof[m] = w
+            w += 1
+    for leaf in range(w, P):
+        mat[leaf] = -1
+    meta[CNT] = w
+    for leaf in range(P):
+        K.tree_leaf(core, leaf)
+
+
+@inline
+def _to_back(core: Any, st: Any, m: int, now: float) -> None:
+    """Machine m's last job finished at ``now``: move it to its place in the ``(idle_since, index)`` order.
+
+    Times never decrease, so that place is at the end, before only machines that became
+    free at the same instant with a higher index (the leaves after them shift right).
+    """
+    meta, idle, last_t = st[0], st[1], st[6]
+    lof, mat = core[21], core[22]
+    P = core[17][K.D_TREE]
+    old = lof[m]
+    mat[old] = -1
+    K.tree_leaf(core, old)
     idle[m] = now
-    a = meta[TAIL]  # insert after a: every key is <= (now, m) before it
-    while a >= 0 and idle[a] == now and a > m:
-        a = prv[a]
-    if a < 0:
-        b = meta[HEAD]
-        meta[HEAD] = m
-    else:
-        b = nxt[a]
-        nxt[a] = m
-    prv[m] = a
-    nxt[m] = b
-    if b >= 0:
-        prv[b] = m
-    else:
-        meta[TAIL] = m
+    if meta[CNT] == P:
+        _compact(core, st)
+    cnt = meta[CNT]
+    p = cnt
+    if now == last_t[0]:
+        q = cnt - 1
+        while q >= 0:
+            x = mat[q]
+            if x >= 0:
+                if idle[x] == now and x > m:
+                    p = q  # m goes before x
+                else:
+                    break
+            q -= 1
+        for leaf in range(cnt - 1, p - 1, -1):  # shift p..cnt-1 right by one
+            x = mat[leaf]
+            mat[leaf + 1] = x
+            if x >= 0:
+                lof[x] = leaf + 1
+            K.tree_leaf(core, leaf + 1)
+    mat[p] = m
+    lof[m] = p
+    K.tree_leaf(core, p)
+    meta[CNT] = cnt + 1
+    last_t[0] = now
 
 
 @inline
@@ -84,12 +114,13 @@ def _find(core: Any, st: Any, job: int) -> int:
                 if m >= 0:
                     return m
         return -1
-    nxt = st[2]
-    m = meta[HEAD]
-    while m >= 0:
-        if K.fits(core, job, m) and _runnable(core, job, cfg[m]):
+    # The leaves are in (idle_since, index) order: the first fitting leaf is the one free longest.
+    leaf = K.tree_first_fit(core, job, 0, meta[CNT])
+    while leaf >= 0:
+        m = core[22][leaf]
+        if _runnable(core, job, cfg[m]):
             return m  # type: ignore[no-any-return]
-        m = nxt[m]
+        leaf = K.tree_first_fit(core, job, leaf + 1, meta[CNT])
     return -1
 
 
@@ -176,7 +207,10 @@ def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
         st[1][m] = now
         _release(st, m)
         return _dispatch_single(core, hp, st)
-    _relink(st, m, now)
+    if meta[LONGEST] == 1:
+        _to_back(core, st, m, now)
+    else:
+        st[1][m] = now
     job = meta[QHEAD]
     if meta[BLOCKED] == job and job < ctr[K.ARRIVED]:
         # Only machine m has more room than at the head's failed search.
@@ -220,19 +254,19 @@ def make(sched: FCFS, sim: Simulation) -> Kernel:
     meta[SINGLE] = 1 if sched._single else 0
     meta[LONGEST] = 1 if sched.pick == "longest-idle" else 0
     meta[BLOCKED] = -1
-    meta[HEAD] = 0 if N else -1
-    meta[TAIL] = N - 1
     meta[PSIZE] = N
-    nxt = np.arange(1, N + 1, dtype=np.int64)
-    nxt[-1:] = -1
-    prv = np.arange(-1, N - 1, dtype=np.int64)
+    meta[CNT] = N  # leaves in use: at first machine i at leaf i (never used: idle since -inf, index order)
     state = (
         meta,
         sched.idle_since,  # 1
-        nxt,  # 2
-        prv,  # 3
+        np.zeros(1, dtype=np.int64),  # 2 (unused)
+        np.zeros(1, dtype=np.int64),  # 3 (unused)
         np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 4
         np.arange(N, dtype=np.int64),  # 5 the one-slot pool
+        np.array([-np.inf]),  # 6 the time of the last move to the back
     )
-    # lowest-index asks for first fits: the max tree; longest-idle walks its own order.
-    return Kernel(step=step, state=state, tree=bool(meta[LONGEST] == 0 and meta[SINGLE] == 0))
+    multi = meta[SINGLE] == 0
+    longest = multi and meta[LONGEST] == 1
+    # Multi-resource FCFS searches the engine's max tree; longest-idle with leaves in idle order,
+    # twice as many as machines so that a move to the back seldom needs a compaction.
+    return Kernel(step=step, state=state, tree=bool(multi), tree_leaves=2 * N if longest else 0)
