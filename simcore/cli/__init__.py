@@ -60,13 +60,13 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
         )
     else:
         p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
-        p.add_argument(
-            "--engine",
-            choices=ENGINES,
-            default="compiled",
-            help="compiled: a built-in scheduler's kernel where it has one (default); python: the reference "
-            "Python loop (the same schedule, slower)",
-        )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="compiled",
+        help="compiled: a built-in scheduler's kernel where it has one (default); python: the reference "
+        "Python loop (the same schedule, slower)",
+    )
     p.add_argument(
         "--load",
         type=finite_float,
@@ -305,6 +305,7 @@ def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
         hours=args.hours,
         drain=args.drain,
         params=_given_params(args),
+        engine=args.engine,
     )
 
 
