@@ -78,8 +78,10 @@ def build_core(
         # Leaves at P..P+N-1; each inner node the maximum of its children (see core.tree_set).
         t = np.full((sim._R, 2 * P), -np.inf)
         t[:, P : P + N] = sim._free_rows
-        for i in range(P - 1, 0, -1):
-            t[:, i] = np.maximum(t[:, 2 * i], t[:, 2 * i + 1])
+        lo = P // 2
+        while lo >= 1:  # one level at a time: nodes lo..2lo-1 from their children 2lo..4lo-1
+            np.maximum(t[:, 2 * lo : 4 * lo : 2], t[:, 2 * lo + 1 : 4 * lo : 2], out=t[:, lo : 2 * lo])
+            lo //= 2
     else:
         t = np.zeros((sim._R, 2))
     return (
