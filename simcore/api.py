@@ -50,6 +50,8 @@ class RunSpec:
     cluster_params: dict[str, Any] = field(default_factory=dict)
     workload_params: dict[str, Any] = field(default_factory=dict)
     scheduler_params: dict[str, Any] = field(default_factory=dict)
+    #: ``compiled`` (a built-in's kernel where it has one) or ``python`` (the reference); same schedule.
+    engine: str = "compiled"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -314,6 +316,7 @@ def run_objects(
     drain: bool = False,
     progress: ProgressCallback | None = None,
     labels: dict[str, Any] | None = None,
+    engine: str = "compiled",
 ) -> RunOutcome:
     """Run a registered scheduler on a built cluster and workload."""
     cls = SCHEDULERS.get(scheduler)
@@ -326,7 +329,7 @@ def run_objects(
     # An empty arrival window (every job at time 0: one workflow, a batch) has nothing to stop at: run
     # until every job finished, as if drained; otherwise nothing after time 0 would be simulated.
     drain = drain or workload.horizon_s <= 0
-    res = simulate(cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress)
+    res = simulate(cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress, engine=engine)
     summ: dict[str, Any] = {
         "scheduler": scheduler,
         "cluster": cluster.name,
@@ -377,4 +380,5 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
         drain=spec.drain,
         progress=progress,
         labels=labels,
+        engine=spec.engine,
     )

@@ -7,7 +7,8 @@ A *scenario* is a JSON-ready dict naming everything a comparison needs::
      "load": 0.9, "hours": 24.0, "drain": false,             # hours null: the preset's default
      "schedulers": ["greedy", "lotes"], "scheduler_params": {"lotes": {}},
      "seeds": [0, 1],
-     "axes": [{"name": "phi", "values": [0.0, 0.003]}]}     # optional: a sweep's grid
+     "axes": [{"name": "phi", "values": [0.0, 0.003]}],     # optional: a sweep's grid
+     "engine": "python"}                                      # optional: default "compiled" (same schedule)
 
 A scenario with ``axes`` is a sweep: one run per point of the axes'
 cartesian product, scheduler and seed (:mod:`simcore.sweep_scenario` gives
@@ -49,7 +50,7 @@ from typing import IO, Any
 import numpy as np
 
 from simcore import api
-from simcore.engine import ProgressCallback
+from simcore.engine import ENGINES, ProgressCallback
 from simcore.errors import InputError, ParameterError
 from simcore.model import Cluster, Workload
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params, workload_provides
@@ -64,14 +65,14 @@ FORMAT_VERSION = 1
 JOB_COLUMNS = ("job", "submit_s", "class", "machine", "config", "start_s", "finish_s", "response_s", "completion_s")
 
 #: Summary keys that depend on the machine, not on the scenario; ignored when checking a re-run.
-VOLATILE_KEYS = frozenset({"wall_s", "jobs_per_s", "version"})
+VOLATILE_KEYS = frozenset({"wall_s", "jobs_per_s", "version", "compile_s"})
 
 # ---------------------------------------------------------------------------- scenarios
 
 
 #: The keys a scenario may have; anything else is refused by name rather than dropped.
 SCENARIO_KEYS = frozenset(
-    {"cluster", "workload", "load", "hours", "drain", "schedulers", "scheduler_params", "seeds", "axes"}
+    {"cluster", "workload", "load", "hours", "drain", "schedulers", "scheduler_params", "seeds", "axes", "engine"}
 )
 SOURCE_KEYS = {
     "cluster": frozenset({"preset", "params", "file", "name"}),
@@ -140,6 +141,12 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     out["load"] = load
     out["hours"] = hours
     out["drain"] = bool(scenario.get("drain", False))
+    engine = scenario.get("engine", "compiled")
+    if engine not in ENGINES:
+        raise ParameterError(f"scenario engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine != "compiled":
+        # Kept only when it is not the default, so the scenarios (and result-cache keys) of before stay the same.
+        out["engine"] = engine
     names = scenario.get("schedulers")
     if not isinstance(names, list) or not names:
         raise ParameterError("scenario needs a non-empty list of schedulers")
@@ -306,6 +313,7 @@ def run_scenario(
         drain=bool(scenario.get("drain")),
         progress=progress,
         labels=labels(scenario, workload),
+        engine=str(scenario.get("engine", "compiled")),
     )
 
 

@@ -32,18 +32,32 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import SchedulingError
+from simcore.errors import ParameterError, SchedulingError
 from simcore.model import Cluster, FloatArray, IntArray, Workload, check_compatible
 from simcore.schedulers.base import Scheduler
 from simcore.seeding import scheduler_rng
 from simcore.view import EPS, EngineView, flat_view, read_only
 
-__all__ = ["EPS", "EngineView", "Progress", "ProgressCallback", "SimResult", "Simulation", "flat_view", "simulate"]
+__all__ = [
+    "ENGINES",
+    "EPS",
+    "EngineView",
+    "Progress",
+    "ProgressCallback",
+    "SimResult",
+    "Simulation",
+    "flat_view",
+    "simulate",
+]
 
 #: Number of samples of the queue length and utilisation series.
 DEFAULT_SAMPLES = 2000
 
-QUEUED, RUNNING, DONE, WAITING = 0, 1, 2, 3  # WAITING: a task whose parents have not all finished
+QUEUED, RUNNING, DONE, WAITING = 0, 1, 2, 3
+
+#: ``compiled``: a built-in scheduler's kernel runs the loop where it has one (the default);
+#: ``python``: always the reference loop below with the scheduler's Python methods.
+ENGINES = ("compiled", "python")  # WAITING: a task whose parents have not all finished
 
 
 @dataclass(frozen=True)
@@ -132,8 +146,18 @@ class Simulation:
         samples: int = DEFAULT_SAMPLES,
         progress: ProgressCallback | None = None,
         progress_every_s: float = 0.5,
+        engine: str = "compiled",
     ) -> None:
         check_compatible(cluster, workload)
+        if engine not in ENGINES:
+            raise ParameterError(f"engine {engine!r} is not one of {', '.join(ENGINES)}")
+        #: The engine asked for; ``engine_used`` says which ran (see :meth:`run`).
+        self.engine = engine
+        self.engine_used = "python"
+        self.engine_note = ""
+        self.compile_s: float | None = None
+        #: CPU seconds of the same (``compile_s`` is wall time, which a busy machine stretches).
+        self.compile_cpu_s: float | None = None
         self.cluster = cluster
         self.workload = workload
         self.scheduler = scheduler
@@ -160,6 +184,12 @@ class Simulation:
         self._machine_of = np.full(n, -1, dtype=np.int64)
         self._submit = submit
         self._job_class = job_class
+        # Writable handles for the compiled path (simcore.compiled), which works on these very buffers.
+        self._request = request
+        self._running = running
+        self._last = last_class
+        self._cap_rows = capacity_by_resource
+        self._config_of = np.ascontiguousarray(cluster.machine_config, dtype=np.int64)
 
         self.view = EngineView(cluster, free_by_resource, request, running, last_class)
         v = self.view
@@ -312,9 +342,111 @@ class Simulation:
 
     # -- the loop ------------------------------------------------------------------------
     def run(self) -> SimResult:
+        """Run to the horizon (or until every job finished when draining).
+
+        With ``engine="compiled"`` the scheduler's kernel (:meth:`Scheduler.kernel`) runs the
+        loop when it has one for this scenario; else, or with ``engine="python"``, the loop
+        below calls the scheduler's Python methods. ``engine_used``, ``engine_note`` (why
+        Python ran although compiled was asked) and ``compile_s`` (the kernel's first call:
+        compilation, or loading it from the cache) say what happened.
+        """
         wall0 = time.perf_counter()
         sched = self.scheduler
         sched.setup(self, self.rng)
+        kernel = self._kernel()
+        if kernel is not None:
+            from simcore.compiled.loop import run_kernel
+
+            return run_kernel(self, kernel, wall0)
+        return self._run_python(wall0)
+
+    def _kernel(self) -> Any:
+        """The scheduler's compiled kernel for this run, or None (then ``engine_note`` says why)."""
+        if self.engine == "python":
+            return None
+        name = self.scheduler.name or type(self.scheduler).__name__
+        if self.graph is not None:
+            self.engine_note = "task graphs run in the Python engine"
+            return None
+        if not hasattr(self.runtime, "compiled_form"):
+            self.engine_note = f"the run-time model {type(self.runtime).__name__} has no compiled form"
+            return None
+        c0 = time.perf_counter()
+        p0 = time.process_time()
+        kernel = self.scheduler.kernel(self)
+        if kernel is None:
+            self.engine_note = f"scheduler {name!r} has no compiled kernel for this run"
+        else:
+            # Importing numba and the kernel (compiled, or loaded from the cache) counts as compile time.
+            self.compile_s = time.perf_counter() - c0
+            self.compile_cpu_s = time.process_time() - p0
+        return kernel
+
+    def _new_samples(self) -> tuple[FloatArray, IntArray, IntArray, FloatArray, FloatArray]:
+        horizon = self.horizon
+        n_s = self._n_samples
+        # Samples span the first arrival to the horizon: a trace window that opens on a long empty
+        # stretch (an SWF log in Unix time, a mid-trace Google part) must not dilute utilisation
+        # with idle samples nor judge stability on an empty queue (issue 17).
+        submit = self._submit
+        first = float(submit[0]) if len(submit) else 0.0
+        t_lo = first if horizon > first else 0.0
+        sample_t = np.linspace(t_lo, horizon, n_s) if horizon > 0 else np.zeros(n_s)
+        s_queue = np.zeros(n_s, dtype=np.int64)
+        s_running = np.zeros(n_s, dtype=np.int64)
+        s_util = np.zeros((n_s, len(self._total_cap)))
+        safe_cap = np.where(self._total_cap > 0, self._total_cap, 1.0)
+        return sample_t, s_queue, s_running, s_util, safe_cap
+
+    def _sample(
+        self, si: int, s_queue: IntArray, s_running: IntArray, s_util: FloatArray, safe_cap: FloatArray
+    ) -> None:
+        s_queue[si] = self.arrived - self.held - self.started
+        s_running[si] = self.started - self.completed
+        s_util[si] = self.used() / safe_cap
+
+    def _result(
+        self,
+        wall0: float,
+        si: int,
+        samples: tuple[FloatArray, IntArray, IntArray, FloatArray, FloatArray],
+    ) -> SimResult:
+        sample_t, s_queue, s_running, s_util, safe_cap = samples
+        end = self.now if self.drain else max(self.now, self.horizon)
+        while si < self._n_samples:
+            self._sample(si, s_queue, s_running, s_util, safe_cap)
+            si += 1
+        self.now = end
+        wall = time.perf_counter() - wall0
+        if self._progress is not None:
+            self._progress(self._progress_info(wall))
+        return SimResult(
+            n_jobs=self.n_jobs,
+            submit=self._submit,
+            start=self._start_t,
+            finish=self._finish_t,
+            machine=self._machine_of,
+            job_class=self._job_class,
+            sample_t=sample_t,
+            sample_queue=s_queue,
+            sample_running=s_running,
+            sample_util=s_util,
+            horizon_s=self.horizon,
+            end_s=end,
+            wall_s=wall,
+            resources=tuple(self.cluster.resources),
+            config_of_machine=self.config_of,
+            extra={
+                "arrived": self.arrived,
+                "drained": bool(self.drain),
+                "engine": self.engine_used,
+                "compile_s": self.compile_s,
+                "engine_note": self.engine_note,
+            },
+        )
+
+    def _run_python(self, wall0: float) -> SimResult:
+        sched = self.scheduler
         on_arrival = sched.on_arrival
         on_completion = sched.on_completion
         on_wake = sched.on_wake
@@ -351,16 +483,8 @@ class Simulation:
         cap = self._cap_list
 
         n_s = self._n_samples
-        # Samples span the first arrival to the horizon: a trace window that opens on a long empty
-        # stretch (an SWF log in Unix time, a mid-trace Google part) must not dilute utilisation
-        # with idle samples nor judge stability on an empty queue (issue 17).
-        first = float(submit[0]) if n else 0.0
-        t_lo = first if horizon > first else 0.0
-        sample_t = np.linspace(t_lo, horizon, n_s) if horizon > 0 else np.zeros(n_s)
-        s_queue = np.zeros(n_s, dtype=np.int64)
-        s_running = np.zeros(n_s, dtype=np.int64)
-        s_util = np.zeros((n_s, len(self._total_cap)))
-        safe_cap = np.where(self._total_cap > 0, self._total_cap, 1.0)
+        samples = self._new_samples()
+        sample_t, s_queue, s_running, s_util, safe_cap = samples
         si = 0
         next_sample = sample_t[0] if n_s else inf
         sample_list = sample_t.tolist()
@@ -440,34 +564,7 @@ class Simulation:
                         last_report = w
                         progress(self._progress_info(w - wall0))
 
-        end = self.now if self.drain else max(self.now, horizon)
-        while si < n_s:
-            s_queue[si] = self.arrived - self.held - self.started
-            s_running[si] = self.started - self.completed
-            s_util[si] = self.used() / safe_cap
-            si += 1
-        self.now = end
-        wall = time.perf_counter() - wall0
-        if progress is not None:
-            progress(self._progress_info(wall))
-        return SimResult(
-            n_jobs=n,
-            submit=self._submit,
-            start=self._start_t,
-            finish=self._finish_t,
-            machine=self._machine_of,
-            job_class=self._job_class,
-            sample_t=sample_t,
-            sample_queue=s_queue,
-            sample_running=s_running,
-            sample_util=s_util,
-            horizon_s=horizon,
-            end_s=end,
-            wall_s=wall,
-            resources=tuple(self.cluster.resources),
-            config_of_machine=self.config_of,
-            extra={"arrived": self.arrived, "drained": bool(self.drain)},
-        )
+        return self._result(wall0, si, samples)
 
     def _release_children(
         self, task: int, waiting: Any, child_ptr: Any, children: Any, on_arrival: Callable[[int], None]

@@ -136,6 +136,11 @@ def summary(res: SimResult) -> dict[str, Any]:
     out["simulated_s"] = float(res.end_s)
     out["wall_s"] = float(res.wall_s)
     out["jobs_per_s"] = float(arrived / res.wall_s) if res.wall_s > 0 else None
+    # Which loop ran (compiled kernel or the Python reference), its first-call time, and why not compiled.
+    out["engine"] = str(res.extra.get("engine", "python"))
+    compile_s = res.extra.get("compile_s")
+    out["compile_s"] = None if compile_s is None else float(compile_s)
+    out["engine_note"] = str(res.extra.get("engine_note", ""))
     return out
 
 

@@ -199,6 +199,11 @@ class FixedRuntime:
     def duration(self, job: int, config: int, last_class: int) -> float:
         return self._work[job]
 
+    def compiled_form(self) -> tuple[int, FloatArray, IntArray, FloatArray, FloatArray]:
+        """This model as arrays for compiled kernels (:func:`simcore.compiled.core.duration`)."""
+        none = np.zeros((1, 1))
+        return 0, self._keep, np.zeros(0, dtype=np.int64), none, none
+
     def shortest(self) -> FloatArray:
         """Each job's processing time, the same everywhere."""
         return self._keep
@@ -222,6 +227,10 @@ class SpeedRuntime:
 
     def duration(self, job: int, config: int, last_class: int) -> float:
         return self._work[job] * self._factor[config]
+
+    def compiled_form(self) -> tuple[int, FloatArray, IntArray, FloatArray, FloatArray]:
+        """This model as arrays for compiled kernels (:func:`simcore.compiled.core.duration`)."""
+        return 1, self._keep, np.zeros(0, dtype=np.int64), np.array([self._factor]), np.zeros((1, 1))
 
     def shortest(self) -> FloatArray:
         """Each job's shortest processing time (on the fastest configuration): its work."""
@@ -253,6 +262,10 @@ class RateRuntime:
             # the engine refuses to start a job with an infinite processing time.
             return math.inf
         return self._work[job] / rate  # type: ignore[no-any-return]
+
+    def compiled_form(self) -> tuple[int, FloatArray, IntArray, FloatArray, FloatArray]:
+        """This model as arrays for compiled kernels (:func:`simcore.compiled.core.duration`)."""
+        return 2, self._keep[0], self._keep[1], np.array(self._rates, dtype=np.float64), np.zeros((1, 1))
 
 
 @dataclass

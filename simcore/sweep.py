@@ -95,6 +95,8 @@ class Sweep:
     drain: bool = False
     #: Fixed preset and scheduler parameters by name, as the options give them.
     params: dict[str, Any] = field(default_factory=dict)
+    #: ``compiled`` or ``python`` (the same numbers; see simcore.engine.ENGINES).
+    engine: str = "compiled"
 
     def __post_init__(self) -> None:
         if not self.schedulers:
@@ -142,6 +144,7 @@ class Sweep:
             load=point.get("load", self.load),
             hours=point.get("hours", self.hours),
             drain=self.drain,
+            engine=self.engine,
             cluster_params=c,
             workload_params=w,
             scheduler_params=s,
@@ -159,6 +162,8 @@ class Sweep:
             argv += ["--hours", repr(float(self.hours))]
         if self.drain:
             argv.append("--drain")
+        if self.engine != "compiled":
+            argv += ["--engine", self.engine]
         for k, v in self.params.items():
             if v is None:
                 continue

@@ -155,4 +155,5 @@ def sweep_of(scenario: Mapping[str, Any]) -> Sweep:
         hours=scenario.get("hours"),
         drain=bool(scenario.get("drain")),
         params=params,
+        engine=str(scenario.get("engine", "compiled")),
     )

@@ -22,6 +22,7 @@ from simcore.cli import packing
 from simcore.cli.argtypes import argtype, finite_float, nonneg_int, positive_int
 from simcore.cli.errors import UsageError, check_out_file
 from simcore.cli.progress import progress_printer
+from simcore.engine import ENGINES
 from simcore.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, workload_provides
 from simcore.schedulers import SCHEDULERS
@@ -59,6 +60,13 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
         )
     else:
         p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="compiled",
+        help="compiled: a built-in scheduler's kernel where it has one (default); python: the reference "
+        "Python loop (the same schedule, slower)",
+    )
     p.add_argument(
         "--load",
         type=finite_float,
@@ -192,6 +200,7 @@ def _run_one(
         cluster_params=c,
         workload_params=w,
         scheduler_params=s,
+        engine=args.engine,
     )
     outcome = api.run(spec, progress=progress_printer(scheduler) if args.progress else None)
     if out:
@@ -299,6 +308,7 @@ def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
         hours=args.hours,
         drain=args.drain,
         params=_given_params(args),
+        engine=args.engine,
     )
 
 

@@ -41,6 +41,10 @@ class ProfileRuntime:
             return self._warm[k][config]  # type: ignore[no-any-return]
         return self._cold[k][config]  # type: ignore[no-any-return]
 
+    def compiled_form(self) -> tuple[int, FloatArray, IntArray, FloatArray, FloatArray]:
+        """This model as arrays for compiled kernels (:func:`simcore.compiled.core.duration`)."""
+        return 3, np.zeros(0), self._cls, self.cold, self.warm
+
     def class_time(self, k: int, config: int, last_class: int) -> float:
         """Run time (s) of any job of type ``k`` on machine type ``config`` after ``last_class``."""
         return self._warm[k][config] if last_class == k else self._cold[k][config]  # type: ignore[no-any-return]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
     from simcore.engine import Simulation
 
 
@@ -85,6 +86,14 @@ class Scheduler:
         Optional: only schedulers that ask for wake-ups (periodic or deferred
         scheduling cycles) need it.
         """
+
+    def kernel(self, sim: Simulation) -> Kernel | None:
+        """This scheduler's compiled kernel for ``sim`` (built-ins only), or None to run in Python.
+
+        Called after :meth:`setup`. A kernel must make exactly the decisions of the
+        methods above (:mod:`simcore.compiled`); plugins need not define it.
+        """
+        return None
 
     def offline_solution(self) -> dict[str, Any] | None:
         """JSON-ready description of any offline plan (LoTES), or None."""

@@ -403,15 +403,16 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
 ):
     settings.SIMCORE_WORKER_TIMEOUT_S = SLOW_IMPORT_TIMEOUT_S
     queue = f"simcore-test-lost-{uuid.uuid4().hex[:8]}"
-    # ~1.5 million jobs: about 20 s of simulation; the import reads 2 million SWF rows and fits 100 classes
-    # (about 20 s on a lightly loaded machine).
+    # ~4.4 million jobs in the Python engine: about 20 s of simulation on an idle machine (compiled, or 24 h,
+    # it could finish before the kill); the import reads 2 million SWF rows and fits 100 classes (about 20 s).
     # Both are killed a few seconds after they start.
     exp = _experiment(
         owner,
         small_scenario(
             cluster={"preset": "google-balanced", "params": {"machines_per_config": 20}},
-            hours=24.0,
+            hours=72.0,
             schedulers=["greedy"],
+            engine="python",
         ),
     )
     run = exp.runs.get()

@@ -26,7 +26,7 @@ from simcore.sweep_report import aggregate, format_table
 
 SIMCORE = Path(sys.executable).with_name("simcore")
 #: Wall-clock measurements: the only summary values allowed to differ between two runs of one spec.
-TIMING_KEYS = ("wall_s", "jobs_per_s")
+TIMING_KEYS = ("wall_s", "jobs_per_s", "compile_s")
 
 SCENARIO = (
     "--cluster",

@@ -25,13 +25,16 @@ are ours, not the paper's.
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from simcore.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
+
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
 
 
 @register("fcfs")
@@ -56,6 +59,11 @@ class FCFS(Scheduler):
         # One-slot fast path: a FIFO of idle machines is exactly "free longest" (ties in index order).
         self._idle: deque[int] = deque(range(sim.n_machines))
         self._idle_sorted = list(range(sim.n_machines))
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.fcfs.kernel import make
+
+        return make(self, sim)
 
     def on_arrival(self, job: int) -> None:
         self.queue.append(job)

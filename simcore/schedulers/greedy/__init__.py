@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from simcore.schedulers.base import Scheduler
 #: Uniform random numbers are drawn from the injected generator in batches of
 #: this size: one numpy call per batch instead of one per tie-break.
 DRAW_BATCH = 4096
+
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
 
 
 @register("greedy")
@@ -92,6 +96,11 @@ class Greedy(Scheduler):
         self._draws: list[float] = []
         #: Jobs that no machine can run (every configuration that holds them has rate 0).
         self.unrunnable = 0
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.greedy.kernel import make
+
+        return make(self, sim)
 
     # -- events ---------------------------------------------------------------------------
     def on_arrival(self, job: int) -> None:

@@ -1,0 +1,142 @@
+"""Running a scheduler's kernel inside :class:`simcore.engine.Simulation`.
+
+The kernel's ``step`` runs events until one of: the run is over, the next
+event is due at or after the next sample time (the driver samples the state
+exactly as the Python loop does, then calls again), ``budget`` events were
+handled (the driver reports progress, and a progress callback that raises
+cancels the run between two chunks), the kernel needs uniform draws (refilled
+from the injected generator, in the specification's batch size, so both see
+the same numbers in the same order), or a start was refused (the engine's
+``SchedulingError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcore.compiled import core as K
+from simcore.errors import SchedulingError
+
+if TYPE_CHECKING:
+    from simcore.engine import Simulation
+
+#: Events per kernel call between two progress checks (~0.05 s at a million events a second).
+CHUNK_EVENTS = 65536
+
+
+@dataclass
+class Kernel:
+    """What a scheduler hands the engine to run compiled.
+
+    ``step(core, hp, state, until, budget) -> (status, hp)`` is the njit
+    event loop; ``state`` the scheduler's own arrays (a tuple); ``draws`` a
+    buffer of uniform numbers the kernel consumes (``ctr[DRAW]`` is its
+    position), refilled from the run's generator when the kernel asks;
+    ``done`` copies what the Python scheduler reports afterwards (counters) back.
+    """
+
+    step: Any
+    state: tuple[Any, ...]
+    draws: np.ndarray[Any, Any] | None = None
+    done: Callable[[], None] | None = None
+    #: Keep a max tree over the machines' free capacity (first fit in O(log N), for first-fit kernels).
+    tree: bool = False
+    #: Leaves of that tree: 0 for one per machine in machine order (leaf m is machine m); more for
+    #: kernels that order machines their own way (FCFS by idle time), which then set the maps.
+    tree_leaves: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def runtime_form(runtime: object) -> tuple[int, Any, Any, Any, Any] | None:
+    """The runtime model as arrays for :func:`simcore.compiled.core.duration`, or None if it has no compiled form."""
+    form = getattr(runtime, "compiled_form", None)
+    if form is None:
+        return None
+    return form()  # type: ignore[no-any-return]
+
+
+def build_core(
+    sim: Simulation, form: tuple[int, Any, Any, Any, Any], tree: bool = False, leaves: int = 0
+) -> tuple[Any, ...]:
+    """The engine's own arrays (no copies, so the view shows the kernel's work), in ``core``'s slot order."""
+    mode, work, dcls, tab, tab2 = form
+    ctr = np.zeros(K.N_CTR, dtype=np.int64)
+    fl = np.array([sim.now, sim.horizon, 1.0 if sim.drain else 0.0])
+    N = sim.n_machines
+    P = 1
+    while P < max(N, leaves):
+        P *= 2
+    dims = np.array(
+        [N, sim._R, sim.n_jobs, mode, 1 if sim.all_runnable else 0, sim.view.n_configs, P if tree else 0],
+        dtype=np.int64,
+    )
+    if tree:
+        # Leaves at P..P+N-1; each inner node the maximum of its children (see core.tree_set).
+        t = np.full((sim._R, 2 * P), -np.inf)
+        t[:, P : P + N] = sim._free_rows
+        lo = P // 2
+        while lo >= 1:  # one level at a time: nodes lo..2lo-1 from their children 2lo..4lo-1
+            np.maximum(t[:, 2 * lo : 4 * lo : 2], t[:, 2 * lo + 1 : 4 * lo : 2], out=t[:, lo : 2 * lo])
+            lo //= 2
+    else:
+        t = np.zeros((sim._R, 2))
+    return (
+        sim._free_rows.reshape(-1),
+        sim._cap_rows.reshape(-1),
+        sim._request.reshape(-1),
+        sim._running,
+        sim._last,
+        sim._state,
+        sim._start_t,
+        sim._finish_t,
+        sim._machine_of,
+        sim._submit,
+        sim._config_of,
+        np.ascontiguousarray(work, dtype=np.float64),
+        np.ascontiguousarray(dcls, dtype=np.int64),
+        np.ascontiguousarray(tab, dtype=np.float64).reshape(np.shape(tab)[0], -1),
+        np.ascontiguousarray(tab2, dtype=np.float64).reshape(np.shape(tab2)[0], -1),
+        ctr,
+        fl,
+        dims,
+        sim._job_class,
+        t,
+        np.empty(3 * 2 * 64, dtype=np.int64),  # the tree search's stack
+        np.arange(N, dtype=np.int64),  # 21 leaf of each machine
+        np.concatenate([np.arange(N, dtype=np.int64), np.full(max(P - N, 0), -1, dtype=np.int64)]),  # 22
+    )
+
+
+def new_heap(n_jobs: int) -> tuple[Any, Any]:
+    """The completion heap (see :mod:`simcore.compiled.core`): keys and the job of each sequence number."""
+    return (np.empty(2 * max(16, min(n_jobs, 4096)), np.float64), np.empty(n_jobs + 1, np.int64))
+
+
+def grow_heap(hp: tuple[Any, Any], ctr: Any) -> tuple[Any, Any]:
+    """A heap with room for every running job plus every queued one and one more (``core.before_event``)."""
+    need = 2 * (int(ctr[K.HSIZE]) + int(ctr[K.ARRIVED]) - int(ctr[K.STARTED]) + 1)
+    keys = np.empty(max(need, 2 * len(hp[0])), np.float64)
+    size = 2 * int(ctr[K.HSIZE])
+    keys[:size] = hp[0][:size]
+    return (keys, hp[1])
+
+
+_ERRORS = {
+    K.E_NOT_ARRIVED: "job {job} started at t={now} before it arrived",
+    K.E_NO_MACHINE: "job {job} started on machine {m}, which does not exist",
+    K.E_TWICE: "job {job} started twice",
+    K.E_NO_FIT: "job {job} (request {req}) does not fit on machine {m} (free {free})",
+    K.E_CANNOT_RUN: "job {job} cannot run on machine {m} (an infinite processing time there)",
+}
+
+
+def scheduling_error(sim: Simulation, ctr: Any) -> SchedulingError:
+    job, m = int(ctr[K.ERR_JOB]), int(ctr[K.ERR_MACHINE])
+    req = sim.request[job].tolist() if 0 <= job < sim.n_jobs else None
+    free = sim.free[m].tolist() if 0 <= m < sim.n_machines else None
+    msg = _ERRORS[int(ctr[K.ERR])].format(job=job, m=m, now=sim.now, req=req, free=free)
+    return SchedulingError(f"{msg} (compiled kernel of {sim.scheduler.name!r})")

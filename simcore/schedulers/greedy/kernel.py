@@ -1,0 +1,301 @@
+"""Greedy's compiled kernel: the decisions of :class:`~simcore.schedulers.greedy.Greedy`, in numba.
+
+The specification's data structures: per-machine FIFO queues (a linked list
+over jobs), machines in buckets by queue length per configuration with the
+same swap-remove order (in a hash table of fixed size, see ``_slot``) (a tie is broken by position
+in those buckets, so their order must be the specification's), and the
+same uniform draws in the same order (the driver refills the buffer from
+the run's generator in batches of ``DRAW_BATCH``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcore.compiled import core as K
+from simcore.compiled.driver import Kernel
+from simcore.compiled.jit import inline, njit
+
+if TYPE_CHECKING:
+    from simcore.engine import Simulation
+    from simcore.schedulers.greedy import Greedy
+
+# -- the buckets, as the specification keeps them, without allocation --------------------------
+# Bucket (c, L) is ``b = L * n_cfg + c``; its machines keep the specification's list order
+# (append, pop the last, move the last into a removed one's place). Every machine is in
+# exactly one bucket, so an open-addressing table of fixed size holds them all:
+# key ``b * S + p + 1`` -> the machine at position p, key ``b * S`` -> the bucket's size
+# (absent when empty), with S = machines + 1. At most 2N keys live at once in 4N+ slots.
+
+_EMPTY = -1
+_MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
+
+
+@inline
+def _slot(keys: Any, key: int) -> int:
+    """Where ``key`` is, or the empty slot where it would go (linear probing)."""
+    mask = len(keys) - 1
+    h = key * _MIX
+    i = (h ^ (h >> 29)) & mask
+    while keys[i] != _EMPTY and keys[i] != key:
+        i = (i + 1) & mask
+    return i
+
+
+@inline
+def _get(keys: Any, vals: Any, key: int) -> int:
+    i = _slot(keys, key)
+    return vals[i] if keys[i] == key else 0
+
+
+@inline
+def _put(keys: Any, vals: Any, key: int, v: int) -> None:
+    i = _slot(keys, key)
+    keys[i] = key
+    vals[i] = v
+
+
+@inline
+def _delete(keys: Any, vals: Any, key: int) -> None:
+    """Remove ``key`` (present), shifting later entries of its probe run back (no tombstones)."""
+    mask = len(keys) - 1
+    i = _slot(keys, key)
+    j = i
+    while True:
+        j = (j + 1) & mask
+        if keys[j] == _EMPTY:
+            break
+        h = keys[j] * _MIX
+        k = (h ^ (h >> 29)) & mask
+        # keys[j] may move to i unless its home k lies cyclically in (i, j]
+        if (i <= j and i < k <= j) or (i > j and (k > i or k <= j)):
+            continue
+        keys[i] = keys[j]
+        vals[i] = vals[j]
+        i = j
+    keys[i] = _EMPTY
+
+
+@inline
+def _bsize(st: Any, b: int) -> int:
+    return _get(st[10], st[11], b * st[15][0])
+
+
+@inline
+def _bget(st: Any, b: int, p: int) -> int:
+    return _get(st[10], st[11], b * st[15][0] + p + 1)
+
+
+@inline
+def _bappend(st: Any, b: int, m: int) -> None:
+    keys, vals, pos, S = st[10], st[11], st[4], st[15][0]
+    size = _get(keys, vals, b * S)
+    _put(keys, vals, b * S + size + 1, m)
+    _put(keys, vals, b * S, size + 1)
+    pos[m] = size
+
+
+@inline
+def _bremove(st: Any, b: int, m: int) -> None:
+    """``last = bucket.pop(); if last != m: bucket[pos[m]] = last``, as the specification does."""
+    keys, vals, pos, S = st[10], st[11], st[4], st[15][0]
+    size = _get(keys, vals, b * S)
+    last = _get(keys, vals, b * S + size)
+    _delete(keys, vals, b * S + size)
+    if last != m:
+        p = pos[m]
+        _put(keys, vals, b * S + p + 1, last)
+        pos[last] = p
+    if size == 1:
+        _delete(keys, vals, b * S)
+    else:
+        _put(keys, vals, b * S, size - 1)
+
+
+@njit
+def _fill(st: Any, n_cfg: int) -> None:
+    cfg = st[9]
+    for m in range(len(cfg)):
+        _bappend(st, cfg[m], m)  # bucket (c, 0) is c
+
+
+@inline
+def _move(st: Any, m: int, step: int) -> None:
+    """``Greedy._move``: machine m's queue length changes by ``step``, buckets kept in the same order."""
+    qlen, minlen, cfg = st[2], st[5], st[9]
+    n_cfg = len(minlen)
+    c = cfg[m]
+    old = qlen[m]
+    new = old + step
+    qlen[m] = new
+    _bremove(st, old * n_cfg + c, m)
+    _bappend(st, new * n_cfg + c, m)
+    if step > 0:
+        if old == minlen[c] and _bsize(st, old * n_cfg + c) == 0:
+            minlen[c] = new
+    elif new < minlen[c]:
+        minlen[c] = new
+
+
+@inline
+def _shortest_queue(core: Any, st: Any, job: int) -> int:
+    """``Greedy._shortest_queue``: fewest waiting jobs among machines that could hold and run ``job``."""
+    minlen, cfg_cap, present, draws, tied = st[5], st[6], st[7], st[8], st[12]
+    n_cfg = len(minlen)
+    req = core[2]
+    ctr = core[15]
+    dims = core[17]
+    R = dims[K.D_R]
+    all_runnable = dims[K.D_ALL_RUNNABLE] == 1
+    jb = job * R
+    best = -1
+    ntied = 0
+    total = 0
+    for i in range(len(present)):
+        c = present[i]
+        ok = True
+        for r in range(R):
+            if not cfg_cap[c, r] >= req[jb + r] - K.FIT_EPS:
+                ok = False
+                break
+        if not ok:
+            continue
+        if not all_runnable and not K.runnable_config(core, job, c):
+            continue
+        L = minlen[c]
+        if best < 0 or L < best:
+            best = L
+            tied[0] = c
+            ntied = 1
+            total = _bsize(st, L * n_cfg + c)
+        elif L == best:
+            tied[ntied] = c
+            ntied += 1
+            total += _bsize(st, L * n_cfg + c)
+    if best < 0:
+        return -1
+    if total == 1:
+        return _bget(st, best * n_cfg + tied[0], 0)
+    u = draws[ctr[K.DRAW]]
+    ctr[K.DRAW] += 1
+    k = int(u * total)
+    for i in range(ntied):
+        b = best * n_cfg + tied[i]
+        size = _bsize(st, b)
+        if k < size:
+            return _bget(st, b, k)
+        k -= size
+    b = best * n_cfg + tied[ntied - 1]
+    return _bget(st, b, _bsize(st, b) - 1)
+
+
+@inline
+def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
+    dims = core[17]
+    N = dims[K.D_N]
+    m = K.first_fit(core, job, 0, N)
+    if m >= 0 and dims[K.D_ALL_RUNNABLE] == 0 and not K.can_run(core, job, m):
+        m = -1
+        ranges = st[13]
+        for c in range(dims[K.D_CONFIGS]):
+            lo, hi = ranges[c, 0], ranges[c, 1]
+            if hi > lo and K.runnable_config(core, job, c):
+                m = K.first_fit(core, job, lo, hi)
+                if m >= 0:
+                    break
+    if m >= 0:
+        return K.start(core, hp, job, m)
+    m = _shortest_queue(core, st, job)
+    if m < 0:
+        st[14][0] += 1  # unrunnable
+        return hp
+    qhead, qtail, qnext = st[0], st[1], st[3]
+    qnext[job] = -1
+    if qhead[m] < 0:
+        qhead[m] = job
+    else:
+        qnext[qtail[m]] = job
+    qtail[m] = job
+    _move(st, m, 1)
+    return hp
+
+
+@inline
+def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
+    qhead, qnext = st[0], st[3]
+    ctr = core[15]
+    while qhead[m] >= 0 and K.fits(core, qhead[m], m):
+        head = qhead[m]
+        qhead[m] = qnext[head]
+        hp = K.start(core, hp, head, m)
+        if ctr[K.ERR] != 0:
+            return hp
+        _move(st, m, -1)
+    return hp
+
+
+@njit
+def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
+    """The engine's loop with Greedy's decisions (see :mod:`simcore.compiled.loop`)."""
+    ctr = core[15]
+    fl = core[16]
+    draws = st[8]
+    done = 0
+    while True:
+        status, kind, t = K.before_event(core, hp, smp, done, budget)
+        if status != K.GO:
+            return status, hp
+        if kind == K.EV_ARRIVAL and ctr[K.DRAW] >= len(draws):
+            return K.S_DRAWS, hp
+        fl[K.NOW] = t
+        if kind == K.EV_ARRIVAL:
+            hp = _arrival(core, hp, st, K.arrive(core))
+        else:
+            job, m = K.complete(core, hp)
+            hp = _completion(core, hp, st, m)
+        if ctr[K.ERR] != 0:
+            return K.S_ERROR, hp
+        done += 1
+
+
+def make(sched: Greedy, sim: Simulation) -> Kernel:
+    """Greedy's kernel state, built from the engine's view as :meth:`Greedy.setup` builds its own."""
+    from simcore.schedulers.greedy import DRAW_BATCH
+
+    view = sim.view
+    N = sim.n_machines
+    n_cfg = view.n_configs
+    cfg = np.ascontiguousarray(sim.config_of, dtype=np.int64)
+    slots = 1
+    while slots < 4 * (2 * N + 1):
+        slots *= 2
+    keys = np.full(slots, _EMPTY, dtype=np.int64)
+    vals = np.zeros(slots, dtype=np.int64)
+    pos = np.zeros(N, dtype=np.int64)
+    unrunnable = np.zeros(1, dtype=np.int64)
+    state = (
+        np.full(N, -1, dtype=np.int64),  # 0 qhead
+        np.full(N, -1, dtype=np.int64),  # 1 qtail
+        np.zeros(N, dtype=np.int64),  # 2 qlen
+        np.empty(sim.n_jobs, dtype=np.int64),  # 3 qnext
+        pos,  # 4
+        np.zeros(n_cfg, dtype=np.int64),  # 5 minlen
+        np.ascontiguousarray(sim.cluster.capacity, dtype=np.float64),  # 6 cfg_cap
+        np.array(sched.cfg_present, dtype=np.int64),  # 7 present configurations
+        np.zeros(DRAW_BATCH),  # 8 draws
+        cfg,  # 9
+        keys,  # 10 the bucket table (see _slot)
+        vals,  # 11
+        np.zeros(n_cfg, dtype=np.int64),  # 12 scratch: tied configurations
+        np.array(view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 13
+        unrunnable,  # 14
+        np.array([N + 1], dtype=np.int64),  # 15 S, the key stride of a bucket
+    )
+    _fill(state, n_cfg)
+
+    def done() -> None:
+        sched.unrunnable = int(unrunnable[0])
+
+    return Kernel(step=step, state=state, draws=state[8], done=done, tree=True)

@@ -1,0 +1,258 @@
+"""Compiled kernels make the decisions of their Python specifications (issue 16).
+
+Every built-in scheduler with a kernel runs each random scenario twice,
+``engine="python"`` (the specification) and ``engine="compiled"``, and the two
+runs must agree exactly: the start time, machine and finish time of every job,
+the sampled queue, running and utilisation series (to the bit) and the end
+time. Scenarios: random clusters (1-3 resources, configurations with no
+machines, one-slot clusters), arrival ties, zero-length jobs, overload, every
+run-time model (machine-independent, per-configuration speeds, rates with
+zeros, warm/cold profiles), plus every workload preset at small scale.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from simcore.api import resolve_cluster, resolve_workload
+from simcore.engine import SimResult, Simulation
+from simcore.errors import Cancelled, SchedulingError
+from simcore.model import Cluster, RateRuntime, Workload
+from simcore.presets import WORKLOADS
+from simcore.profiles.runtime import ProfileRuntime
+from simcore.schedulers import SCHEDULERS, create
+from simcore.seeding import scheduler_rng
+
+#: Built-in schedulers with a kernel, with the options that select different kernel paths.
+KERNELS: list[tuple[str, dict[str, Any]]] = [
+    ("greedy", {}),
+    ("fcfs", {}),
+    ("fcfs", {"pick": "lowest-index"}),
+]
+
+
+def both(cluster: Cluster, wl: Workload, name: str, opts: dict[str, Any], seed: int = 0, **kw: Any) -> SimResult:
+    """Run the specification and the kernel; assert they agree; return the compiled run."""
+    runs = {}
+    for engine in ("python", "compiled"):
+        sim = Simulation(cluster, wl, create(name, **opts), scheduler_rng(seed), engine=engine, **kw)
+        runs[engine] = sim.run()
+        # Task graphs stay in the Python loop, saying so.
+        expected = engine if wl.graph is None else "python"
+        assert runs[engine].extra["engine"] == expected, runs[engine].extra
+    a, b = runs["python"], runs["compiled"]
+    assert np.array_equal(a.machine, b.machine)
+    assert np.array_equal(a.start, b.start, equal_nan=True)
+    assert np.array_equal(a.finish, b.finish, equal_nan=True)
+    assert np.array_equal(a.sample_queue, b.sample_queue)
+    assert np.array_equal(a.sample_running, b.sample_running)
+    assert np.array_equal(a.sample_util, b.sample_util)
+    assert a.end_s == b.end_s
+    assert a.extra["arrived"] == b.extra["arrived"]
+    return b
+
+
+@st.composite
+def scenarios(draw: Any) -> tuple[Cluster, Workload]:
+    R = draw(st.integers(1, 3))
+    res = tuple(f"r{i}" for i in range(R))
+    one_slot = draw(st.booleans())
+    n_cfg = draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(0, 4), min_size=n_cfg, max_size=n_cfg))
+    if sum(counts) == 0:
+        counts[0] = 1
+    if one_slot:
+        cap = np.ones((n_cfg, R))
+    else:
+        cap = np.array(draw(st.lists(st.sampled_from([0.25, 0.5, 1.0, 2.0]), min_size=n_cfg * R, max_size=n_cfg * R)))
+        cap = cap.reshape(n_cfg, R)
+    speed = None
+    model = draw(st.sampled_from(["fixed", "speed", "rate", "profile"]))
+    if model == "speed":
+        speed = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 3.5]), min_size=n_cfg, max_size=n_cfg)))
+    cluster = Cluster("c", res, tuple(f"k{j}" for j in range(n_cfg)), np.array(counts), cap, speed=speed)
+    n = draw(st.integers(1, 60))
+    # Integer submit times on a short range: many arrival ties and completions at arrival times.
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, 20), min_size=n, max_size=n)), dtype=float))
+    present = cap[np.array(counts) > 0]
+    req = np.zeros((n, R))
+    for z in range(n):
+        host = present[draw(st.integers(0, len(present) - 1))]
+        if one_slot:
+            req[z] = 1.0
+        else:
+            fr = draw(st.lists(st.sampled_from([0.0, 0.1, 0.25, 0.5, 1.0]), min_size=R, max_size=R))
+            req[z] = host * np.array(fr)
+    work = np.array(draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 3.0, 7.5]), min_size=n, max_size=n)))
+    n_cls = draw(st.integers(1, 3))
+    cls = np.array(draw(st.lists(st.integers(0, n_cls - 1), min_size=n, max_size=n)), dtype=np.int64)
+    runtime: Any = None
+    if model == "rate":
+        rates = np.array(
+            draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg))
+        )
+        runtime = RateRuntime(work, cls, rates.reshape(n_cls, n_cfg))
+    elif model == "profile":
+        cold = np.array(
+            draw(st.lists(st.sampled_from([1.0, 2.0, 5.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg))
+        )
+        cold = cold.reshape(n_cls, n_cfg)
+        runtime = ProfileRuntime(SimpleNamespace(cold_s=cold, warm_s=cold / 2), cls)  # type: ignore[arg-type]
+    horizon = float(draw(st.sampled_from([5.0, 20.0, 40.0])))
+    wl = Workload("w", res, submit, req, work, cls, horizon_s=horizon, runtime=runtime)
+    return cluster, wl
+
+
+@pytest.mark.parametrize(("name", "opts"), KERNELS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scen=scenarios(), drain=st.booleans(), seed=st.integers(0, 3))
+def test_kernel_makes_the_specifications_decisions(
+    name: str, opts: dict[str, Any], scen: tuple[Cluster, Workload], drain: bool, seed: int
+) -> None:
+    cluster, wl = scen
+    both(cluster, wl, name, opts, seed, drain=drain, samples=50)
+
+
+@pytest.mark.parametrize(("name", "opts"), KERNELS)
+@pytest.mark.parametrize("load", [0.9, 3.0])
+def test_google_like_at_and_over_capacity(name: str, opts: dict[str, Any], load: float) -> None:
+    """10 configurations of 30 machines, google-like: the queues, ties and random draws of a real run."""
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 30})
+    wl = resolve_workload("google-like", cluster, 1, load, 0.5)
+    res = both(cluster, wl, name, opts, seed=1)
+    assert res.n_jobs > 1000
+    if load > 1:
+        assert res.sample_queue.max() > 100  # overloaded: the queues really were exercised
+
+
+#: Small versions of every cluster preset: (preset, its parameters, hours of google-like on it).
+SMALL_CLUSTERS = {
+    "google-balanced": ({"machines_per_config": 5}, 1.0),
+    "google-2011": ({}, 0.01),
+}
+
+
+@pytest.mark.parametrize("preset", sorted(WORKLOADS.names()))
+def test_every_workload_preset(preset: str) -> None:
+    """Every workload preset on its default cluster (the Google ones made small), each kernel."""
+    p = WORKLOADS.get(preset)
+    name = p.default_cluster or "google-balanced"
+    params, hours = SMALL_CLUSTERS.get(name, ({}, 2.0))
+    cluster = resolve_cluster(name, params)
+    wl = resolve_workload(preset, cluster, 0, 0.95, min(p.default_hours or hours, hours))
+    for sched, opts in KERNELS:
+        if SCHEDULERS.get(sched).requires - p.provides:
+            continue
+        res = both(cluster, wl, sched, opts, drain=wl.horizon_s <= 0)
+        if wl.graph is not None:
+            assert res.extra["engine_note"] == "task graphs run in the Python engine"
+
+
+@pytest.mark.parametrize(
+    ("cluster_name", "workload"),
+    [("google-2011", "google-like"), ("ncbi-homogeneous", "ncbi-blast"), ("ncbi-heterogeneous", "ncbi-blast-reduced")],
+)
+def test_every_cluster_preset(cluster_name: str, workload: str) -> None:
+    """Each cluster preset (dse-2020: the workflows preset above) with a workload it serves."""
+    params, hours = SMALL_CLUSTERS.get(cluster_name, ({}, 2.0))
+    cluster = resolve_cluster(cluster_name, params)
+    wl = resolve_workload(workload, cluster, 0, 0.95, hours)
+    for sched, opts in KERNELS:
+        assert both(cluster, wl, sched, opts).extra["engine"] == "compiled"
+
+
+def test_progress_and_cancellation_during_a_compiled_run() -> None:
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 20})
+    wl = resolve_workload("google-like", cluster, 0, 0.9, 2.0)
+    seen = []
+
+    def stop(p: Any) -> None:
+        seen.append(p.arrived)
+        if len(seen) == 2:
+            raise Cancelled("stop")
+
+    sim = Simulation(cluster, wl, create("greedy"), scheduler_rng(0), progress=stop, progress_every_s=0.0)
+    with pytest.raises(Cancelled):
+        sim.run()
+    assert sim.engine_used == "compiled"
+    assert 0 < seen[0] < seen[1] < wl.n_jobs  # reported between chunks, stopped before the end
+    assert sim.arrived == seen[1]
+
+
+def test_python_engine_and_plugins_run_the_reference_loop() -> None:
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 2})
+    wl = resolve_workload("google-like", cluster, 0, 0.9, 0.05)
+    sim = Simulation(cluster, wl, create("greedy"), scheduler_rng(0), engine="python")
+    assert sim.run().extra == {
+        "arrived": wl.n_jobs,
+        "drained": False,
+        "engine": "python",
+        "compile_s": None,
+        "engine_note": "",
+    }
+    sim = Simulation(cluster, wl, create("tetris"), scheduler_rng(0))
+    extra = sim.run().extra
+    assert extra["engine"] == "python" and "no compiled kernel" in extra["engine_note"]
+
+
+def test_unknown_engine_is_refused() -> None:
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 1})
+    wl = resolve_workload("google-like", cluster, 0, 0.9, 0.01)
+    with pytest.raises(Exception, match="engine 'fortran' is not one of compiled, python"):
+        Simulation(cluster, wl, create("greedy"), scheduler_rng(0), engine="fortran")
+
+
+def test_the_compiled_start_enforces_capacity() -> None:
+    """A kernel that starts a job where it does not fit gets the engine's SchedulingError."""
+    from simcore.compiled import core as K
+    from simcore.compiled.driver import Kernel
+    from simcore.compiled.jit import njit
+
+    @njit
+    def reckless(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> Any:
+        done = 0
+        while True:
+            status, kind, t = K.before_event(core, hp, smp, done, budget)
+            if status != K.GO:
+                return status, hp
+            core[16][K.NOW] = t
+            if kind == K.EV_ARRIVAL:
+                hp = K.start(core, hp, K.arrive(core), 0)  # always machine 0
+            else:
+                K.complete(core, hp)
+            if core[15][K.ERR] != 0:
+                return K.S_ERROR, hp
+            done += 1
+
+    class Reckless(type(create("greedy"))):  # type: ignore[misc]
+        def kernel(self, sim: Simulation) -> Kernel:
+            return Kernel(step=reckless, state=(np.zeros(1),))
+
+    cluster = Cluster("c", ("cpu",), ("a",), np.array([2]), np.array([[1.0]]))
+    wl = Workload("w", ("cpu",), [0.0, 1.0], [[0.6], [0.6]], [10.0, 10.0], [0, 0], horizon_s=5.0)
+    sim = Simulation(cluster, wl, Reckless(), scheduler_rng(0))
+    with pytest.raises(SchedulingError, match=r"job 1 \(request \[0.6\]\) does not fit on machine 0"):
+        sim.run()
+    assert sim.free[0].tolist() == [pytest.approx(0.4)]  # the refused start changed nothing
+    assert sim.started == 1
+
+
+def test_bench_reports_the_engine_and_plans_the_paper_point_only_when_asked() -> None:
+    from simcore.bench import DEFAULT_SCENARIOS, BenchOptions, child, plan_specs
+
+    assert "paper" not in DEFAULT_SCENARIOS
+    specs = plan_specs(BenchOptions(schedulers="greedy", scenarios="paper", paper_hours=0.01))
+    assert [(s["scenario"], s["hours"], s["engine"]) for s in specs if s["scenario"] == "paper"] == [
+        ("paper", 0.01, "compiled")
+    ]
+    google = plan_specs(BenchOptions(schedulers="greedy", scenarios="google", machines_per_config=2, hours=0.05))
+    for engine in ("compiled", "python"):
+        out = child({**google[0], "engine": engine})
+        assert out["status"] == "ok" and out["engine"] == engine and out["jobs"] > 100
+        assert (out["compile_s"] is None) == (engine == "python")
