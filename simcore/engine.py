@@ -371,6 +371,10 @@ class Simulation:
         if not hasattr(self.runtime, "compiled_form"):
             self.engine_note = f"the run-time model {type(self.runtime).__name__} has no compiled form"
             return None
+        if not _numba_available():
+            # An environment installed before numba became a dependency still runs, in the reference loop.
+            self.engine_note = "numba is not installed (pip install numba, or make install): ran the Python engine"
+            return None
         c0 = time.perf_counter()
         p0 = time.process_time()
         kernel = self.scheduler.kernel(self)
@@ -614,3 +618,12 @@ def simulate(
     """
     rng = seed if isinstance(seed, np.random.Generator) else scheduler_rng(seed)
     return Simulation(cluster, workload, scheduler, rng, **kwargs).run()
+
+
+def _numba_available() -> bool:
+    """Whether numba imports (the kernel imports it next anyway, so trying costs nothing more)."""
+    try:
+        import numba  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -256,3 +256,23 @@ def test_bench_reports_the_engine_and_plans_the_paper_point_only_when_asked() ->
         out = child({**google[0], "engine": engine})
         assert out["status"] == "ok" and out["engine"] == engine and out["jobs"] > 100
         assert (out["compile_s"] is None) == (engine == "python")
+
+
+def test_without_numba_a_run_uses_the_python_engine_and_says_why(tmp_path: Any) -> None:
+    # An environment installed before numba became a dependency: numba's import fails (a shim first on the path).
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "numba.py").write_text("raise ImportError('numba is not installed here')\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    cmd = [sys.executable, "-m", "simcore", "run", "--cluster", "google-balanced", "--workload", "google-like"]
+    cmd += ["--machines-per-config", "2", "--hours", "0.5", "--scheduler", "greedy", "--seed", "3"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    summary = json.loads(out.stdout)
+    assert summary["engine"] == "python" and summary["engine_note"].startswith("numba is not installed")
+    reference = json.loads(
+        subprocess.run([*cmd, "--engine", "python"], capture_output=True, text=True, check=True).stdout
+    )
+    assert summary["mean_response_s"] == reference["mean_response_s"] and summary["jobs"] == reference["jobs"] > 0
