@@ -189,7 +189,8 @@ def test_lotes_overloaded_section_5_4_point() -> None:
     """A fixed LoTES overload case: ``lotes-phi`` at twice lambda* (rates by configuration).
 
     Beyond the schedule, the scheduler's state after the run is the same: the scores
-    (kappa, which the kernel updates in the scheduler's own array) and the jobs still queued.
+    (kappa, which the kernel updates in the scheduler's own array) and the jobs still queued, queue by
+    queue (the kernel's ``done`` rebuilds the Python queues).
     """
     cluster = resolve_cluster("google-balanced", {"machines_per_config": 10})
     wl = resolve_workload("lotes-phi", cluster, 3, 2.0, 0.5)
@@ -199,8 +200,10 @@ def test_lotes_overloaded_section_5_4_point() -> None:
         sim = Simulation(cluster, wl, sched, scheduler_rng(3), engine=engine)
         res = sim.run()
         assert res.extra["engine"] == engine
-        out[engine] = (res, sched.kappa, sched.n_queued)
-    (a, ka, qa), (b, kb, qb) = out["python"], out["compiled"]
+        queued = [q.jobs() for q in sched.queues] + [sched.orphans.jobs()]
+        out[engine] = (res, sched.kappa, sched.n_queued, queued)
+    (a, ka, qa, ja), (b, kb, qb, jb) = out["python"], out["compiled"]
+    assert ja == jb  # the same jobs wait in the same class and orphan queues, in the same order
     assert np.array_equal(a.machine, b.machine)
     assert np.array_equal(a.start, b.start, equal_nan=True)
     assert np.array_equal(a.sample_util, b.sample_util)

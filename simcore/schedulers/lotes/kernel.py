@@ -353,8 +353,9 @@ def _flat(rows: list[list[Any]], dtype: Any) -> tuple[np.ndarray[Any, Any], np.n
 def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
     """The kernel's state from what :meth:`LoTESDispatcher.setup` built (the plan, scores, first uniforms)."""
     from simcore.schedulers.lotes.dispatch import U_BLOCK
+    from simcore.schedulers.lotes.queues import ClassQueue
 
-    R = sim._R
+    R = sim.view.n_resources
     M = sim.view.n_configs
     plan = sched.plan
     assert plan is not None
@@ -405,6 +406,19 @@ def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
         info[U_AVAIL] += U_BLOCK
 
     def done() -> None:
+        # The Python queues as the specification leaves them (jobs still waiting, in arrival order).
         sched.n_queued = int(info[N_QUEUED])
+        qhead, qnext = state[15], state[17]
+        request = sim.view.request
+        for q in range(Kc + 1):
+            fresh = ClassQueue(R)
+            z = int(qhead[q])
+            while z >= 0:
+                fresh.push(z, request[z])
+                z = int(qnext[z])
+            if q < Kc:
+                sched.queues[q] = fresh
+            else:
+                sched.orphans = fresh
 
     return Kernel(step=step, state=state, refill=refill, done=done)
