@@ -49,6 +49,9 @@ class Kernel:
     #: kernels that order machines their own way (FCFS by idle time), which then set the maps.
     tree_leaves: int = 0
     info: dict[str, Any] = field(default_factory=dict)
+    #: Called instead of refilling ``draws`` when the kernel asks for draws (a kernel that keeps
+    #: its own buffer of uniforms, e.g. LoTES's ring that starts with the block its setup drew).
+    refill: Callable[[], None] | None = None
 
 
 def runtime_form(runtime: object) -> tuple[int, Any, Any, Any, Any] | None:

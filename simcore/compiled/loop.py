@@ -65,6 +65,8 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
             break
         if status == K.S_GROW:
             hp = grow_heap(hp, ctr)
+        elif status == K.S_DRAWS and kernel.refill is not None:
+            kernel.refill()
         elif status == K.S_DRAWS:
             assert draws is not None
             draws[:] = sim.scheduler.rng.random(len(draws))

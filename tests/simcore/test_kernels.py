@@ -8,10 +8,13 @@ time. Scenarios: random clusters (1-3 resources, configurations with no
 machines, one-slot clusters), arrival ties, zero-length jobs, overload, every
 run-time model (machine-independent, per-configuration speeds, rates with
 zeros, warm/cold profiles), plus every workload preset at small scale.
+LoTES has its own random scenarios (its workloads carry the class table it
+plans with) and a fixed overload case that also compares its state after the run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 from typing import Any
 
@@ -23,7 +26,7 @@ from hypothesis import strategies as st
 from simcore.api import resolve_cluster, resolve_workload
 from simcore.engine import SimResult, Simulation
 from simcore.errors import Cancelled, SchedulingError
-from simcore.model import Cluster, RateRuntime, Workload
+from simcore.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.presets import WORKLOADS
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.schedulers import SCHEDULERS, create
@@ -34,7 +37,11 @@ KERNELS: list[tuple[str, dict[str, Any]]] = [
     ("greedy", {}),
     ("fcfs", {}),
     ("fcfs", {"pick": "lowest-index"}),
+    ("lotes", {}),
+    ("lotes", {"rho_weighting": "throughput", "kmeans_classes": 2}),
 ]
+#: KERNELS without LoTES, for random workloads (LoTES needs class tables: its own test below).
+PLAIN = [(n, o) for n, o in KERNELS if n != "lotes"]
 
 
 def both(cluster: Cluster, wl: Workload, name: str, opts: dict[str, Any], seed: int = 0, **kw: Any) -> SimResult:
@@ -109,7 +116,7 @@ def scenarios(draw: Any) -> tuple[Cluster, Workload]:
     return cluster, wl
 
 
-@pytest.mark.parametrize(("name", "opts"), KERNELS)
+@pytest.mark.parametrize(("name", "opts"), PLAIN)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scen=scenarios(), drain=st.booleans(), seed=st.integers(0, 3))
 def test_kernel_makes_the_specifications_decisions(
@@ -117,6 +124,53 @@ def test_kernel_makes_the_specifications_decisions(
 ) -> None:
     cluster, wl = scen
     both(cluster, wl, name, opts, seed, drain=drain, samples=50)
+
+
+@st.composite
+def lotes_scenarios(draw: Any) -> tuple[Cluster, Workload]:
+    """A random scenario whose workload carries the class table LoTES plans with.
+
+    Class requests are the component-wise least request of the class's jobs (it fits
+    wherever one of them does, so the plan exists; raised to 1% of the smallest
+    capacity where it is 0); some class may get a share of 0 although it has
+    jobs; rates are the run-time model's
+    own (zero rates included) or, drawn, 1 everywhere: a plan that does not know
+    where a class cannot run, so the dispatcher's own checks are what keep jobs off
+    such machines. Classes without jobs keep a share of 0.
+    """
+    cluster, wl = draw(scenarios())
+    cls = wl.job_class
+    n_cls = int(cls.max()) + 1
+    present = cluster.capacity[cluster.counts > 0]
+    reqs = np.zeros((n_cls, len(wl.resources)))
+    for k in range(n_cls):
+        mine = wl.request[cls == k]
+        # at least 1% of the smallest capacity: the allocation LP needs a positive request
+        reqs[k] = np.maximum(mine.min(axis=0), 0.01 * present.min(axis=0)) if len(mine) else present.min(axis=0)
+    share = np.bincount(cls, minlength=n_cls) / wl.n_jobs
+    zero = draw(st.integers(-1, n_cls - 1))
+    if zero >= 0 and share.sum() > share[zero]:
+        share[zero] = 0.0  # a class the plan expects none of: its jobs have no wheel (orphans or any machine)
+    rates = np.ones((n_cls, cluster.n_configs))
+    rt = wl.runtime
+    if isinstance(rt, RateRuntime) and draw(st.booleans()):
+        table = rt.compiled_form()[3][:n_cls]  # the model's own rates (class, configuration)
+        # A class that could run on no machine where it fits has no plan: its row stays 1.
+        fits = (cluster.capacity[None, :, :] >= reqs[:, None, :] - 1e-9).all(axis=2) & (cluster.counts > 0)
+        rates = np.where(((table > 0) & fits).any(axis=1, keepdims=True), table, 1.0)
+    table = ClassTable(tuple(f"k{k}" for k in range(n_cls)), reqs, rates, share)
+    return cluster, dataclasses.replace(wl, classes=table)
+
+
+@pytest.mark.parametrize("opts", [{}, {"rho_weighting": "throughput"}])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scen=lotes_scenarios(), drain=st.booleans(), seed=st.integers(0, 3))
+def test_lotes_kernel_makes_the_specifications_decisions(
+    opts: dict[str, Any], scen: tuple[Cluster, Workload], drain: bool, seed: int
+) -> None:
+    """LoTES over random clusters and workloads: roulette draws, fallbacks, class and orphan queues."""
+    cluster, wl = scen
+    both(cluster, wl, "lotes", opts, seed, drain=drain, samples=50)
 
 
 @pytest.mark.parametrize(("name", "opts"), KERNELS)
@@ -129,6 +183,33 @@ def test_google_like_at_and_over_capacity(name: str, opts: dict[str, Any], load:
     assert res.n_jobs > 1000
     if load > 1:
         assert res.sample_queue.max() > 100  # overloaded: the queues really were exercised
+
+
+def test_lotes_overloaded_section_5_4_point() -> None:
+    """A fixed LoTES overload case: ``lotes-phi`` at twice lambda* (rates by configuration).
+
+    Beyond the schedule, the scheduler's state after the run is the same: the scores
+    (kappa, which the kernel updates in the scheduler's own array) and the jobs still queued, queue by
+    queue (the kernel's ``done`` rebuilds the Python queues).
+    """
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 10})
+    wl = resolve_workload("lotes-phi", cluster, 3, 2.0, 0.5)
+    out = {}
+    for engine in ("python", "compiled"):
+        sched = create("lotes")
+        sim = Simulation(cluster, wl, sched, scheduler_rng(3), engine=engine)
+        res = sim.run()
+        assert res.extra["engine"] == engine
+        queued = [q.jobs() for q in sched.queues] + [sched.orphans.jobs()]
+        out[engine] = (res, sched.kappa, sched.n_queued, queued)
+    (a, ka, qa, ja), (b, kb, qb, jb) = out["python"], out["compiled"]
+    assert ja == jb  # the same jobs wait in the same class and orphan queues, in the same order
+    assert np.array_equal(a.machine, b.machine)
+    assert np.array_equal(a.start, b.start, equal_nan=True)
+    assert np.array_equal(a.sample_util, b.sample_util)
+    assert np.array_equal(ka, kb)
+    assert qa == qb == a.extra["arrived"] - int(np.sum(~np.isnan(a.start)))
+    assert a.sample_queue.max() > 100  # overloaded: the class queues really were exercised
 
 
 #: Small versions of every cluster preset: (preset, its parameters, hours of google-like on it).

@@ -33,6 +33,7 @@ from simcore.schedulers.lotes.stage1 import K_SETS
 from simcore.view import EPS, flat_view
 
 if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
     from simcore.engine import Simulation
 
 #: Added to every score v so that scores are positive (v >= -jobs on a machine).
@@ -311,6 +312,12 @@ class LoTESDispatcher(Scheduler):
 
     def offline_solution(self) -> dict[str, Any] | None:
         return self._offline
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        """The online dispatch compiled (``lotes/kernel.py``); the plan above stays Python, computed once."""
+        from simcore.schedulers.lotes.kernel import make
+
+        return make(self, sim)
 
     # -- helpers ---------------------------------------------------------------------------
     def _uniform(self) -> float:

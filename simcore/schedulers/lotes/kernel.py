@@ -1,0 +1,424 @@
+"""LoTES's compiled kernel: the online dispatch of :class:`~simcore.schedulers.lotes.LoTESDispatcher`, in numba.
+
+The offline plan (stages 1 and 2) is computed in Python by ``setup`` as
+before; the kernel gets its result as arrays: the scores ``W = OFFSET + v``
+(the scheduler's own array, so ``kappa`` reads the kernel's work), the
+roulette wheels per class, the classes served per configuration and the
+planned configurations per class. The specification's structures, kept
+equivalent:
+
+* "the fitting machine of highest v, ties to the lowest index" is one scan
+  of the range (``W > 0`` always, so the specification's argmax of ``W x fits``
+  is the first strict maximum among the machines that fit and can run);
+* the class queues and the orphan queue are doubly linked lists over jobs in
+  arrival order (a search resumes after the job it took, as the
+  specification's ``idx + 1``), with a lower bound of their fit floors as
+  the specification's ``min_floor`` shortcut;
+* the uniforms are the same numbers in the same order: a ring of two blocks
+  of ``U_BLOCK`` that starts with the block ``setup`` drew; before an arrival
+  the kernel asks for the next block (``Kernel.refill``) when fewer remain
+  than one arrival can use (one per planned configuration of a class), and
+  the generator gives the same stream whatever the moment of the call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcore.compiled import core as K
+from simcore.compiled.driver import Kernel
+from simcore.compiled.jit import inline, njit
+
+if TYPE_CHECKING:
+    from simcore.engine import Simulation
+    from simcore.schedulers.lotes.dispatch import LoTESDispatcher
+
+# st[14] (int64) slots: uniforms consumed, uniforms written, most an arrival uses, jobs queued, runtime mode
+U_POS, U_AVAIL, U_MAX, N_QUEUED, MODE = 0, 1, 2, 3, 4
+# The specification's runtime modes (dispatch.FIXED, CONFIG, GENERAL)
+FIXED, CONFIG, GENERAL = 0, 1, 2
+
+
+@inline
+def _uniform(st: Any) -> float:
+    ub = st[13]
+    info = st[14]
+    u = ub[info[U_POS] % len(ub)]
+    info[U_POS] += 1
+    return u  # type: ignore[no-any-return]
+
+
+@inline
+def _best_machine(core: Any, st: Any, j: int, k: int, job: int) -> int:
+    """``_best_machine``: the machine of configuration j (M: any) with the highest W among
+    those where ``job`` fits (and can run); lowest index among ties; -1 if none."""
+    W = st[0]
+    mode = st[14][MODE]
+    dims = core[17]
+    N = dims[K.D_N]
+    M = len(st[11])
+    if j < M:
+        if mode == CONFIG and not K.runnable_config(core, job, j):
+            return -1
+        lo, hi = st[11][j], st[12][j]
+    else:
+        lo, hi = 0, N
+    best = -1
+    best_w = 0.0
+    kb = k * N
+    for m in range(lo, hi):
+        w = W[kb + m]
+        if w > best_w and K.fits(core, job, m):
+            if mode == GENERAL and not K.can_run(core, job, m):
+                continue
+            best = m
+            best_w = w
+    return best
+
+
+@inline
+def _any_machine(core: Any, st: Any, k: int, job: int, skip_k: int) -> int:
+    """``_any_machine``; ``skip_k`` >= 0: skip the configurations of class ``skip_k``'s wheel."""
+    mode = st[14][MODE]
+    M = len(st[11])
+    if skip_k < 0 and mode != CONFIG:
+        return _best_machine(core, st, M, k, job)
+    W = st[0]
+    N = core[17][K.D_N]
+    woff, wcfg = st[2], st[3]
+    best = -1
+    best_w = 0.0
+    for j in range(M):
+        if st[11][j] == st[12][j]:
+            continue
+        if skip_k >= 0:
+            skip = False
+            for i in range(woff[skip_k], woff[skip_k + 1]):
+                if wcfg[i] == j:
+                    skip = True
+                    break
+            if skip:
+                continue
+        m = _best_machine(core, st, j, k, job)
+        if m >= 0 and W[k * N + m] > best_w:
+            best = m
+            best_w = W[k * N + m]
+    return best
+
+
+@inline
+def _start(core: Any, hp: Any, st: Any, job: int, m: int, k: int) -> Any:
+    hp = K.start(core, hp, job, m)
+    st[0][k * core[17][K.D_N] + m] -= 1.0
+    return hp
+
+
+@inline
+def _fallback(core: Any, hp: Any, st: Any, job: int, k: int, tried: int) -> tuple[bool, Any]:
+    """``_fallback``: the other wheel configurations by roulette, then any machine with room."""
+    woff, wcfg, wp = st[2], st[3], st[4]
+    left = st[21]
+    base = woff[k]
+    n = woff[k + 1] - base
+    nl = 0
+    for i in range(n):
+        if i != tried:
+            left[nl] = i
+            nl += 1
+    while nl > 0:
+        s = 0.0
+        for t in range(nl):
+            s += wp[base + left[t]]
+        u = _uniform(st) * s
+        acc = 0.0
+        pick = nl - 1
+        for t in range(nl):
+            acc += wp[base + left[t]]
+            if u < acc:
+                pick = t
+                break
+        c = wcfg[base + left[pick]]
+        for t in range(pick, nl - 1):
+            left[t] = left[t + 1]
+        nl -= 1
+        m = _best_machine(core, st, c, k, job)
+        if m >= 0:
+            return True, _start(core, hp, st, job, m, k)
+    m = _any_machine(core, st, k, job, k)
+    if m < 0:
+        return False, hp
+    return True, _start(core, hp, st, job, m, k)
+
+
+@inline
+def _push(core: Any, st: Any, q: int, job: int) -> None:
+    qhead, qtail, qnext, qprev, qalive, qmin = st[15], st[16], st[17], st[18], st[19], st[20]
+    req = core[2]
+    R = core[17][K.D_R]
+    qnext[job] = -1
+    qprev[job] = qtail[q]
+    if qtail[q] >= 0:
+        qnext[qtail[q]] = job
+    else:
+        qhead[q] = job
+    qtail[q] = job
+    qalive[q] += 1
+    for r in range(R):
+        f = req[job * R + r] - K.FIT_EPS
+        if f < qmin[q, r]:
+            qmin[q, r] = f
+    st[14][N_QUEUED] += 1
+
+
+@inline
+def _unlink(st: Any, q: int, job: int) -> None:
+    qhead, qtail, qnext, qprev, qalive, qmin = st[15], st[16], st[17], st[18], st[19], st[20]
+    p, n = qprev[job], qnext[job]
+    if p >= 0:
+        qnext[p] = n
+    else:
+        qhead[q] = n
+    if n >= 0:
+        qprev[n] = p
+    else:
+        qtail[q] = p
+    qalive[q] -= 1
+    if qalive[q] == 0:
+        for r in range(qmin.shape[1]):
+            qmin[q, r] = K.INF
+    st[14][N_QUEUED] -= 1
+
+
+@inline
+def _first_runnable(core: Any, st: Any, q: int, node: int, m: int) -> int:
+    """The first queued job from ``node`` on that fits on ``m`` and can run there, or -1."""
+    qmin = st[20]
+    free = core[0]
+    dims = core[17]
+    N = dims[K.D_N]
+    for r in range(dims[K.D_R]):
+        if not free[r * N + m] >= qmin[q, r]:
+            return -1  # below every queued job's floor (the specification's min_floor)
+    fixed = st[14][MODE] == FIXED
+    qnext = st[17]
+    while node >= 0:
+        if K.fits(core, node, m) and (fixed or K.can_run(core, node, m)):
+            return node
+        node = qnext[node]
+    return -1
+
+
+@inline
+def _enqueue(core: Any, st: Any, job: int, k: int) -> None:
+    poff, pcfg, cap = st[8], st[9], st[10]
+    req = core[2]
+    R = core[17][K.D_R]
+    fixed = st[14][MODE] == FIXED
+    planned = False
+    for i in range(poff[k], poff[k + 1]):
+        c = pcfg[i]
+        ok = True
+        for r in range(R):
+            if not cap[c, r] >= req[job * R + r] - K.FIT_EPS:
+                ok = False
+                break
+        if ok and (fixed or K.runnable_config(core, job, c)):
+            planned = True
+            break
+    K_ = len(st[2]) - 1
+    _push(core, st, k if planned else K_, job)
+
+
+@inline
+def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
+    k = st[1][job]
+    woff, wcfg, wcum = st[2], st[3], st[5]
+    base = woff[k]
+    n = woff[k + 1] - base
+    if n > 0:
+        u = _uniform(st)
+        idx = 0
+        while idx < n and wcum[base + idx] <= u:  # bisect_right
+            idx += 1
+        if idx >= n:
+            idx = n - 1
+        m = _best_machine(core, st, wcfg[base + idx], k, job)
+        if m >= 0:
+            return _start(core, hp, st, job, m, k)
+        ok, hp = _fallback(core, hp, st, job, k, idx)
+        if ok:
+            return hp
+    else:
+        m = _any_machine(core, st, k, job, -1)
+        if m >= 0:
+            return _start(core, hp, st, job, m, k)
+    _enqueue(core, st, job, k)
+    return hp
+
+
+@inline
+def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
+    W, labels = st[0], st[1]
+    N = core[17][K.D_N]
+    W[labels[job] * N + m] += 1.0
+    if st[14][N_QUEUED] == 0:
+        return hp
+    soff, served = st[6], st[7]
+    qhead, qnext, qalive = st[15], st[17], st[19]
+    order, v, pos = st[22], st[23], st[24]
+    Kc = len(st[2]) - 1
+    ctr = core[15]
+    j = core[10][m]
+    n = 0
+    for i in range(soff[j], soff[j + 1]):
+        k = served[i]
+        if qalive[k] > 0:
+            # insertion by -v, stable: after every class of v at least as high
+            vk = W[k * N + m]
+            t = n
+            while t > 0 and v[order[t - 1]] < vk:
+                order[t] = order[t - 1]
+                t -= 1
+            order[t] = k
+            v[k] = vk
+            pos[k] = qhead[k]
+            n += 1
+    if n == 0 and qalive[Kc] == 0:
+        return hp
+    h = 0  # order[h:n] is the specification's list
+    while h < n:
+        k = order[h]
+        z = _first_runnable(core, st, k, pos[k], m)
+        if z < 0:
+            h += 1
+            continue
+        nxt = qnext[z]
+        _unlink(st, k, z)
+        hp = _start(core, hp, st, z, m, k)
+        if ctr[K.ERR] != 0:
+            return hp
+        pos[k] = nxt
+        v[k] -= 1.0
+        t = h
+        while t + 1 < n and v[order[t + 1]] > v[k]:
+            order[t], order[t + 1] = order[t + 1], order[t]
+            t += 1
+    node = qhead[Kc]
+    while qalive[Kc] > 0:
+        z = _first_runnable(core, st, Kc, node, m)
+        if z < 0:
+            break
+        node = qnext[z]
+        _unlink(st, Kc, z)
+        hp = _start(core, hp, st, z, m, labels[z])
+        if ctr[K.ERR] != 0:
+            return hp
+    return hp
+
+
+@njit
+def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
+    """The engine's loop with LoTES's online decisions (see :mod:`simcore.compiled.loop`)."""
+    ctr = core[15]
+    fl = core[16]
+    info = st[14]
+    done = 0
+    while True:
+        status, kind, t = K.before_event(core, hp, smp, done, budget)
+        if status != K.GO:
+            return status, hp
+        if kind == K.EV_ARRIVAL and info[U_AVAIL] - info[U_POS] < info[U_MAX]:
+            return K.S_DRAWS, hp
+        fl[K.NOW] = t
+        if kind == K.EV_ARRIVAL:
+            hp = _arrival(core, hp, st, K.arrive(core))
+        else:
+            job, m = K.complete(core, hp)
+            hp = _completion(core, hp, st, job, m)
+        if ctr[K.ERR] != 0:
+            return K.S_ERROR, hp
+        done += 1
+
+
+def _flat(rows: list[list[Any]], dtype: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Ragged rows as (offsets, values)."""
+    off = np.zeros(len(rows) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(r) for r in rows])
+    vals = np.array([x for r in rows for x in r], dtype=dtype)
+    return off, vals
+
+
+def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
+    """The kernel's state from what :meth:`LoTESDispatcher.setup` built (the plan, scores, first uniforms)."""
+    from simcore.schedulers.lotes.dispatch import U_BLOCK
+    from simcore.schedulers.lotes.queues import ClassQueue
+
+    R = sim.view.n_resources
+    M = sim.view.n_configs
+    plan = sched.plan
+    assert plan is not None
+    Kc = plan.classes.n_classes
+    W = sched._W.reshape(-1)  # a view: kappa and v() read the kernel's work
+    assert np.shares_memory(W, sched._W)
+    woff, wcfg = _flat(sched._wheel_cfg, np.int64)
+    _, wp = _flat(sched._wheel_p, np.float64)
+    _, wcum = _flat(sched._wheel_cum, np.float64)
+    soff, served = _flat(sched._served_by_cfg, np.int64)
+    poff, pcfg = _flat(sched._planned_cfgs, np.int64)
+    ubuf = np.zeros(2 * U_BLOCK)
+    ubuf[:U_BLOCK] = sched._u
+    most = max([len(c) for c in sched._wheel_cfg] + [1])
+    info = np.array([sched._ui, U_BLOCK, most, 0, sched._mode], dtype=np.int64)
+    state = (
+        W,  # 0
+        np.ascontiguousarray(sched.labels, dtype=np.int64),  # 1
+        woff,  # 2 wheel offsets per class
+        wcfg,  # 3 wheel configurations
+        wp,  # 4 wheel probabilities
+        wcum,  # 5 their cumulative sums (the specification's floats)
+        soff,  # 6 served classes per configuration: offsets
+        served,  # 7
+        poff,  # 8 planned configurations per class: offsets
+        pcfg,  # 9
+        np.ascontiguousarray(sim.cluster.capacity, dtype=np.float64),  # 10
+        np.array([lo for lo, _ in sim.view.config_ranges], dtype=np.int64),  # 11
+        np.array([hi for _, hi in sim.view.config_ranges], dtype=np.int64),  # 12
+        ubuf,  # 13 the uniforms' ring
+        info,  # 14
+        np.full(Kc + 1, -1, dtype=np.int64),  # 15 queue heads (class queues, then the orphans)
+        np.full(Kc + 1, -1, dtype=np.int64),  # 16 queue tails
+        np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # 17 next job in its queue
+        np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # 18 previous job
+        np.zeros(Kc + 1, dtype=np.int64),  # 19 jobs per queue
+        np.full((Kc + 1, R), np.inf),  # 20 lower bound of each queue's fit floors
+        np.zeros(max(M, 1), dtype=np.int64),  # 21 scratch: wheel entries not yet tried
+        np.zeros(max(Kc, 1), dtype=np.int64),  # 22 scratch: the priority list
+        np.zeros(max(Kc, 1)),  # 23 scratch: v per class
+        np.zeros(max(Kc, 1), dtype=np.int64),  # 24 scratch: where each class's search resumes
+    )
+    rng = sched.rng
+
+    def refill() -> None:
+        at = int(info[U_AVAIL]) % len(ubuf)
+        ubuf[at : at + U_BLOCK] = rng.random(U_BLOCK)
+        info[U_AVAIL] += U_BLOCK
+
+    def done() -> None:
+        # The Python queues as the specification leaves them (jobs still waiting, in arrival order).
+        sched.n_queued = int(info[N_QUEUED])
+        qhead, qnext = state[15], state[17]
+        request = sim.view.request
+        for q in range(Kc + 1):
+            fresh = ClassQueue(R)
+            z = int(qhead[q])
+            while z >= 0:
+                fresh.push(z, request[z])
+                z = int(qnext[z])
+            if q < Kc:
+                sched.queues[q] = fresh
+            else:
+                sched.orphans = fresh
+
+    return Kernel(step=step, state=state, refill=refill, done=done)
