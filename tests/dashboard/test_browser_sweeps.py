@@ -63,9 +63,9 @@ def test_a_user_submits_a_sweep_watches_partial_results_and_reads_the_chart(live
     page.select_option("#id_cluster", "preset:google-balanced")
     page.fill("#id_cluster__google-balanced__machines_per_config", "2")
     page.select_option("#id_workload", "preset:google-like")
-    # 24 h makes a cell take about a second even on an idle machine: shorter cells all finished between two
-    # polls of the page, and the partial state this test watches for was never on screen.
-    page.fill("#id_hours", "24")
+    # 72 h makes a cell take about a second even on an idle machine with the compiled engine: shorter cells all
+    # finished between two polls of the page, and the partial state this test watches for was never on screen.
+    page.fill("#id_hours", "72")
     for box in page.query_selector_all("input[name=schedulers]"):
         if box.is_checked():
             box.uncheck()
