@@ -16,9 +16,11 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.models import User
+from django.http import HttpRequest
+from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import accounts
+from dashboard import access, accounts
 from dashboard.access import run_teams
 from dashboard.imports import format_choices
 from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
@@ -652,6 +654,18 @@ class ShareForm(forms.Form):
             except SimcoreError as e:
                 self.add_error("visibility", str(e))
         return cd
+
+
+def share_panel(request: HttpRequest, obj: Any, shared_route: str, *, is_owner: bool) -> dict[str, Any]:
+    """The sharing panel's context of an experiment, search or packing analysis (only its owner sees it).
+
+    ``obj`` has ``team``, ``visibility`` and ``share_token``; ``shared_route`` names its public read-only page.
+    """
+    if not is_owner:
+        return {"can_share": False, "share_form": None, "share_url": ""}
+    form = ShareForm(owner=access.signed_in(request), initial={"team": obj.team, "visibility": obj.visibility})
+    url = request.build_absolute_uri(reverse(shared_route, args=[obj.share_token])) if obj.share_token else ""
+    return {"can_share": True, "share_form": form, "share_url": url}
 
 
 class TeamForm(forms.Form):

@@ -19,7 +19,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, packing_charts, packing_downloads, queueing
 from dashboard.converters import row_id
-from dashboard.forms import ShareForm
+from dashboard.forms import ShareForm, share_panel
 from dashboard.models import Status
 from dashboard.packing_forms import PackingForm, initial_from
 from dashboard.packing_models import PackingAnalysis, PackingSource
@@ -89,13 +89,7 @@ def _detail(request: HttpRequest, a: PackingAnalysis, base: str, *, shared: bool
         "tables": list(tables),
         "compare_rows": _compare_rows(results) if results and "compare" in results else [],
         "can_cancel": not shared and access.can(request.user, a, "cancel"),
-        "can_share": is_owner,
-        "share_form": ShareForm(owner=access.signed_in(request), initial={"team": a.team, "visibility": a.visibility})
-        if is_owner
-        else None,
-        "share_url": request.build_absolute_uri(reverse("packing-shared-detail", args=[a.share_token]))
-        if is_owner and a.share_token
-        else "",
+        **share_panel(request, a, "packing-shared-detail", is_owner=is_owner),
     }
     return render(request, "dashboard/packing_detail.html", ctx)
 

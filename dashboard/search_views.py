@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, queueing, search_charts, search_downloads
-from dashboard.forms import ShareForm
+from dashboard.forms import ShareForm, share_panel
 from dashboard.models import Search, Status
 from dashboard.search_forms import SearchForm, initial_from_search
 from dashboard.services.experiments import new_share_link, revoke_share_link, set_sharing
@@ -141,15 +141,7 @@ def _detail(request: HttpRequest, search: Search, base: str, *, shared: bool) ->
         "generations": len(recs),
         "simulations": len(evaluations),
         "can_cancel": not shared and search.is_active and access.can(request.user, search, "cancel"),
-        "can_share": is_owner,
-        "share_form": ShareForm(
-            owner=access.signed_in(request), initial={"team": search.team, "visibility": search.visibility}
-        )
-        if is_owner
-        else None,
-        "share_url": request.build_absolute_uri(reverse("shared-search-detail", args=[search.share_token]))
-        if is_owner and search.share_token
-        else "",
+        **share_panel(request, search, "shared-search-detail", is_owner=is_owner),
     }
     return render(request, "dashboard/search_detail.html", ctx)
 

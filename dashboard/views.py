@@ -26,7 +26,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, charts, downloads, imports, lotes_view, queueing, sweep_views
 from dashboard.converters import row_id
-from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, upload_form
+from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, share_panel, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from dashboard.services.cache import is_cached
 from dashboard.services.experiments import (
@@ -225,15 +225,7 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "one_version": len({r.code_version for r in done}) == 1,
         "active": any(r.is_active for r in runs),
         "can_cancel": not shared and access.can(request.user, exp, "cancel"),
-        "can_share": is_owner,
-        "share_form": ShareForm(
-            owner=access.signed_in(request), initial={"team": exp.team, "visibility": exp.visibility}
-        )
-        if is_owner
-        else None,
-        "share_url": request.build_absolute_uri(reverse("shared-detail", args=[exp.share_token]))
-        if is_owner and exp.share_token
-        else "",
+        **share_panel(request, exp, "shared-detail", is_owner=is_owner),
     }
     return render(request, "dashboard/experiment_detail.html", ctx)
 
