@@ -179,6 +179,17 @@ class ExperimentForm(forms.Form):
         "chosen presets and schedulers. Every value x scheduler x seed is one run; a varied parameter's "
         "field above is ignored",
     )
+    engine = forms.ChoiceField(
+        choices=(
+            ("compiled", "compiled (default)"),
+            ("python", "Python reference"),
+        ),
+        initial="compiled",
+        required=False,
+        help_text="compiled: a built-in scheduler runs its numba kernel (same schedule, many times faster; "
+        "schedulers without one, and plugins, run in Python and the run says so); Python: the readable "
+        "reference loop, to check a result against the specification",
+    )
     reuse = forms.BooleanField(
         required=False,
         initial=True,
@@ -360,6 +371,8 @@ class ExperimentForm(forms.Form):
             "schedulers": cd["schedulers"],
             "seeds": cd["seeds"],
         }
+        if cd.get("engine") == "python":
+            scenario["engine"] = "python"  # the default is left out, as check_scenario does (same cache keys)
         self.cluster_upload: ClusterUpload | None = None
         self.trace_upload: TraceUpload | None = None
         for kind in ("cluster", "workload"):
@@ -617,6 +630,7 @@ def initial_from_scenario(
         "schedulers": list(scenario["schedulers"]),
         "seeds": seeds_text(scenario["seeds"]),
         "vary": "\n".join(sweep_grammar.Axis(a["name"], tuple(a["values"])).text() for a in scenario.get("axes") or []),
+        "engine": scenario.get("engine", "compiled"),
         "reuse": True,
         "visibility": Visibility.PRIVATE,
     }

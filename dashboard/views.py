@@ -37,7 +37,13 @@ from dashboard.services.experiments import (
     revoke_share_link,
     set_sharing,
 )
-from dashboard.services.results import chart_runs, progress_payload, runs_with_results, what_was_simulated
+from dashboard.services.results import (
+    chart_runs,
+    engines_used,
+    progress_payload,
+    runs_with_results,
+    what_was_simulated,
+)
 from dashboard.services.sweep_results import is_sweep_page
 from dashboard.services.uploads import UPLOAD_KINDS, create_upload, delete_upload
 from simcore.errors import SimcoreError
@@ -220,6 +226,7 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         ]
         if not exp.scenario.get("axes")
         else [],
+        "engines": engines_used(exp, done),
         "versions": sorted({r.code_version for r in runs if r.code_version}),
         # One version for every finished run: said once in the header, not in every row.
         "one_version": len({r.code_version for r in done}) == 1,

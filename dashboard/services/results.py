@@ -157,3 +157,23 @@ def what_was_simulated(experiment: Experiment, finished: list[Run]) -> dict[str,
         "ratio": _span(ratios),
         "profile": "profile" in provides,
     }
+
+
+def engines_used(exp: Experiment, done: list[Run]) -> dict[str, Any]:
+    """The engine the scenario asks for, and which ran: ``{"asked": ..., "ran": [(engine, runs, notes)]}``.
+
+    A compiled run of a scheduler without a kernel (a plugin, a task graph) runs in Python and its
+    summary says why (``engine_note``); the page shows those reasons once each.
+    """
+    ran: dict[str, tuple[int, set[str]]] = {}
+    for r in done:
+        s = r.result.summary
+        eng = str(s.get("engine", "python"))
+        n, notes = ran.get(eng, (0, set()))
+        if s.get("engine_note"):
+            notes.add(str(s["engine_note"]))
+        ran[eng] = (n + 1, notes)
+    return {
+        "asked": exp.scenario.get("engine", "compiled"),
+        "ran": [(e, n, sorted(notes)) for e, (n, notes) in sorted(ran.items())],
+    }
