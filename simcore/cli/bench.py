@@ -24,11 +24,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--scenarios",
         default=",".join(bench.DEFAULT_SCENARIOS),
         help="comma-separated: google, trace, paper (one paper-scale LoTES Figure 11 point: 1,000 machines per "
-        "configuration, Phi 0.015, --paper-hours; only when named), packing, packing-continuous (compaction "
+        "configuration, Phi 0.015, --paper-hours; only when named), month (google-2011 for 30 days with "
+        "--month-jobs jobs, a month of the Google 2011 trace's task count; only when named), packing, packing-continuous (compaction "
         "with quantised / continuous requests, simcore.packing.bench), staged (the staged scheduler's policies "
         "on 10,000 DAG tasks; simcore.staged.bench), wfcommons (reading a 100,000-task instance, simulating "
         "workflows on dse-2020; simcore.workflowbench), explore (one generation of the design-space search, "
-        "simcore.explore.bench); default all but paper",
+        "simcore.explore.bench); default all but paper and month",
     )
     p.add_argument(
         "--hours",
@@ -69,6 +70,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=float,
         default=4.0,
         help="arrival window of the paper scenario in hours (default 4: ~1.3 million jobs; the figure uses 100)",
+    )
+    p.add_argument(
+        "--month-jobs",
+        type=int,
+        default=bench.MONTH_JOBS,
+        help=f"jobs in the month scenario (default {bench.MONTH_JOBS:,}: the Google 2011 trace's tasks in a month)",
     )
     p.add_argument(
         "--engine",
