@@ -25,7 +25,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=",".join(bench.DEFAULT_SCENARIOS),
         help="comma-separated: google, trace, paper (one paper-scale LoTES Figure 11 point: 1,000 machines per "
         "configuration, Phi 0.015, --paper-hours; only when named), month (google-2011 for 30 days with "
-        "--month-jobs jobs, a month of the Google 2011 trace's task count; only when named), packing, packing-continuous (compaction "
+        "--month-jobs jobs, a month of the Google 2011 trace's task count; only when named), packing, "
+        "packing-continuous (compaction "
         "with quantised / continuous requests, simcore.packing.bench), staged (the staged scheduler's policies "
         "on 10,000 DAG tasks; simcore.staged.bench), wfcommons (reading a 100,000-task instance, simulating "
         "workflows on dse-2020; simcore.workflowbench), explore (one generation of the design-space search, "
