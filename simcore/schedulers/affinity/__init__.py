@@ -45,6 +45,7 @@ the paper's measurements.
 from __future__ import annotations
 
 import heapq
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -52,6 +53,9 @@ from simcore.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers._profile_queues import ProfileQueueScheduler
 from simcore.schedulers.base import Param
+
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
 
 
 @register("affinity")
@@ -89,6 +93,11 @@ class Affinity(ProfileQueueScheduler):
             [[0.5 * gain[k, j] + (gain[p, j] if p >= 0 else 0.0) for p in range(-1, K)] for j in range(M)]
             for k in range(K)
         ]
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.affinity.kernel import make
+
+        return make(self, sim)
 
     def _start(self, job: int, key: tuple[int, int]) -> None:
         self.sim.start(job, self.pool.pop(key))
