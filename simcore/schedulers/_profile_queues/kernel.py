@@ -182,8 +182,8 @@ def restore(sched: ProfileQueueScheduler, state: tuple[Any, ...]) -> None:
     sched.waiting = int(meta[WAITING])
     ghead, gcount, gnext, mseq, order = state[GHEAD], state[GCOUNT], state[GNEXT], state[MSEQ], state[ORDER]
     pool = sched.pool
-    for g in pool.groups.values():
-        g.clear()
+    for members in pool.groups.values():
+        members.clear()
     for i in range(int(meta[NORD])):
         g = int(order[i])
         key = (g // (n_types + 1), g % (n_types + 1) - 1)

@@ -35,6 +35,9 @@ the table must give a finite run time for every job type and machine type
 (the readers and :func:`~simcore.profiles.pool.require_profile` refuse any
 other), so every machine can run every job.
 
+Compiled: ``kernel.py`` (numba) makes the same decisions from the same queues, idle
+pool and penalty table; ``--engine python`` runs this class.
+
 Versus the paper: its change against FCFS is smaller than the paper's on the
 full trace (about +3% heterogeneous and -3% homogeneous, where the paper
 reports +13% and +9.8%): its warm-cache gains and its waits follow a

@@ -47,6 +47,10 @@ Deviations and readings, with reasons:
   type (the readers and :func:`~simcore.profiles.pool.require_profile` refuse
   any other), so every machine can run every job.
 
+Compiled: ``kernel.py`` (numba, one kernel for the three) makes the same decisions
+from the cost tables these classes define (Greedy-3's learned in the kernel with the
+same arithmetic); ``--engine python`` runs these classes.
+
 Versus the paper: on the heterogeneous full trace our greedy schedulers gain
 more over FCFS (about -28% against the paper's -10.5% and -19%): their gains
 follow the spread of run times across machine types that the profile table

@@ -51,7 +51,7 @@ def _learned_cold(st: Any, k: int, j: int) -> float:
             n += 1
     if n == 0:
         return st[INIT][0]  # type: ignore[no-any-return]
-    return s / n  # type: ignore[no-any-return]
+    return s / n
 
 
 @inline
