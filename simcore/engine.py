@@ -371,17 +371,18 @@ class Simulation:
         if not hasattr(self.runtime, "compiled_form"):
             self.engine_note = f"the run-time model {type(self.runtime).__name__} has no compiled form"
             return None
+        # Importing numba and the kernel (compiled, or loaded from the cache) counts as compile time:
+        # the clocks start before the import, which takes most of a cached kernel's first call.
+        c0 = time.perf_counter()
+        p0 = time.process_time()
         if not _numba_available():
             # An environment installed before numba became a dependency still runs, in the reference loop.
             self.engine_note = "numba is not installed (pip install numba, or make install): ran the Python engine"
             return None
-        c0 = time.perf_counter()
-        p0 = time.process_time()
         kernel = self.scheduler.kernel(self)
         if kernel is None:
             self.engine_note = f"scheduler {name!r} has no compiled kernel for this run"
         else:
-            # Importing numba and the kernel (compiled, or loaded from the cache) counts as compile time.
             self.compile_s = time.perf_counter() - c0
             self.compile_cpu_s = time.process_time() - p0
         return kernel

@@ -9,7 +9,9 @@ machines, one-slot clusters), arrival ties, zero-length jobs, overload, every
 run-time model (machine-independent, per-configuration speeds, rates with
 zeros, warm/cold profiles), plus every workload preset at small scale.
 LoTES has its own random scenarios (its workloads carry the class table it
-plans with) and a fixed overload case that also compares its state after the run.
+plans with) and a fixed overload case that also compares its state after the run;
+so have the profile study's schedulers (Affinity, Greedy-1/2/3: profile tables with
+database groups, one-slot and multi-slot machines, unknown job classes).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from simcore.errors import Cancelled, SchedulingError
 from simcore.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.presets import WORKLOADS
 from simcore.profiles.runtime import ProfileRuntime
+from simcore.profiles.table import ProfileTable
 from simcore.schedulers import SCHEDULERS, create
 from simcore.seeding import scheduler_rng
 
@@ -39,9 +42,17 @@ KERNELS: list[tuple[str, dict[str, Any]]] = [
     ("fcfs", {"pick": "lowest-index"}),
     ("lotes", {}),
     ("lotes", {"rho_weighting": "throughput", "kmeans_classes": 2}),
+    ("affinity", {}),
+    ("affinity", {"hit": "job-type"}),
+    ("greedy1", {}),
+    ("greedy2", {}),
+    ("greedy3", {}),
+    ("greedy3", {"initial_cost_s": 4.0}),
 ]
-#: KERNELS without LoTES, for random workloads (LoTES needs class tables: its own test below).
-PLAIN = [(n, o) for n, o in KERNELS if n != "lotes"]
+#: The profile study's schedulers: they need a profile run-time model (their own random scenarios below).
+PROFILE = [(n, o) for n, o in KERNELS if "profile" in SCHEDULERS.get(n).requires]
+#: KERNELS for any workload (LoTES needs class tables: its own test below).
+PLAIN = [(n, o) for n, o in KERNELS if n != "lotes" and (n, o) not in PROFILE]
 
 
 def both(cluster: Cluster, wl: Workload, name: str, opts: dict[str, Any], seed: int = 0, **kw: Any) -> SimResult:
@@ -173,7 +184,120 @@ def test_lotes_kernel_makes_the_specifications_decisions(
     both(cluster, wl, "lotes", opts, seed, drain=drain, samples=50)
 
 
-@pytest.mark.parametrize(("name", "opts"), KERNELS)
+@st.composite
+def profile_scenarios(draw: Any) -> tuple[Cluster, Workload]:
+    """A random scenario with a profile run-time model, as the profile schedulers need.
+
+    Cold and warm times per (job type, machine type) from a few values (0 included, warm
+    above cold sometimes: negative affinity gains), job types sharing databases in random
+    groups, some jobs of unknown class (-1, which the specification files under the last
+    type), machine types without machines, submit times on a half-second grid (so waits
+    equal penalties and heads tie), and one-slot or multi-slot machines whose requests fit
+    every machine (the profile schedulers give a job any idle machine).
+    """
+    R = draw(st.integers(1, 2))
+    res = tuple(f"r{i}" for i in range(R))
+    n_cfg = draw(st.integers(1, 4))
+    counts = draw(st.lists(st.integers(0, 4), min_size=n_cfg, max_size=n_cfg))
+    if sum(counts) == 0:
+        counts[draw(st.integers(0, n_cfg - 1))] = 1
+    one_slot = draw(st.booleans())
+    if one_slot:
+        cap = np.ones((n_cfg, R))
+    else:
+        cap = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=n_cfg * R, max_size=n_cfg * R)))
+        cap = cap.reshape(n_cfg, R)
+    cluster = Cluster("c", res, tuple(f"m{j}" for j in range(n_cfg)), np.array(counts), cap)
+    n_types = draw(st.integers(1, 4))
+    times = st.lists(st.sampled_from([0.0, 1.0, 2.0, 2.5, 5.0]), min_size=n_types * n_cfg, max_size=n_types * n_cfg)
+    cold = np.array(draw(times)).reshape(n_types, n_cfg)
+    warm = np.where(draw(st.booleans()), cold / 2, np.array(draw(times)).reshape(n_types, n_cfg))
+    dbs = tuple(draw(st.lists(st.sampled_from(["nt", "nr", "x"]), min_size=n_types, max_size=n_types)))
+    table = ProfileTable(
+        job_types=tuple(f"t{k}" for k in range(n_types)),
+        machine_types=cluster.config_names,
+        cpu_s=cold,
+        io_s=np.zeros_like(cold),
+        warm_s=warm,
+        proportions=np.full(n_types, 1.0 / n_types),
+        databases=dbs,
+    )
+    n = draw(st.integers(1, 80))
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)), dtype=float) / 2)
+    floor = cap[np.array(counts) > 0].min(axis=0)
+    req = np.ones((n, R))
+    if not one_slot:
+        fr = draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=n * R, max_size=n * R))
+        req = np.array(fr).reshape(n, R) * floor
+    cls = np.array(draw(st.lists(st.integers(-1, n_types - 1), min_size=n, max_size=n)), dtype=np.int64)
+    horizon = float(draw(st.sampled_from([5.0, 20.0, 60.0])))
+    runtime = ProfileRuntime(table, cls)
+    wl = Workload("w", res, submit, req, np.ones(n), cls, horizon_s=horizon, runtime=runtime)
+    return cluster, wl
+
+
+@pytest.mark.parametrize(("name", "opts"), PROFILE)
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scen=profile_scenarios(), drain=st.booleans())
+def test_profile_kernels_make_the_specifications_decisions(
+    name: str, opts: dict[str, Any], scen: tuple[Cluster, Workload], drain: bool
+) -> None:
+    """Affinity and Greedy-1/2/3 over random profile tables: hits, penalties, benefits, ties, learning."""
+    cluster, wl = scen
+    both(cluster, wl, name, opts, drain=drain, samples=50)
+
+
+def profile_state(sched: Any) -> tuple[Any, ...]:
+    """What a profile scheduler holds after a run: its queues, idle pool and (Greedy-3) learned table."""
+    learned = (sched.learned, sched.count, sched.entry) if hasattr(sched, "learned") else None
+    return [list(q) for q in sched.queues], sched.waiting, sched.pool.nonempty(), sched.pool.size, learned
+
+
+@pytest.mark.parametrize(("name", "opts"), PROFILE)
+def test_profile_kernels_overloaded_and_their_state_after_the_run(name: str, opts: dict[str, Any]) -> None:
+    """Twice the NCBI trace's rate on a small heterogeneous cluster for 3 h: long queues, stopped at the horizon.
+
+    Beyond the schedule, the scheduler's state after the run is the same: the jobs still
+    queued per type, the idle pool (groups, order, sequence numbers) and Greedy-3's learned
+    table, observation counts and the entries of the jobs still running.
+    """
+    cluster = resolve_cluster("ncbi-heterogeneous", {"machines_per_type": 3})
+    wl = resolve_workload("ncbi-blast", cluster, 2, None, 3.0, {"rate_scale": 2.0})
+    out = {}
+    for engine in ("python", "compiled"):
+        sched = create(name, **opts)
+        res = Simulation(cluster, wl, sched, scheduler_rng(0), engine=engine).run()
+        assert res.extra["engine"] == engine
+        out[engine] = (res, profile_state(sched))
+    (a, sa), (b, sb) = out["python"], out["compiled"]
+    assert np.array_equal(a.machine, b.machine)
+    assert np.array_equal(a.start, b.start, equal_nan=True)
+    assert np.array_equal(a.sample_queue, b.sample_queue)
+    assert sa == sb
+    assert a.sample_queue.max() > 100  # overloaded: the per-type queues really were long
+    assert sa[1] > 100  # still queued at the horizon
+
+
+@pytest.mark.parametrize(("name", "opts"), PROFILE)
+def test_profile_kernels_refuse_a_job_larger_than_an_idle_machine_as_the_specification_does(
+    name: str, opts: dict[str, Any]
+) -> None:
+    """The profile schedulers give a job any idle machine: one too small is the engine's SchedulingError, both ways.
+
+    The job fits only the second machine; the first has been idle longest and costs the same.
+    """
+    table = ProfileTable(("a",), ("m0", "m1"), np.ones((1, 2)), np.zeros((1, 2)), np.ones((1, 2)), np.ones(1))
+    cluster = Cluster("c", ("cpu",), ("m0", "m1"), np.array([1, 1]), np.array([[1.0], [4.0]]))
+    cls = np.zeros(1, dtype=np.int64)
+    wl = Workload("w", ("cpu",), [0.0], [[2.0]], [1.0], cls, 10.0, runtime=ProfileRuntime(table, cls))
+    for engine in ("python", "compiled"):
+        sim = Simulation(cluster, wl, create(name, **opts), scheduler_rng(0), engine=engine)
+        with pytest.raises(SchedulingError, match=r"job 0 \(request \[2.0\]\) does not fit on machine 0"):
+            sim.run()
+        assert sim.started == 0 and sim.free[:, 0].tolist() == [1.0, 4.0]  # the refused start changed nothing
+
+
+@pytest.mark.parametrize(("name", "opts"), [k for k in KERNELS if k not in PROFILE])
 @pytest.mark.parametrize("load", [0.9, 3.0])
 def test_google_like_at_and_over_capacity(name: str, opts: dict[str, Any], load: float) -> None:
     """10 configurations of 30 machines, google-like: the queues, ties and random draws of a real run."""
@@ -244,7 +368,10 @@ def test_every_cluster_preset(cluster_name: str, workload: str) -> None:
     params, hours = SMALL_CLUSTERS.get(cluster_name, ({}, 2.0))
     cluster = resolve_cluster(cluster_name, params)
     wl = resolve_workload(workload, cluster, 0, 0.95, hours)
+    provides = WORKLOADS.get(workload).provides
     for sched, opts in KERNELS:
+        if SCHEDULERS.get(sched).requires - provides:
+            continue
         assert both(cluster, wl, sched, opts).extra["engine"] == "compiled"
 
 

@@ -47,6 +47,10 @@ Deviations and readings, with reasons:
   type (the readers and :func:`~simcore.profiles.pool.require_profile` refuse
   any other), so every machine can run every job.
 
+Compiled: ``kernel.py`` (numba, one kernel for the three) makes the same decisions
+from the cost tables these classes define (Greedy-3's learned in the kernel with the
+same arithmetic); ``--engine python`` runs these classes.
+
 Versus the paper: on the heterogeneous full trace our greedy schedulers gain
 more over FCFS (about -28% against the paper's -10.5% and -19%): their gains
 follow the spread of run times across machine types that the profile table
@@ -56,7 +60,7 @@ derived from the paper's stated findings implies (the paper prints no table).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -65,9 +69,15 @@ from simcore.schedulers import register
 from simcore.schedulers._profile_queues import ProfileQueueScheduler
 from simcore.schedulers.base import Param
 
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
+
 
 class _GreedyProfile(ProfileQueueScheduler):
     """Figure 10 with the cost table left to subclasses (:meth:`cost`)."""
+
+    #: Whether the cost table is learned from completions (Greedy-3), which the kernel then updates.
+    learns: ClassVar[bool] = False
 
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
@@ -76,6 +86,11 @@ class _GreedyProfile(ProfileQueueScheduler):
         self.warm = self.rt.warm.tolist()
         # Machine types present in the cluster, for the second-best choice with one idle machine.
         self.present = sorted(set(self.cfg))
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.greedy_profile.kernel import make
+
+        return make(self, sim, learn=self.learns)
 
     def cold_cost(self, k: int, config: int) -> float:
         """Cold-cache run time (s) of type ``k`` on machine type ``config`` as this scheduler knows it."""
@@ -172,6 +187,7 @@ class Greedy3(_GreedyProfile):
     description = (
         "Profile study: Greedy-2 learning the profile online; unknown entries look cheap until a job has run there"
     )
+    learns = True
     params = (
         Param(
             "initial_cost_s",
