@@ -125,13 +125,24 @@ def _remove(core: Any, st: Any, job: int) -> None:
 
 
 @inline
-def _refill(core: Any, st: Any, out: Any, off: int) -> int:
-    """``MRIS._refill``: backlog jobs join the candidates (written to ``out[off:]``); returns how many."""
+def _refill(core: Any, st: Any, out: Any, off: int, extra: int) -> int:
+    """``MRIS._refill`` (written to ``out[off:]``; returns how many joined), after ``extra`` if >= 0.
+
+    ``extra``: an arriving job that joins the candidates (``MRIS._add``) when there is room. The
+    backlog is then empty (it holds jobs only while the candidates fill the window: every
+    start is followed by a refill), so it is the only job added, as in the specification.
+    """
     backlog, info = st[4], st[6]
     cnt = 0
-    while info[BL_HEAD] < info[BL_TAIL] and info[ALIVE] < info[WINDOW]:
-        j = backlog[info[BL_HEAD]]
-        info[BL_HEAD] += 1
+    while True:
+        if extra >= 0:
+            j = extra
+            extra = -1
+        elif info[BL_HEAD] < info[BL_TAIL] and info[ALIVE] < info[WINDOW]:
+            j = backlog[info[BL_HEAD]]
+            info[BL_HEAD] += 1
+        else:
+            break
         _add(core, st, j)
         out[off + cnt] = j
         cnt += 1
@@ -314,12 +325,28 @@ def _select(core: Any, st: Any, m: int, nr: int) -> None:
 
 
 @inline
-def _select_on(core: Any, hp: Any, st: Any, m: int) -> tuple[Any, int]:
-    """``MRIS._select_on``: the selection on machine m over the candidates; starts them. Returns how many started."""
+def _select_on(core: Any, hp: Any, st: Any, m: int, js: int) -> tuple[Any, int]:
+    """``MRIS._select_on``: the selection on machine m over the candidates; starts them. Returns how many started.
+
+    ``js >= 0``: no selection, start candidate ``js`` on m (``MRIS._start``; the one place that starts
+    candidates, so it is compiled once).
+    """
+    if js >= 0:
+        st[9][0] = js
+        started = 1
+    else:
+        started = _choose(core, st, m)
+        if started < 0:
+            return hp, 0
+    return _start_chosen(core, hp, st, m, started, js < 0)
+
+
+@inline
+def _choose(core: Any, st: Any, m: int) -> int:
+    """The selection of ``MRIS._select_on``: the chosen candidates in ``st[9]``, how many (-1: none fits)."""
     ids, creq, app, info = st[0], st[1], st[5], st[6]
     fslot, frank, app_rank, rfirst, rcount, chosen, fr = st[8], st[9], st[10], st[11], st[12], st[20], st[23]
     free = core[0]
-    ctr = core[15]
     dims = core[17]
     N = dims[K.D_N]
     R = dims[K.D_R]
@@ -330,23 +357,15 @@ def _select_on(core: Any, hp: Any, st: Any, m: int) -> tuple[Any, int]:
         fr[r] = free[r * N + m]
         fr[5 * R + r] = free[r * N + m] + K.FIT_EPS
     nf = 0
-    if R == 2:
-        f0 = fr[5 * R]
-        f1 = fr[5 * R + 1]
-        for s in range(n):
-            if creq[s] <= f0 and creq[P + s] <= f1:
-                fslot[nf] = s
-                nf += 1
-    else:
-        for s in range(n):
-            ok = True
-            for r in range(R):
-                if not creq[r * P + s] <= fr[5 * R + r]:
-                    ok = False
-                    break
-            if ok:
-                fslot[nf] = s
-                nf += 1
+    for s in range(n):
+        ok = True
+        for r in range(R):
+            if not creq[r * P + s] <= fr[5 * R + r]:
+                ok = False
+                break
+        if ok:
+            fslot[nf] = s
+            nf += 1
     if nf > 0 and dims[K.D_ALL_RUNNABLE] == 0:
         w = 0
         for i in range(nf):
@@ -355,7 +374,7 @@ def _select_on(core: Any, hp: Any, st: Any, m: int) -> tuple[Any, int]:
                 w += 1
         nf = w
     if nf == 0:
-        return hp, 0
+        return -1
     info[SELECTIONS] += 1
     # Applications among them, in order of their oldest job.
     nr = 0
@@ -383,62 +402,71 @@ def _select_on(core: Any, hp: Any, st: Any, m: int) -> tuple[Any, int]:
             chosen[k] -= 1
             frank[started] = ids[fslot[i]]  # frank[i] is not read again
             started += 1
+    return started
+
+
+@inline
+def _start_chosen(core: Any, hp: Any, st: Any, m: int, started: int, selected: bool) -> tuple[Any, int]:
+    """Start the candidates ``st[9][:started]`` on m; after a selection, each only if the fit rule admits it."""
+    frank, info = st[9], st[6]
+    ctr = core[15]
     done = 0
     for i in range(started):
         j = frank[i]
-        if K.fits(core, j, m):
+        if not selected or K.fits(core, j, m):
             hp = K.start(core, hp, j, m)
             if ctr[K.ERR] != 0:
                 return hp, done
             _remove(core, st, j)
             done += 1
-    if info[USED] > 64 and 2 * info[ALIVE] < info[USED]:
+    if selected and info[USED] > 64 and 2 * info[ALIVE] < info[USED]:
         _compact(core, st, False)
     return hp, done
 
 
 @inline
-def _place(core: Any, hp: Any, st: Any, npend: int, m0: int, direct: bool) -> Any:
-    """``MRIS.on_completion`` on machine ``m0`` (``m0 >= 0``) or ``MRIS._place_new`` over ``st[22][:npend]``.
+def _place(core: Any, hp: Any, st: Any, m0: int, job: int) -> Any:
+    """``MRIS.on_completion`` on machine ``m0`` (``m0 >= 0``), or ``MRIS.on_arrival`` of ``job`` with room.
 
-    One function for both, so the selection and first fit are compiled once (numba's compile
-    time grows with every inlined copy). ``direct``: an arriving job when there was no queue
-    (``on_arrival``'s first branch: started on its first fit, else added to the candidates;
-    nothing follows).
+    One function for both, so the selection, first fit and starts are compiled once (numba's
+    compile time grows with every inlined copy). An arriving job joins the candidates and is
+    placed by ``_place_new``; when there was no queue this is the specification's direct first
+    fit: the job fits (it starts, and the candidate set is empty again, as before) or it waits.
     """
     pend, ffm = st[22], st[21]
     ctr = core[15]
     state = core[5]
+    npend = 0  # the new candidates being placed (_place_new's ``pending``)
     m_sel = m0  # run the selection on this machine
     looped = False
-    js = -1  # start this job on machine ms
+    js = -1  # start this candidate on machine ms
     ms = -1
+    extra = job
     while True:
-        if m_sel >= 0:
-            hp, done = _select_on(core, hp, st, m_sel)
+        if m_sel >= 0 or js >= 0:
+            hp, done = _select_on(core, hp, st, ms if js >= 0 else m_sel, js)
             if ctr[K.ERR] != 0:
                 return hp
-            if done == 0 and looped:
+            if js < 0 and done == 0 and looped:
                 # Defensive, as the specification: a new candidate fits on m_sel; never loop without progress.
                 for i in range(npend):
                     if ffm[i] == m_sel:
                         js = pend[i]
                         ms = m_sel
                         break
-        if js >= 0:
-            hp = K.start(core, hp, js, ms)
-            if ctr[K.ERR] != 0 or direct:
-                return hp
-            _remove(core, st, js)
-        if m_sel >= 0 or js >= 0:
-            # The new candidates not started, then the backlog jobs that join.
+                if js >= 0:
+                    m_sel = -1
+                    continue
+        if m_sel >= 0 or js >= 0 or extra >= 0:
+            # The new candidates not started, then the jobs that join.
             w = 0
             for i in range(npend):
                 j = pend[i]
                 if state[j] == K.QUEUED:
                     pend[w] = j
                     w += 1
-            npend = w + _refill(core, st, pend, w)
+            npend = w + _refill(core, st, pend, w, extra)
+            extra = -1
             m_sel = -1
             js = -1
         if npend == 0:
@@ -451,8 +479,6 @@ def _place(core: Any, hp: Any, st: Any, npend: int, m0: int, direct: bool) -> An
             if mm >= 0 and (mb < 0 or mm < mb):
                 mb = mm
         if mb < 0:
-            if direct:
-                _add(core, st, pend[0])  # it waits
             return hp
         if npend == 1:
             js = pend[0]
@@ -460,23 +486,6 @@ def _place(core: Any, hp: Any, st: Any, npend: int, m0: int, direct: bool) -> An
         else:
             m_sel = mb
             looped = True
-
-
-@inline
-def _arrival(core: Any, st: Any, job: int) -> tuple[int, bool]:
-    """``MRIS.on_arrival``: how many new candidates to place (``st[22]``), and whether it is the direct case."""
-    info = st[6]
-    if info[ALIVE] < info[WINDOW]:
-        # No queue: the selection over one job reduces to first fit; it joins the candidates only
-        # if it fits nowhere (see _place's ``direct``).
-        direct = info[ALIVE] == 0
-        if not direct:
-            _add(core, st, job)
-        st[22][0] = job
-        return 1, direct
-    st[4][info[BL_TAIL]] = job
-    info[BL_TAIL] += 1
-    return 0, False
 
 
 @njit
@@ -491,13 +500,17 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
             return status, hp
         fl[K.NOW] = t
         if kind == K.EV_ARRIVAL:
-            npend, direct = _arrival(core, st, K.arrive(core))
-            if npend > 0:
-                hp = _place(core, hp, st, npend, -1, direct)
+            job = K.arrive(core)
+            info = st[6]
+            if info[ALIVE] < info[WINDOW]:
+                hp = _place(core, hp, st, -1, job)
+            else:
+                st[4][info[BL_TAIL]] = job
+                info[BL_TAIL] += 1
         else:
             job, m = K.complete(core, hp)
             if st[6][ALIVE] > 0:
-                hp = _place(core, hp, st, 0, m, False)
+                hp = _place(core, hp, st, m, -1)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
         done += 1
