@@ -351,6 +351,25 @@ def utilisation(demands: ArrayLike, chosen: ArrayLike, capacity: ArrayLike) -> F
 # -- the simulator adaptation -------------------------------------------------------------
 
 
+def applications(request: FloatArray) -> IntArray:
+    """The application of each job: identical request rows share one, numbered in lexicographic order.
+
+    ``np.unique(request, axis=0, return_inverse=True)``'s labels, three times faster (it sorts
+    rows as structured records; a million-job run spent a quarter of its time there).
+    """
+    n = len(request)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort(request.T[::-1])  # by the first resource, then the next, ...
+    rows = request[order]
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    app = np.empty(n, dtype=np.int64)
+    app[order] = np.cumsum(new) - 1
+    return app
+
+
 @register("mris")
 class MRIS(Scheduler):
     """MRIS run per machine at every scheduling event (see the module docstring)."""
@@ -385,11 +404,7 @@ class MRIS(Scheduler):
         self._cap = sim.capacity
         R = sim.request.shape[1]
         # Application of every job: identical request vectors form one application.
-        if sim.n_jobs:
-            _, inv = np.unique(sim.request, axis=0, return_inverse=True)
-            self._app: IntArray = np.asarray(inv, dtype=np.int64).reshape(-1)
-        else:
-            self._app = np.zeros(0, dtype=np.int64)
+        self._app: IntArray = applications(sim.request)
         # The candidates, oldest first, as slots of two arrays: job ids and their
         # requests (contiguous, so the fit pre-check is a column scan, no gather).
         # A started candidate's slot is emptied (id -1, request +inf: it never
