@@ -42,6 +42,8 @@ KERNELS: list[tuple[str, dict[str, Any]]] = [
     ("fcfs", {"pick": "lowest-index"}),
     ("lotes", {}),
     ("lotes", {"rho_weighting": "throughput", "kmeans_classes": 2}),
+    ("mris", {}),
+    ("mris", {"mris_window": 3}),  # a small window: the backlog, its refills and several new candidates at once
     ("affinity", {}),
     ("affinity", {"hit": "job-type"}),
     ("greedy1", {}),
@@ -334,6 +336,34 @@ def test_lotes_overloaded_section_5_4_point() -> None:
     assert np.array_equal(ka, kb)
     assert qa == qb == a.extra["arrived"] - int(np.sum(~np.isnan(a.start)))
     assert a.sample_queue.max() > 100  # overloaded: the class queues really were exercised
+
+
+@pytest.mark.parametrize("window", [100, 0])
+def test_mris_overloaded_state_after_the_run(window: int) -> None:
+    """MRIS far over capacity: beyond the schedule, the candidate set is the same after the run.
+
+    Window 100: a long backlog that refills the candidates; window 0: every waiting job is a
+    candidate (thousands), so the slot arrays grow and are compacted many times, and the
+    running total of their requests (alpha's numerator, recomputed at each compaction) must
+    agree to the bit.
+    """
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 5})
+    wl = resolve_workload("google-like", cluster, 2, 3.0, 0.5)
+    out = {}
+    for engine in ("python", "compiled"):
+        sched = create("mris", mris_window=window)
+        res = Simulation(cluster, wl, sched, scheduler_rng(2), engine=engine).run()
+        assert res.extra["engine"] == engine
+        out[engine] = (res, sched)
+    (a, sa), (b, sb) = out["python"], out["compiled"]
+    assert np.array_equal(a.machine, b.machine)
+    assert np.array_equal(a.start, b.start, equal_nan=True)
+    assert np.array_equal(a.sample_util, b.sample_util)
+    assert sa.selections == sb.selections > 1000
+    assert sa._used == sb._used and np.array_equal(sa._ids, sb._ids)
+    assert sa._slot_of == sb._slot_of and list(sa._backlog) == list(sb._backlog)
+    assert sa._total.tolist() == sb._total.tolist()
+    assert a.sample_queue.max() > 1000
 
 
 #: Small versions of every cluster preset: (preset, its parameters, hours of google-like on it).

@@ -17,6 +17,7 @@ from simcore.model import Cluster, Workload
 from simcore.schedulers import SCHEDULERS, create
 from simcore.schedulers.mris import (
     MRIS,
+    applications,
     binary_split,
     efficiency,
     fifo_select,
@@ -428,3 +429,11 @@ def test_mris_is_registered_and_runs_through_the_api() -> None:
         run_objects(
             _cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), "mris", scheduler_params={"mris_window": -1}
         )
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=2, max_size=2), min_size=1, max_size=40))
+def test_applications_are_numpy_uniques_labels(rows: list[list[float]]) -> None:
+    req = np.array(rows)
+    _, inv = np.unique(req, axis=0, return_inverse=True)
+    assert applications(req).tolist() == inv.reshape(-1).tolist()
