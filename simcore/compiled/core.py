@@ -226,8 +226,9 @@ def tree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
 # multiplication by a positive number and min are monotone: a node below that is skipped
 # without losing a fit. Leaves are blocks of FT_BLOCK machines (machine order), scanned with
 # the fit rule itself, so the machine found is the scan's. Layout: node i's S = R + K values
-# at ``nodes[i * S : (i + 1) * S]`` (R maxima of free, then the K combined maxima), one
-# cache line for two resources; nodes 1..2B-1 over B blocks (a power of two), block b at B + b.
+# at ``nodes[i * S : (i + 1) * S]`` (R maxima of free, then the K combined maxima, K =
+# ``driver.FIT_TREE_K``, none for one resource) side by side; nodes 1..2B-1 over B blocks (a
+# power of two), block b at B + b. Updates stop at the first node whose values are unchanged.
 # core[23] nodes, core[24] weights (K x R, flat), core[25] scratch for a search's thresholds.
 
 

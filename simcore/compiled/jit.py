@@ -106,4 +106,3 @@ def inline(fn: F) -> F:
     and multiplied the compile time; LLVM inlines them instead (see ``INLINE_THRESHOLD``).
     """
     return _nb.extending.register_jitable(fn)  # type: ignore[no-any-return]
-
