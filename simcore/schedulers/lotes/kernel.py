@@ -7,9 +7,12 @@ roulette wheels per class, the classes served per configuration and the
 planned configurations per class. The specification's structures, kept
 equivalent:
 
-* "the fitting machine of highest v, ties to the lowest index" is one scan
-  of the range (``W > 0`` always, so the specification's argmax of ``W x fits``
-  is the first strict maximum among the machines that fit and can run);
+* "the fitting machine of highest v, ties to the lowest index" is the first
+  strict maximum among the machines of the range that fit and can run
+  (``W > 0`` always, so that is the specification's argmax of ``W x fits``),
+  found by a depth-first search, left first, in a max tree of the class's
+  scores that skips subtrees whose maximum is not above the best so far (the
+  machines it meets are those a scan would take, in the same order);
 * the class queues and the orphan queue are doubly linked lists over jobs in
   arrival order (a search resumes after the job it took, as the
   specification's ``idx + 1``), with a lower bound of their fit floors as
