@@ -33,7 +33,7 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
     """Run ``sim`` with ``kernel``; the same samples, progress reports and result as the Python loop."""
     form = runtime_form(sim.runtime)
     assert form is not None  # Simulation._kernel checked it
-    core = build_core(sim, form, kernel.tree, kernel.tree_leaves)
+    core = build_core(sim, form, kernel.tree, kernel.tree_leaves, kernel.fit_tree)
     ctr = core[15]
     fl = core[16]
     hp = new_heap(sim.n_jobs)

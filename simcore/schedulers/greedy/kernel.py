@@ -298,4 +298,4 @@ def make(sched: Greedy, sim: Simulation) -> Kernel:
     def done() -> None:
         sched.unrunnable = int(unrunnable[0])
 
-    return Kernel(step=step, state=state, draws=state[8], done=done, tree=True)
+    return Kernel(step=step, state=state, draws=state[8], done=done, fit_tree=True)

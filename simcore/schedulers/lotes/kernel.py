@@ -7,9 +7,12 @@ roulette wheels per class, the classes served per configuration and the
 planned configurations per class. The specification's structures, kept
 equivalent:
 
-* "the fitting machine of highest v, ties to the lowest index" is one scan
-  of the range (``W > 0`` always, so the specification's argmax of ``W x fits``
-  is the first strict maximum among the machines that fit and can run);
+* "the fitting machine of highest v, ties to the lowest index" is the first
+  strict maximum among the machines of the range that fit and can run
+  (``W > 0`` always, so that is the specification's argmax of ``W x fits``),
+  found by a depth-first search, left first, in a max tree of the class's
+  scores that skips subtrees whose maximum is not above the best so far (the
+  machines it meets are those a scan would take, in the same order);
 * the class queues and the orphan queue are doubly linked lists over jobs in
   arrival order (a search resumes after the job it took, as the
   specification's ``idx + 1``), with a lower bound of their fit floors as
@@ -67,15 +70,51 @@ def _best_machine(core: Any, st: Any, j: int, k: int, job: int) -> int:
         lo, hi = 0, N
     best = -1
     best_w = 0.0
-    kb = k * N
-    for m in range(lo, hi):
-        w = W[kb + m]
-        if w > best_w and K.fits(core, job, m):
-            if mode == GENERAL and not K.can_run(core, job, m):
+    # Depth-first over class k's max tree of W, left first, into subtrees whose maximum beats
+    # the best fitting machine so far: the machines met are those a scan would take, in order.
+    wt = st[25]
+    P = st[26][0]
+    base = k * 2 * P
+    i = 1
+    a = 0
+    size = P
+    while a < hi:
+        if a + size > lo and wt[base + i] > best_w:
+            if size > 1:
+                i = 2 * i
+                size >>= 1
                 continue
-            best = m
-            best_w = w
+            if K.fits(core, job, a) and (mode != GENERAL or K.can_run(core, job, a)):
+                best = a
+                best_w = W[k * N + a]
+        while i & 1:  # up while a right child, then to the right sibling
+            if i == 1:
+                return best
+            i >>= 1
+            a -= size
+            size <<= 1
+        i += 1
+        a += size
     return best
+
+
+@inline
+def _score_changed(st: Any, k: int, m: int) -> None:
+    """W[k, m] changed: refresh its leaf in class k's max tree and the maxima above it."""
+    W, wt = st[0], st[25]
+    P, N = st[26][0], st[26][1]
+    base = k * 2 * P
+    i = P + m
+    wt[base + i] = W[k * N + m]
+    i >>= 1
+    while i >= 1:
+        x = wt[base + 2 * i]
+        y = wt[base + 2 * i + 1]
+        v = x if x >= y else y
+        if wt[base + i] == v:
+            break  # the maxima above are unchanged too
+        wt[base + i] = v
+        i >>= 1
 
 
 @inline
@@ -112,6 +151,7 @@ def _any_machine(core: Any, st: Any, k: int, job: int, skip_k: int) -> int:
 def _start(core: Any, hp: Any, st: Any, job: int, m: int, k: int) -> Any:
     hp = K.start(core, hp, job, m)
     st[0][k * core[17][K.D_N] + m] -= 1.0
+    _score_changed(st, k, m)
     return hp
 
 
@@ -263,6 +303,7 @@ def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
     W, labels = st[0], st[1]
     N = core[17][K.D_N]
     W[labels[job] * N + m] += 1.0
+    _score_changed(st, labels[job], m)
     if st[14][N_QUEUED] == 0:
         return hp
     soff, served = st[6], st[7]
@@ -367,6 +408,19 @@ def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
     _, wcum = _flat(sched._wheel_cum, np.float64)
     soff, served = _flat(sched._served_by_cfg, np.int64)
     poff, pcfg = _flat(sched._planned_cfgs, np.int64)
+    # Per class, a max tree of its scores over the machines: leaf P + m holds W[k, m] (-inf past
+    # the last machine), each inner node the larger of its children.
+    N = sim.n_machines
+    P = 1
+    while P < N:
+        P *= 2
+    trees = np.full((Kc, 2 * P), -np.inf)
+    trees[:, P : P + N] = sched._W.reshape(Kc, N)
+    lo = P // 2
+    while lo >= 1:
+        np.maximum(trees[:, 2 * lo : 4 * lo : 2], trees[:, 2 * lo + 1 : 4 * lo : 2], out=trees[:, lo : 2 * lo])
+        lo //= 2
+    wt = trees.reshape(-1)
     ubuf = np.zeros(2 * U_BLOCK)
     ubuf[:U_BLOCK] = sched._u
     most = max([len(c) for c in sched._wheel_cfg] + [1])
@@ -397,6 +451,8 @@ def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
         np.zeros(max(Kc, 1), dtype=np.int64),  # 22 scratch: the priority list
         np.zeros(max(Kc, 1)),  # 23 scratch: v per class
         np.zeros(max(Kc, 1), dtype=np.int64),  # 24 scratch: where each class's search resumes
+        wt,  # 25 per class, a max tree of W over the machines (_best_machine)
+        np.array([P, N], dtype=np.int64),  # 26
     )
     rng = sched.rng
 
