@@ -9,7 +9,7 @@ import numpy as np
 from simcore.engine import Simulation
 from simcore.model import FixedRuntime, FloatArray, IntArray, RateRuntime
 from simcore.schedulers import register
-from simcore.schedulers._score_index import ScoreIndex
+from simcore.schedulers.tetris.score_index import ScoreIndex
 from simcore.schedulers.base import Param, Scheduler
 from simcore.view import EPS
 
@@ -91,7 +91,7 @@ class Tetris(Scheduler):
     O(1) test against the smallest queued fit floor per resource skips
     completions where nothing can fit. A short queue is scored whole, in a
     few vectorised operations; from 2,048 queued jobs a
-    :class:`~simcore.schedulers._score_index.ScoreIndex` (buckets of queued
+    :class:`~simcore.schedulers.tetris.score_index.ScoreIndex` (buckets of queued
     jobs with upper bounds on their scores) finds the same job while
     scoring a few buckets, so a completion costs about the same with 50,000
     queued jobs as with 2,000.
@@ -194,7 +194,7 @@ class Tetris(Scheduler):
         # Per-resource lower bound on the queued fit floors: an O(1) "nothing fits" test.
         self.q_min: list[float] = [math.inf] * R
         # The index needs p per configuration up front (not 'general') and non-negative
-        # requests (its bounds assume them; see _score_index).
+        # requests (its bounds assume them; see score_index).
         wl = sim.workload
         self._indexable = self.mode != "general" and (wl.n_jobs == 0 or float(view.request.min()) >= 0.0)
         self._index: ScoreIndex | None = None
