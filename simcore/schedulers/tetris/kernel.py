@@ -305,7 +305,7 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
                     ub_l = u
                 else:
                     ub_r = u
-        first = 1 if ub_r > ub_l else 0  # the side pushed first (searched second)
+        first = 0 if ub_r > ub_l else 1  # the side pushed first (searched second)
         for k in range(2):
             side = first if k == 0 else 1 - first
             u = ub_l if side == 0 else ub_r
@@ -731,7 +731,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     info = np.zeros(8, dtype=np.int64)
     info[I_MODE] = {"fixed": FIXED, "config": CONFIG, "general": GENERAL}[sched.mode]
     info[I_HEAD] = info[I_TAIL] = -1
-    P = 1
+    P = 2  # at least two leaves: the root is never a leaf, so every leaf reached had its fit checked
     while P < N:
         P *= 2
     info[I_P] = P
