@@ -63,11 +63,11 @@ FIXED, CONFIG, GENERAL = 0, 1, 2
 # grid columns (cells a row), work-term columns
 I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP = 0, 1, 2, 3, 4, 5, 6, 7
 # state tuple slots
-INV, INV2, GFAC, SEG_CFG, SEG_OF, GSEG, INFO, QNEXT, QPREV, QMIN, STACK, STACK_UB = range(12)
+INV, INV2, WFAC, SEG_CFG, SEG_OF, GSEG, INFO, QNEXT, QPREV, QMIN, STACK, STACK_UB = range(12)
 FL, A, F, TREE, DIRS, QRY = range(12, 18)
-# the grid: cell of each queued job, next/previous in its cell, per cell head/tail/count/dirty,
+# the grid: next/previous job in its cell (a job's cell is computed from its request), per cell head/tail/count/dirty,
 # bounds (lo, amax per resource; wmin per work column), edges, and query scratch
-G_CELL, G_NEXT, G_PREV, G_HEAD, G_TAIL, G_COUNT, G_DIRTY, G_LO, G_AMAX, G_WMIN, G_E0, G_E1, G_CAND, G_UB = range(18, 32)
+G_NEXT, G_PREV, G_HEAD, G_TAIL, G_COUNT, G_DIRTY, G_LO, G_AMAX, G_WMIN, G_E0, G_E1, G_CAND, G_UB = range(18, 31)
 #: Queued jobs from which completions search the grid, and below which they scan the list again.
 GRID_ON, GRID_OFF = 256, 64
 #: Grid cells per side (two or more resources: a square over the first two).
@@ -85,6 +85,21 @@ def _runnable(p: float) -> float:
     if 0.0 <= p < K.INF:
         return p
     return K.INF
+
+
+@inline
+def _gfac(core: Any, st: Any, job: int) -> float:
+    """``Tetris._factors``'s work factor ``w * sum_l (r_l / cmax_l) / p_bar``, with its float operations."""
+    req = core[2]
+    R = core[17][K.D_R]
+    inv = st[INV]
+    jb = job * R
+    if R == 2:
+        return (req[jb] * inv[0] + req[jb + 1] * inv[1]) * st[WFAC][0]  # type: ignore[no-any-return]
+    s = 0.0
+    for r in range(R):
+        s += req[jb + r] * inv[r]
+    return s * st[WFAC][0]  # type: ignore[no-any-return]
 
 
 @inline
@@ -137,7 +152,7 @@ def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
     if use_g == 1:
         s -= st[GSEG][st[SEG_OF][m]]
     elif use_g == 2:
-        s -= _work(st[GFAC][job], _p(core, st, job, core[10][m], core[4][m]))
+        s -= _work(_gfac(core, st, job), _p(core, st, job, core[10][m], core[4][m]))
     return s  # type: ignore[no-any-return]
 
 
@@ -344,7 +359,7 @@ def _enqueue(core: Any, st: Any, job: int) -> None:
 
 
 @inline
-def _unlink(st: Any, job: int) -> None:
+def _unlink(core: Any, st: Any, job: int) -> None:
     info = st[INFO]
     qnext, qprev = st[QNEXT], st[QPREV]
     p, n = qprev[job], qnext[job]
@@ -358,7 +373,7 @@ def _unlink(st: Any, job: int) -> None:
         info[I_TAIL] = p
     info[I_QCOUNT] -= 1
     if info[I_GRID] == 1:
-        _grid_remove(st, job)
+        _grid_remove(core, st, job)
         if info[I_QCOUNT] < GRID_OFF:
             info[I_GRID] = 0
     if info[I_QCOUNT] == 0:
@@ -385,7 +400,7 @@ def _arrival(core: Any, st: Any, job: int) -> int:
     seg_cfg = st[SEG_CFG]
     S = len(gseg)
     use_g = 0
-    gf = st[GFAC][job]
+    gf = _gfac(core, st, job)
     if mode != FIXED:
         # Mode general: the bound's work term, the smaller of the warm and the cold one (the exact
         # one is per machine); mode config: the exact one, per configuration.
@@ -424,7 +439,7 @@ def _queued_score(core: Any, st: Any, z: int, f: Any, c: int, last: int) -> floa
     s = (req[zb] * inv2[0]) * f[0]
     for r in range(1, R):
         s += (req[zb + r] * inv2[r]) * f[r]
-    s -= _queued_work(st[GFAC][z], _p(core, st, z, c, last if st[INFO][I_MODE] == GENERAL else -1))
+    s -= _queued_work(_gfac(core, st, z), _p(core, st, z, c, last if st[INFO][I_MODE] == GENERAL else -1))
     return s  # type: ignore[no-any-return]
 
 
@@ -475,7 +490,7 @@ def _bisect_right(e: Any, x: float) -> int:
 @inline
 def _job_w(core: Any, st: Any, z: int, col: int) -> float:
     """A lower bound of queued job z's work term on configuration ``col`` (exact unless mode general)."""
-    gf = st[GFAC][z]
+    gf = _gfac(core, st, z)
     general = st[INFO][I_MODE] == GENERAL
     k = _cls(core, z) if general else -1
     w = K.INF
@@ -519,13 +534,19 @@ def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
 
 
 @inline
-def _grid_add(core: Any, st: Any, z: int) -> None:
+def _cell_of(core: Any, st: Any, z: int) -> int:
+    """Job z's cell: the grid's row and column of its fit floors in resources 0 and 1."""
     req = core[2]
     R = core[17][K.D_R]
     cell = _bisect_right(st[G_E0], req[z * R] - K.FIT_EPS) * st[INFO][I_G1]
     if R > 1:
         cell += _bisect_right(st[G_E1], req[z * R + 1] - K.FIT_EPS)
-    st[G_CELL][z] = cell
+    return cell  # type: ignore[no-any-return]
+
+
+@inline
+def _grid_add(core: Any, st: Any, z: int) -> None:
+    cell = _cell_of(core, st, z)
     nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
     t = tail[cell]
     nxt[z] = -1
@@ -540,8 +561,8 @@ def _grid_add(core: Any, st: Any, z: int) -> None:
 
 
 @inline
-def _grid_remove(st: Any, z: int) -> None:
-    cell = st[G_CELL][z]
+def _grid_remove(core: Any, st: Any, z: int) -> None:
+    cell = _cell_of(core, st, z)
     nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
     p, n = prv[z], nxt[z]
     if p >= 0:
@@ -656,7 +677,7 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
                     bz = z
             z = nxt[z]
     if bz >= 0:
-        _unlink(st, bz)
+        _unlink(core, st, bz)
     return bz  # -1: nothing fits, or what fits cannot run here
 
 
@@ -691,22 +712,6 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
                 break
             job = _next_queued(core, st, freed)
         done += 1
-
-
-def work_factors(request: np.ndarray[Any, Any], inv: list[float], wfac: float) -> np.ndarray[Any, Any]:
-    """Every job's work factor ``w * sum_l (r_l / cmax_l) / p_bar`` with the specification's float operations.
-
-    ``Tetris._factors``: with two resources ``(r0 * inv0 + r1 * inv1) * wfac``, otherwise a
-    sum from 0.0 in resource order, times ``wfac``; numpy's elementwise operations round as
-    Python's float arithmetic does.
-    """
-    R = request.shape[1]
-    if R == 2:
-        return (request[:, 0] * inv[0] + request[:, 1] * inv[1]) * wfac
-    s = np.zeros(request.shape[0])
-    for off in range(R):
-        s = s + request[:, off] * inv[off]
-    return s * wfac
 
 
 def _max_tree(rows: list[np.ndarray[Any, Any]], N: int, P: int) -> np.ndarray[Any, Any]:
@@ -759,7 +764,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     state = (
         inv,  # 0
         np.array(sched.inv2, dtype=np.float64),  # 1
-        np.ascontiguousarray(work_factors(request, sched.inv, sched.wfac), dtype=np.float64),  # 2
+        np.array([sched.wfac]),  # 2 work_weight / p_bar
         np.array([c for c, _, _ in segs], dtype=np.int64),  # 3 configuration of each segment
         np.ascontiguousarray(sched.seg_of, dtype=np.int64),  # 4 segment of each machine
         np.zeros(len(segs)),  # 5 scratch: the arrival's work term per segment
@@ -775,20 +780,19 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         _max_tree(rows, N, P),  # 15 the max tree: per node, the maxima per resource, then per direction
         np.ascontiguousarray(dirs),  # 16 the directions
         np.zeros(4),  # 17 the arrival's query (see _prepare_query)
-        np.zeros(jobs, dtype=np.int32),  # 18 the grid: cell of each queued job
-        np.full(jobs, -1, dtype=np.int32),  # 19 next in its cell
-        np.full(jobs, -1, dtype=np.int32),  # 20 previous in its cell
-        np.full(C, -1, dtype=np.int64),  # 21 first job of each cell
-        np.full(C, -1, dtype=np.int64),  # 22 last job of each cell
-        np.zeros(C, dtype=np.int64),  # 23 jobs in each cell
-        np.zeros(C, dtype=np.int64),  # 24 a job left since the cell's bounds were computed
-        np.full((C, R), np.inf),  # 25 smallest fit floor per resource
-        np.zeros((C, R)),  # 26 largest packing weight per resource
-        np.full((C, n_p), np.inf),  # 27 smallest work term per work column
-        np.ascontiguousarray(e0, dtype=np.float64),  # 28 edges in resource 0
-        np.ascontiguousarray(e1, dtype=np.float64),  # 29 edges in resource 1
-        np.zeros(C, dtype=np.int64),  # 30 scratch: candidate cells of a query
-        np.zeros(C),  # 31 scratch: their bounds
+        np.full(jobs, -1, dtype=np.int32),  # 18 the grid: next job in its cell
+        np.full(jobs, -1, dtype=np.int32),  # 19 previous in its cell
+        np.full(C, -1, dtype=np.int64),  # 20 first job of each cell
+        np.full(C, -1, dtype=np.int64),  # 21 last job of each cell
+        np.zeros(C, dtype=np.int64),  # 22 jobs in each cell
+        np.zeros(C, dtype=np.int64),  # 23 a job left since the cell's bounds were computed
+        np.full((C, R), np.inf),  # 24 smallest fit floor per resource
+        np.zeros((C, R)),  # 25 largest packing weight per resource
+        np.full((C, n_p), np.inf),  # 26 smallest work term per work column
+        np.ascontiguousarray(e0, dtype=np.float64),  # 27 edges in resource 0
+        np.ascontiguousarray(e1, dtype=np.float64),  # 28 edges in resource 1
+        np.zeros(C, dtype=np.int64),  # 29 scratch: candidate cells of a query
+        np.zeros(C),  # 30 scratch: their bounds
     )
 
     def done() -> None:
