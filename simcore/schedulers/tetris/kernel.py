@@ -72,8 +72,8 @@ G_NEXT, G_PREV, G_HEAD, G_TAIL, G_COUNT, G_DIRTY, G_LO, G_AMAX, G_WMIN, G_E0, G_
 GRID_ON, GRID_OFF = 256, 64
 #: Grid cells per side (two or more resources: a square over the first two).
 GRID_SIDE = 16
-# st[QRY] (float64) slots: the arrival's direction for the directional bound
-Q_S, Q_I, Q_LAM, Q_MARGIN = 0, 1, 2, 3
+# st[QRY] (float64) slots: the arrival's direction for the directional bound, its work factor
+Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF = 0, 1, 2, 3, 4
 #: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
 DIRECTIONS = 9
 NEG_INF = -K.INF
@@ -89,16 +89,17 @@ def _runnable(p: float) -> float:
 
 @inline
 def _gfac(core: Any, st: Any, job: int) -> float:
-    """``Tetris._factors``'s work factor ``w * sum_l (r_l / cmax_l) / p_bar``, with its float operations."""
+    """``Tetris._factors``'s work factor ``w * sum_l (r_l / cmax_l) / p_bar``, with its float operations.
+
+    (With two resources the specification adds the two products directly; the sum from 0.0
+    differs only in the sign of a zero, which no score comparison sees.)
+    """
     req = core[2]
     R = core[17][K.D_R]
     inv = st[INV]
-    jb = job * R
-    if R == 2:
-        return (req[jb] * inv[0] + req[jb + 1] * inv[1]) * st[WFAC][0]  # type: ignore[no-any-return]
     s = 0.0
     for r in range(R):
-        s += req[jb + r] * inv[r]
+        s += req[job * R + r] * inv[r]
     return s * st[WFAC][0]  # type: ignore[no-any-return]
 
 
@@ -152,7 +153,7 @@ def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
     if use_g == 1:
         s -= st[GSEG][st[SEG_OF][m]]
     elif use_g == 2:
-        s -= _work(_gfac(core, st, job), _p(core, st, job, core[10][m], core[4][m]))
+        s -= _work(st[QRY][Q_GF], _p(core, st, job, core[10][m], core[4][m]))
     return s  # type: ignore[no-any-return]
 
 
@@ -401,6 +402,7 @@ def _arrival(core: Any, st: Any, job: int) -> int:
     S = len(gseg)
     use_g = 0
     gf = _gfac(core, st, job)
+    st[QRY][Q_GF] = gf
     if mode != FIXED:
         # Mode general: the bound's work term, the smaller of the warm and the cold one (the exact
         # one is per machine); mode config: the exact one, per configuration.
@@ -779,7 +781,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         np.zeros(R),  # 14 scratch: the freed machine's capacity
         _max_tree(rows, N, P),  # 15 the max tree: per node, the maxima per resource, then per direction
         np.ascontiguousarray(dirs),  # 16 the directions
-        np.zeros(4),  # 17 the arrival's query (see _prepare_query)
+        np.zeros(5),  # 17 the arrival's query (see _prepare_query) and work factor
         np.full(jobs, -1, dtype=np.int32),  # 18 the grid: next job in its cell
         np.full(jobs, -1, dtype=np.int32),  # 19 previous in its cell
         np.full(C, -1, dtype=np.int64),  # 20 first job of each cell
