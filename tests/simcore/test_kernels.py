@@ -32,7 +32,8 @@ from simcore.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.presets import WORKLOADS
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import ProfileTable
-from simcore.schedulers import SCHEDULERS, create
+from simcore.schedulers import SCHEDULERS, Scheduler, create
+from simcore.schedulers.tetris import Tetris
 from simcore.seeding import scheduler_rng
 
 #: Built-in schedulers with a kernel, with the options that select different kernel paths.
@@ -42,6 +43,9 @@ KERNELS: list[tuple[str, dict[str, Any]]] = [
     ("fcfs", {"pick": "lowest-index"}),
     ("lotes", {}),
     ("lotes", {"rho_weighting": "throughput", "kmeans_classes": 2}),
+    ("tetris", {}),
+    ("tetris", {"work_weight": 0.0}),
+    ("tetris", {"work_weight": 2.5}),
     ("mris", {}),
     ("mris", {"mris_window": 3}),  # a small window: the backlog, its refills and several new candidates at once
     ("affinity", {}),
@@ -311,6 +315,36 @@ def test_google_like_at_and_over_capacity(name: str, opts: dict[str, Any], load:
         assert res.sample_queue.max() > 100  # overloaded: the queues really were exercised
 
 
+class IndexedTetris(Tetris):
+    """Tetris whose specification takes its score index from 64 queued jobs on (2,048 by default)."""
+
+    _index_threshold = 64
+    indexed = 0
+
+    def _complete_indexed(self, machine: int, f: list[float]) -> None:
+        self.indexed += 1
+        super()._complete_indexed(machine, f)
+
+
+@pytest.mark.parametrize("workload", ["google-like", "lotes-phi"])
+def test_tetris_kernel_matches_the_score_index_regime(workload: str) -> None:
+    """Long queues: the specification finds its jobs through the ScoreIndex, the kernel its own way."""
+    cluster = resolve_cluster("google-balanced", {"machines_per_config": 10})
+    wl = resolve_workload(workload, cluster, 2, 3.0, 1.0 if workload == "google-like" else 3.0)
+    runs = {}
+    for engine in ("python", "compiled"):
+        sched = IndexedTetris()
+        runs[engine] = Simulation(cluster, wl, sched, scheduler_rng(0), engine=engine).run()
+        assert runs[engine].extra["engine"] == engine
+        if engine == "python":
+            assert sched.indexed > 1000  # completions through the index, not the scan
+    a, b = runs["python"], runs["compiled"]
+    assert np.array_equal(a.machine, b.machine)
+    assert np.array_equal(a.start, b.start, equal_nan=True)
+    assert np.array_equal(a.sample_util, b.sample_util)
+    assert a.sample_queue.max() > 2 * IndexedTetris._index_threshold
+
+
 def test_lotes_overloaded_section_5_4_point() -> None:
     """A fixed LoTES overload case: ``lotes-phi`` at twice lambda* (rates by configuration).
 
@@ -434,9 +468,23 @@ def test_python_engine_and_plugins_run_the_reference_loop() -> None:
         "compile_s": None,
         "engine_note": "",
     }
-    sim = Simulation(cluster, wl, create("tetris"), scheduler_rng(0))
+    sim = Simulation(cluster, wl, FirstFitPlugin(), scheduler_rng(0))
     extra = sim.run().extra
     assert extra["engine"] == "python" and "no compiled kernel" in extra["engine_note"]
+
+
+class FirstFitPlugin(Scheduler):
+    """A plugin scheduler (no kernel): first fit on arrival, nothing on completion."""
+
+    name = "first-fit-plugin"
+
+    def on_arrival(self, job: int) -> None:
+        m = self.sim.view.first_fit(job)
+        if m >= 0:
+            self.sim.start(job, m)
+
+    def on_completion(self, job: int, machine: int) -> None:
+        pass
 
 
 def test_unknown_engine_is_refused() -> None:

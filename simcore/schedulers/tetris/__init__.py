@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from simcore.engine import Simulation
 from simcore.model import FixedRuntime, FloatArray, IntArray, RateRuntime
 from simcore.schedulers import register
-from simcore.schedulers._score_index import ScoreIndex
 from simcore.schedulers.base import Param, Scheduler
+from simcore.schedulers.tetris.score_index import ScoreIndex
 from simcore.view import EPS
+
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
 
 #: Jobs sampled (evenly spaced, no randomness) to estimate the mean processing
 #: time when it cannot be read off the workload directly.
@@ -91,10 +95,14 @@ class Tetris(Scheduler):
     O(1) test against the smallest queued fit floor per resource skips
     completions where nothing can fit. A short queue is scored whole, in a
     few vectorised operations; from 2,048 queued jobs a
-    :class:`~simcore.schedulers._score_index.ScoreIndex` (buckets of queued
+    :class:`~simcore.schedulers.tetris.score_index.ScoreIndex` (buckets of queued
     jobs with upper bounds on their scores) finds the same job while
     scoring a few buckets, so a completion costs about the same with 50,000
     queued jobs as with 2,000.
+
+    Compiled: :mod:`simcore.schedulers.tetris.kernel` makes the same decisions in
+    numba (the default engine), with its own structures: a branch and bound over
+    a max tree of free capacity on arrival, a grid of buckets over long queues.
 
     Per-run state: :meth:`setup` rebuilds all of it (queue, index, arrival
     mode counters) from the options, so an instance may run several
@@ -194,10 +202,15 @@ class Tetris(Scheduler):
         # Per-resource lower bound on the queued fit floors: an O(1) "nothing fits" test.
         self.q_min: list[float] = [math.inf] * R
         # The index needs p per configuration up front (not 'general') and non-negative
-        # requests (its bounds assume them; see _score_index).
+        # requests (its bounds assume them; see score_index).
         wl = sim.workload
         self._indexable = self.mode != "general" and (wl.n_jobs == 0 or float(view.request.min()) >= 0.0)
         self._index: ScoreIndex | None = None
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.tetris.kernel import make
+
+        return make(self, sim)
 
     def _mean_processing_time(self) -> float:
         sim = self.sim
@@ -227,7 +240,11 @@ class Tetris(Scheduler):
             return [r0 - EPS, r1 - EPS], [r0 * inv2[0], r1 * inv2[1]], (r0 * inv[0] + r1 * inv[1]) * self.wfac
         r = [req[jb + off] for off in range(R)]
         a = [r[off] * self.inv2[off] for off in range(R)]
-        s = sum(r[off] * self.inv[off] for off in range(R))
+        # A plain left-to-right sum (not ``sum``, whose float rounding changed in Python 3.12):
+        # the compiled kernel computes the same float on every Python.
+        s = 0.0
+        for off in range(R):
+            s += r[off] * self.inv[off]
         return [x - EPS for x in r], a, s * self.wfac
 
     def _p(self, job: int, config: int) -> float:

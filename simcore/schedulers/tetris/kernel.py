@@ -1,0 +1,803 @@
+"""Tetris's compiled kernel: the decisions of :class:`~simcore.schedulers.tetris.Tetris`, in numba.
+
+The specification's scores, with its float operations in its order (a
+product per resource summed from resource 0 up, then the work term
+subtracted), so every maximum and every tie comes out the same:
+
+* **Arrival.** The best-scoring machine among those where the job fits
+  (ties: the lowest index) is found by branch and bound over a max tree of
+  the machines' free capacity (kept by the kernel: per node the largest free
+  capacity in each resource, and with two resources the largest
+  ``(1 - t) C_0 / cmax_0 + t C_1 / cmax_1`` for a few directions ``t``).
+  A node's bound is at least the score of every machine under it: the
+  per-resource bound ``sum_r a_r max C_r`` is computed with the score's own
+  operations, and with ``a_r >= 0`` round-to-nearest is monotone in each
+  product and sum (the argument of :mod:`~simcore.schedulers.tetris.score_index`);
+  the directional bound (the job's direction as a mix of the two nearest
+  directions) is exact in real numbers and carries a margin far above the
+  rounding of either side. Subtrees whose bound is below the best score found,
+  or equal to it but holding only higher machine indices, are skipped, as are
+  those where the job fits on no machine (the fit rule on the per-resource
+  maxima). (Requests are non-negative: :class:`~simcore.model.Workload`
+  refuses others.) The work term per configuration is the specification's:
+  left out when it is the same everywhere (mode ``config``), exact per
+  machine from its last class (mode ``general``, where the bound subtracts
+  the smaller of the warm and the cold term).
+* **Completion.** The queued jobs are a list in arrival order, identified by
+  their job number; their packing weights, fit floors and work terms are
+  recomputed from the request with the specification's operations, which
+  gives the very floats it stores. The best-scoring job that fits on the
+  freed machine starts (ties: the earliest arrival), then the next, as the
+  specification's scan (a start only shrinks the machine's free capacity, so
+  rescanning the queue finds what the scan's shrinking candidate set holds).
+  A per-resource lower bound of the queued fit floors skips completions where
+  nothing can fit. From ``GRID_ON`` queued jobs on (until fewer than ``GRID_OFF``
+  remain) the jobs are also kept in a grid of buckets over their fit floors in
+  the first two resources, with the specification's ``ScoreIndex`` bounds
+  (smallest fit floor, largest packing weight per resource, smallest work term
+  per configuration; loose after a start until the bucket's next visit): the
+  buckets are visited in decreasing bound until the next bound is below the best
+  score found (an equal bound is visited: an earlier arrival may tie), so a
+  completion scores a few buckets, not the whole queue. The grid's edges are
+  quantiles of the workload's fit floors, fixed before the run.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from simcore.compiled import core as K
+from simcore.compiled.driver import Kernel
+from simcore.compiled.jit import inline, njit
+from simcore.view import EPS
+
+if TYPE_CHECKING:
+    from simcore.engine import Simulation
+    from simcore.schedulers.tetris import Tetris
+
+# The specification's runtime modes
+FIXED, CONFIG, GENERAL = 0, 1, 2
+# st[INFO] (int64) slots: mode, queued jobs, list head, list tail, leaves of the tree, grid in use,
+# grid columns (cells a row), work-term columns
+I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP = 0, 1, 2, 3, 4, 5, 6, 7
+# state tuple slots
+INV, INV2, WFAC, SEG_CFG, SEG_OF, GSEG, INFO, QNEXT, QPREV, QMIN, STACK, STACK_UB = range(12)
+FL, A, F, TREE, DIRS, QRY = range(12, 18)
+# the grid: next/previous job in its cell (a job's cell is computed from its request), per cell head/tail/count/dirty,
+# bounds (lo, amax per resource; wmin per work column), edges, and query scratch
+G_NEXT, G_PREV, G_HEAD, G_TAIL, G_COUNT, G_DIRTY, G_LO, G_AMAX, G_WMIN, G_E0, G_E1, G_CAND, G_UB = range(18, 31)
+#: Queued jobs from which completions search the grid, and below which they scan the list again.
+GRID_ON, GRID_OFF = 256, 64
+#: Grid cells per side (two or more resources: a square over the first two).
+GRID_SIDE = 16
+# st[QRY] (float64) slots: the arrival's direction for the directional bound, its work factor
+Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF = 0, 1, 2, 3, 4
+#: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
+DIRECTIONS = 9
+NEG_INF = -K.INF
+
+
+@inline
+def _runnable(p: float) -> float:
+    """The specification's ``_runnable``: ``p`` if ``0 <= p < inf``, else +inf (NaN included)."""
+    if 0.0 <= p < K.INF:
+        return p
+    return K.INF
+
+
+@inline
+def _gfac(core: Any, st: Any, job: int) -> float:
+    """``Tetris._factors``'s work factor ``w * sum_l (r_l / cmax_l) / p_bar``, with its float operations.
+
+    (With two resources the specification adds the two products directly; the sum from 0.0
+    differs only in the sign of a zero, which no score comparison sees.)
+    """
+    req = core[2]
+    R = core[17][K.D_R]
+    inv = st[INV]
+    s = 0.0
+    for r in range(R):
+        s += req[job * R + r] * inv[r]
+    return s * st[WFAC][0]  # type: ignore[no-any-return]
+
+
+@inline
+def _p(core: Any, st: Any, job: int, c: int, last: int) -> float:
+    """The specification's processing time of ``job`` on configuration c after class ``last``, made runnable.
+
+    Mode fixed: the time is the same everywhere (configuration 0, as the specification asks).
+    """
+    if st[INFO][I_MODE] == FIXED:
+        c = 0
+    return _runnable(K.duration(core, job, c, last))
+
+
+@inline
+def _cls(core: Any, job: int) -> int:
+    """The job's class where the run-time model has one that matters (profiles: warm or cold), else -1."""
+    if core[17][K.D_MODE] == K.PROFILE:
+        return core[12][job]  # type: ignore[no-any-return]
+    return -1
+
+
+@inline
+def _work(gf: float, p: float) -> float:
+    """The specification's ``_work``: +inf where the job cannot run, whatever the weight."""
+    if p == K.INF:
+        return K.INF
+    return gf * p
+
+
+@inline
+def _queued_work(gf: float, p: float) -> float:
+    """The work term as the specification's completion scan computes it: ``g * p``, NaN (0 * inf) made +inf."""
+    w = gf * p
+    if w != w:
+        return K.INF
+    return w
+
+
+@inline
+def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
+    """Machine m's score for ``job`` (its packing weights in ``st[A]``), the specification's floats."""
+    free = core[0]
+    dims = core[17]
+    N = dims[K.D_N]
+    R = dims[K.D_R]
+    a = st[A]
+    s = free[m] * a[0]
+    for r in range(1, R):
+        s += free[r * N + m] * a[r]
+    if use_g == 1:
+        s -= st[GSEG][st[SEG_OF][m]]
+    elif use_g == 2:
+        s -= _work(st[QRY][Q_GF], _p(core, st, job, core[10][m], core[4][m]))
+    return s  # type: ignore[no-any-return]
+
+
+@inline
+def _node_gmin(st: Any, lo: int, hi: int) -> float:
+    """The least work term of the configurations of machines ``lo..hi-1``."""
+    seg_of = st[SEG_OF]
+    gseg = st[GSEG]
+    s0 = seg_of[lo]
+    s1 = seg_of[hi - 1]
+    g = gseg[s0]
+    for s in range(s0 + 1, s1 + 1):
+        if gseg[s] < g:
+            g = gseg[s]
+    return g  # type: ignore[no-any-return]
+
+
+@inline
+def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -> float:
+    """An upper bound of the scores under ``node`` (machines ``lo..lo+size-1``), or -inf if the job fits on none."""
+    T = st[TREE]
+    dims = core[17]
+    N = dims[K.D_N]
+    R = dims[K.D_R]
+    fl = st[FL]
+    for r in range(R):
+        if not T[node, r] >= fl[r]:
+            return NEG_INF
+    a = st[A]
+    ub = T[node, 0] * a[0]
+    for r in range(1, R):
+        ub += T[node, r] * a[r]
+    q = st[QRY]
+    if q[Q_S] > 0.0:
+        # The directional bound: the job's direction between the tree's directions i and i + 1.
+        i = R + int(q[Q_I])
+        x = T[node, i]
+        y = T[node, i + 1]
+        lam = q[Q_LAM]
+        ud = q[Q_S] * (lam * x + (1.0 - lam) * y)
+        ud += q[Q_MARGIN] * (abs(x) + abs(y) + 1.0)
+        if ud < ub:
+            ub = ud
+    if use_g != 0:
+        hi = lo + size
+        if hi > N:
+            hi = N
+        ub -= _node_gmin(st, lo, hi)
+    return ub  # type: ignore[no-any-return]
+
+
+@inline
+def _tree_set(core: Any, st: Any, m: int) -> None:
+    """Machine m's free capacity changed: its leaf (raw maxima, directional values) and the maxima above it."""
+    T = st[TREE]
+    free = core[0]
+    dims = core[17]
+    N = dims[K.D_N]
+    R = dims[K.D_R]
+    P = st[INFO][I_P]
+    Q = T.shape[1]
+    i = P + m
+    for r in range(R):
+        T[i, r] = free[r * N + m]
+    if Q > R:
+        dirs = st[DIRS]
+        inv = st[INV]
+        x = free[m] * inv[0]
+        y = free[N + m] * inv[1]
+        for k in range(Q - R):
+            T[i, R + k] = dirs[k, 0] * x + dirs[k, 1] * y
+    i >>= 1
+    while i >= 1:
+        changed = False
+        for q in range(Q):
+            u = T[2 * i, q]
+            v = T[2 * i + 1, q]
+            w = u if u >= v else v
+            if T[i, q] != w:
+                T[i, q] = w
+                changed = True
+        if not changed:
+            break  # the maxima above are unchanged too
+        i >>= 1
+
+
+@inline
+def _prepare_query(core: Any, st: Any, job: int) -> None:
+    """The job's direction in the normalised resources, for the directional bound (two resources)."""
+    q = st[QRY]
+    q[Q_S] = 0.0
+    T = st[TREE]
+    R = core[17][K.D_R]
+    nd = T.shape[1] - R
+    if nd < 2:
+        return
+    inv = st[INV]
+    req = core[2]
+    x = req[job * R] * inv[0]
+    y = req[job * R + 1] * inv[1]
+    s = x + y
+    if not s > 0.0:
+        return
+    t = y / s
+    i = int(t * (nd - 1))
+    if i > nd - 2:
+        i = nd - 2
+    if i < 0:
+        i = 0
+    ti = i / (nd - 1)
+    tj = (i + 1) / (nd - 1)
+    lam = (tj - t) / (tj - ti)
+    if lam < 0.0:
+        lam = 0.0
+    if lam > 1.0:
+        lam = 1.0
+    q[Q_S] = s
+    q[Q_I] = i
+    q[Q_LAM] = lam
+    # Far above the rounding of scores and bounds (a few ulps of s times the largest value).
+    q[Q_MARGIN] = s * 1e-12
+
+
+@inline
+def _push(st: Any, sp: int, node: int, lo: int, size: int, ub: float) -> int:
+    stack = st[STACK]
+    stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2] = node, lo, size
+    st[STACK_UB][sp] = ub
+    return sp + 1
+
+
+@inline
+def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
+    """The fitting machine of the highest score (lowest index among ties), -1 if none or if it is -inf."""
+    N = core[17][K.D_N]
+    best = NEG_INF
+    bm = -1
+    _prepare_query(core, st, job)
+    P = st[INFO][I_P]
+    stack = st[STACK]
+    sub = st[STACK_UB]
+    sp = _push(st, 0, 1, 0, P, K.INF)  # the root, expanded unconditionally
+    while sp > 0:
+        sp -= 1
+        node, lo, size = stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2]
+        ub = sub[sp]
+        if ub < best or (ub == best and lo > bm):
+            continue  # nothing better below (an equal score at a higher index loses the tie)
+        if size == 1:
+            # a leaf: the job fits (its bound checked the machine's own free capacity)
+            s = _leaf_score(core, st, job, lo, use_g)
+            if s > best or (s == best and lo < bm):
+                best = s
+                bm = lo
+            continue
+        half = size >> 1
+        # Both children's bounds (the right one -inf past the last machine); the better child is
+        # searched first (pushed last), on equal bounds the left one.
+        ub_l = NEG_INF
+        ub_r = NEG_INF
+        for side in range(2):
+            if lo + side * half < N:
+                u = _node_bound(core, st, 2 * node + side, lo + side * half, half, use_g)
+                if side == 0:
+                    ub_l = u
+                else:
+                    ub_r = u
+        first = 0 if ub_r > ub_l else 1  # the side pushed first (searched second)
+        for k in range(2):
+            side = first if k == 0 else 1 - first
+            u = ub_l if side == 0 else ub_r
+            if u != NEG_INF and not u < best:
+                sp = _push(st, sp, 2 * node + side, lo + side * half, half, u)
+    return bm
+
+
+@inline
+def _enqueue(core: Any, st: Any, job: int) -> None:
+    info = st[INFO]
+    qnext, qprev, qmin, fl = st[QNEXT], st[QPREV], st[QMIN], st[FL]
+    tail = info[I_TAIL]
+    qnext[job] = -1
+    qprev[job] = tail
+    if tail >= 0:
+        qnext[tail] = job
+    else:
+        info[I_HEAD] = job
+    info[I_TAIL] = job
+    info[I_QCOUNT] += 1
+    for r in range(len(qmin)):
+        if fl[r] < qmin[r]:
+            qmin[r] = fl[r]
+    # Into the grid: this job if it is in use; every queued job (in arrival order) if the queue just got long.
+    z = -1
+    if info[I_GRID] == 1:
+        z = job
+    elif info[I_QCOUNT] >= GRID_ON:
+        _grid_clear(st)
+        info[I_GRID] = 1
+        z = info[I_HEAD]
+    while z >= 0:
+        _grid_add(core, st, z)
+        z = qnext[z]  # -1 after this job, the last one
+
+
+@inline
+def _unlink(core: Any, st: Any, job: int) -> None:
+    info = st[INFO]
+    qnext, qprev = st[QNEXT], st[QPREV]
+    p, n = qprev[job], qnext[job]
+    if p >= 0:
+        qnext[p] = n
+    else:
+        info[I_HEAD] = n
+    if n >= 0:
+        qprev[n] = p
+    else:
+        info[I_TAIL] = p
+    info[I_QCOUNT] -= 1
+    if info[I_GRID] == 1:
+        _grid_remove(core, st, job)
+        if info[I_QCOUNT] < GRID_OFF:
+            info[I_GRID] = 0
+    if info[I_QCOUNT] == 0:
+        qmin = st[QMIN]
+        for r in range(len(qmin)):
+            qmin[r] = K.INF
+
+
+@inline
+def _arrival(core: Any, st: Any, job: int) -> int:
+    """The machine ``job`` starts on now, or -1 (then it is queued)."""
+    dims = core[17]
+    R = dims[K.D_R]
+    req = core[2]
+    inv2 = st[INV2]
+    fl, a = st[FL], st[A]
+    jb = job * R
+    for r in range(R):
+        x = req[jb + r]
+        fl[r] = x - K.FIT_EPS
+        a[r] = x * inv2[r]
+    mode = st[INFO][I_MODE]
+    gseg = st[GSEG]
+    seg_cfg = st[SEG_CFG]
+    S = len(gseg)
+    use_g = 0
+    gf = _gfac(core, st, job)
+    st[QRY][Q_GF] = gf
+    if mode != FIXED:
+        # Mode general: the bound's work term, the smaller of the warm and the cold one (the exact
+        # one is per machine); mode config: the exact one, per configuration.
+        k = _cls(core, job) if mode == GENERAL else -1
+        for s in range(S):
+            w = K.INF
+            for t in range(2 if mode == GENERAL else 1):  # warm (last class k), then cold
+                x = _work(gf, _p(core, st, job, seg_cfg[s], k + t))
+                if x < w or t == 0:
+                    w = x
+            gseg[s] = w
+        use_g = 2 if mode == GENERAL else 1
+        if mode == CONFIG:
+            same = True
+            for s in range(1, S):
+                if gseg[s] != gseg[0]:
+                    same = False
+                    break
+            if same:
+                use_g = 0  # a constant work term cannot change the choice and is left out
+                if gseg[0] == K.INF:
+                    use_g = -1  # it can run nowhere
+    m = _best_machine(core, st, job, use_g) if use_g >= 0 else -1
+    if m < 0:
+        _enqueue(core, st, job)
+    return m
+
+
+@inline
+def _queued_score(core: Any, st: Any, z: int, f: Any, c: int, last: int) -> float:
+    """Queued job z's score on a machine of configuration c (last class ``last``) with free capacity f."""
+    req = core[2]
+    inv2 = st[INV2]
+    R = core[17][K.D_R]
+    zb = z * R
+    s = (req[zb] * inv2[0]) * f[0]
+    for r in range(1, R):
+        s += (req[zb + r] * inv2[r]) * f[r]
+    s -= _queued_work(_gfac(core, st, z), _p(core, st, z, c, last if st[INFO][I_MODE] == GENERAL else -1))
+    return s  # type: ignore[no-any-return]
+
+
+@inline
+def _fits_f(core: Any, z: int, f: Any) -> bool:
+    """The specification's test on a queued job: its fit floor ``request - EPS <= f`` in every resource."""
+    req = core[2]
+    R = core[17][K.D_R]
+    zb = z * R
+    for r in range(R):
+        if not req[zb + r] - K.FIT_EPS <= f[r]:
+            return False
+    return True
+
+
+@inline
+def _read_free(core: Any, st: Any, m: int) -> bool:
+    """Machine m's free capacity into ``st[F]``; False if no queued job can fit there (the lower bound)."""
+    free = core[0]
+    dims = core[17]
+    N = dims[K.D_N]
+    f = st[F]
+    qmin = st[QMIN]
+    ok = True
+    for r in range(dims[K.D_R]):
+        f[r] = free[r * N + m]
+        if qmin[r] > f[r]:
+            ok = False
+    return ok
+
+
+# -- the grid over queued jobs (long queues) ---------------------------------------------------
+
+
+@inline
+def _bisect_right(e: Any, x: float) -> int:
+    lo = 0
+    hi = len(e)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if x < e[mid]:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+@inline
+def _job_w(core: Any, st: Any, z: int, col: int) -> float:
+    """A lower bound of queued job z's work term on configuration ``col`` (exact unless mode general)."""
+    gf = _gfac(core, st, z)
+    general = st[INFO][I_MODE] == GENERAL
+    k = _cls(core, z) if general else -1
+    w = K.INF
+    for t in range(2 if general else 1):  # mode general: warm (last class k), then cold
+        x = _queued_work(gf, _p(core, st, z, col, k + t))
+        if x < w or t == 0:
+            w = x
+    return w
+
+
+@inline
+def _cell_reset(st: Any, cell: int) -> None:
+    lo, amax, wmin = st[G_LO], st[G_AMAX], st[G_WMIN]
+    for r in range(lo.shape[1]):
+        lo[cell, r] = K.INF
+        amax[cell, r] = 0.0
+    for c in range(wmin.shape[1]):
+        wmin[cell, c] = K.INF
+    st[G_DIRTY][cell] = 0
+
+
+@inline
+def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
+    """Widen ``cell``'s bounds to cover job z."""
+    req = core[2]
+    R = core[17][K.D_R]
+    inv2 = st[INV2]
+    lo, amax, wmin = st[G_LO], st[G_AMAX], st[G_WMIN]
+    for r in range(R):
+        x = req[z * R + r]
+        f = x - K.FIT_EPS
+        if f < lo[cell, r]:
+            lo[cell, r] = f
+        a = x * inv2[r]
+        if a > amax[cell, r]:
+            amax[cell, r] = a
+    for c in range(wmin.shape[1]):
+        w = _job_w(core, st, z, c)
+        if w < wmin[cell, c]:
+            wmin[cell, c] = w
+
+
+@inline
+def _cell_of(core: Any, st: Any, z: int) -> int:
+    """Job z's cell: the grid's row and column of its fit floors in resources 0 and 1."""
+    req = core[2]
+    R = core[17][K.D_R]
+    cell = _bisect_right(st[G_E0], req[z * R] - K.FIT_EPS) * st[INFO][I_G1]
+    if R > 1:
+        cell += _bisect_right(st[G_E1], req[z * R + 1] - K.FIT_EPS)
+    return cell  # type: ignore[no-any-return]
+
+
+@inline
+def _grid_add(core: Any, st: Any, z: int) -> None:
+    cell = _cell_of(core, st, z)
+    nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
+    t = tail[cell]
+    nxt[z] = -1
+    prv[z] = t
+    if t >= 0:
+        nxt[t] = z
+    else:
+        head[cell] = z
+    tail[cell] = z
+    st[G_COUNT][cell] += 1
+    _cell_account(core, st, cell, z)
+
+
+@inline
+def _grid_remove(core: Any, st: Any, z: int) -> None:
+    cell = _cell_of(core, st, z)
+    nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
+    p, n = prv[z], nxt[z]
+    if p >= 0:
+        nxt[p] = n
+    else:
+        head[cell] = n
+    if n >= 0:
+        prv[n] = p
+    else:
+        tail[cell] = p
+    st[G_COUNT][cell] -= 1
+    if st[G_COUNT][cell] == 0:
+        _cell_reset(st, cell)
+    else:
+        st[G_DIRTY][cell] = 1  # bounds still hold, loosely, until the next visit
+
+
+@inline
+def _grid_clear(st: Any) -> None:
+    """Empty every cell (the grid is then filled again from the queue)."""
+    head = st[G_HEAD]
+    for cell in range(len(head)):
+        head[cell] = -1
+        st[G_TAIL][cell] = -1
+        st[G_COUNT][cell] = 0
+        _cell_reset(st, cell)
+
+
+@inline
+def _grid_candidates(core: Any, st: Any, c: int) -> int:
+    """The cells that may hold a job fitting in ``st[F]``, with their score bounds (``st[G_CAND]``, ``st[G_UB]``)."""
+    f = st[F]
+    R = core[17][K.D_R]
+    G1 = st[INFO][I_G1]
+    i_hi = _bisect_right(st[G_E0], f[0])
+    j_hi = _bisect_right(st[G_E1], f[1]) if R > 1 else 0
+    col = 0 if st[INFO][I_MODE] == FIXED else c
+    count, lo, amax, wmin = st[G_COUNT], st[G_LO], st[G_AMAX], st[G_WMIN]
+    cand, cub = st[G_CAND], st[G_UB]
+    nc = 0
+    for i in range(i_hi + 1):
+        for j in range(j_hi + 1):
+            cell = i * G1 + j
+            if count[cell] == 0:
+                continue
+            ok = True
+            for r in range(R):
+                if lo[cell, r] > f[r]:
+                    ok = False
+                    break
+            if not ok:
+                continue
+            x = f[0] if f[0] > 0.0 else 0.0
+            ub = amax[cell, 0] * x
+            for r in range(1, R):
+                x = f[r] if f[r] > 0.0 else 0.0
+                ub += amax[cell, r] * x
+            ub -= wmin[cell, col]
+            if ub == NEG_INF:
+                continue
+            cand[nc] = cell
+            cub[nc] = ub
+            nc += 1
+    return nc
+
+
+@inline
+def _next_queued(core: Any, st: Any, m: int) -> int:
+    """The queued job that starts next on the freed machine m (taken off the queue), or -1.
+
+    The specification's completion scan, one round (the caller starts the job and asks
+    again): the whole queue in arrival order, or with the grid in use, its cells in
+    decreasing bound until the next bound is below the best score found.
+    """
+    info = st[INFO]
+    if info[I_QCOUNT] == 0 or not _read_free(core, st, m):
+        return -1
+    f = st[F]
+    c = core[10][m]
+    last = core[4][m]
+    grid = info[I_GRID] == 1
+    nc = _grid_candidates(core, st, c) if grid else 1
+    cand, cub, dirty = st[G_CAND], st[G_UB], st[G_DIRTY]
+    nxt = st[G_NEXT] if grid else st[QNEXT]
+    best = NEG_INF
+    bz = -1
+    while nc > 0:
+        cell = -1
+        z = info[I_HEAD]
+        nc -= 1
+        if grid:
+            k = 0
+            for t in range(1, nc + 1):
+                if cub[t] > cub[k]:
+                    k = t
+            if cub[k] < best:
+                break
+            cell = cand[k]
+            cand[k] = cand[nc]
+            cub[k] = cub[nc]
+            z = st[G_HEAD][cell]
+        redo = cell >= 0 and dirty[cell] == 1
+        if redo:
+            _cell_reset(st, cell)  # recomputed from the jobs still there, below
+        while z >= 0:
+            if redo:
+                _cell_account(core, st, cell, z)
+            if _fits_f(core, z, f):
+                s = _queued_score(core, st, z, f, c, last)
+                if s > best or (s == best and z < bz):
+                    best = s
+                    bz = z
+            z = nxt[z]
+    if bz >= 0:
+        _unlink(core, st, bz)
+    return bz  # -1: nothing fits, or what fits cannot run here
+
+
+@njit
+def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
+    """The engine's loop with Tetris's decisions (see :mod:`simcore.compiled.loop`)."""
+    ctr = core[15]
+    fl = core[16]
+    done = 0
+    while True:
+        status, kind, t = K.before_event(core, hp, smp, done, budget)
+        if status != K.GO:
+            return status, hp
+        fl[K.NOW] = t
+        # One place starts jobs (the arrival's machine, or the queued jobs a completion lets in
+        # one after the other): the engine's start is compiled once.
+        if kind == K.EV_ARRIVAL:
+            job = K.arrive(core)
+            m = _arrival(core, st, job)
+            freed = -1
+        else:
+            _, freed = K.complete(core, hp)
+            _tree_set(core, st, freed)
+            m = freed
+            job = _next_queued(core, st, freed)
+        while job >= 0 and m >= 0:
+            hp = K.start(core, hp, job, m)
+            if ctr[K.ERR] != 0:
+                return K.S_ERROR, hp
+            _tree_set(core, st, m)
+            if freed < 0:
+                break
+            job = _next_queued(core, st, freed)
+        done += 1
+
+
+def _max_tree(rows: list[np.ndarray[Any, Any]], N: int, P: int) -> np.ndarray[Any, Any]:
+    """Leaves P..P+N-1 (machine order; -inf past the last machine), each inner node the maximum of its children."""
+    tree = np.full((2 * P, len(rows)), -np.inf)
+    tree[P : P + N] = np.stack(rows, axis=1)
+    lo = P // 2
+    while lo >= 1:
+        np.maximum(tree[2 * lo : 4 * lo : 2], tree[2 * lo + 1 : 4 * lo : 2], out=tree[lo : 2 * lo])
+        lo //= 2
+    return tree
+
+
+def make(sched: Tetris, sim: Simulation) -> Kernel:
+    """Tetris's kernel state, from what :meth:`Tetris.setup` computed (normalisation, p_bar, segments)."""
+    view = sim.view
+    R = view.n_resources
+    N = view.n_machines
+    n = sim.n_jobs
+    request = view.request.reshape(n, R)
+    segs = sched.segments
+    info = np.zeros(8, dtype=np.int64)
+    info[I_MODE] = {"fixed": FIXED, "config": CONFIG, "general": GENERAL}[sched.mode]
+    info[I_HEAD] = info[I_TAIL] = -1
+    P = 2  # at least two leaves: the root is never a leaf, so every leaf reached had its fit checked
+    while P < N:
+        P *= 2
+    info[I_P] = P
+    inv = np.array(sched.inv, dtype=np.float64)
+    F = view.free_by_resource
+    rows = [np.array(F[r]) for r in range(R)]
+    if R == 2:
+        t = np.arange(DIRECTIONS) / (DIRECTIONS - 1)
+        dirs = np.stack([1.0 - t, t], axis=1)
+        x, y = F[0] * inv[0], F[1] * inv[1]
+        rows += [dirs[k, 0] * x + dirs[k, 1] * y for k in range(DIRECTIONS)]
+    else:
+        dirs = np.zeros((1, 2))
+    n_p = 1 if sched.mode == "fixed" else view.n_configs
+    info[I_NP] = n_p
+    # Grid edges: quantiles of the fit floors of (a sample of) the workload's jobs.
+    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
+    qs = np.linspace(0.0, 1.0, GRID_SIDE + 1)[1:-1]
+    e0 = np.unique(np.quantile(sample[:, 0], qs)) if n else np.zeros(0)
+    e1 = np.unique(np.quantile(sample[:, 1], qs)) if n and R > 1 else np.zeros(0)
+    G1 = len(e1) + 1
+    info[I_G1] = G1
+    C = (len(e0) + 1) * G1
+    jobs = max(n, 1)
+    state = (
+        inv,  # 0
+        np.array(sched.inv2, dtype=np.float64),  # 1
+        np.array([sched.wfac]),  # 2 work_weight / p_bar
+        np.array([c for c, _, _ in segs], dtype=np.int64),  # 3 configuration of each segment
+        np.ascontiguousarray(sched.seg_of, dtype=np.int64),  # 4 segment of each machine
+        np.zeros(len(segs)),  # 5 scratch: the arrival's work term per segment
+        info,  # 6
+        np.full(max(n, 1), -1, dtype=np.int32),  # 7 next queued job
+        np.full(max(n, 1), -1, dtype=np.int32),  # 8 previous queued job
+        np.full(R, np.inf),  # 9 lower bound of the queued fit floors
+        np.zeros(3 * 130, dtype=np.int64),  # 10 the branch and bound's stack (at most 2 entries a level)
+        np.zeros(130),  # 11 its bounds
+        np.zeros(R),  # 12 scratch: the arrival's fit floors
+        np.zeros(R),  # 13 scratch: its packing weights
+        np.zeros(R),  # 14 scratch: the freed machine's capacity
+        _max_tree(rows, N, P),  # 15 the max tree: per node, the maxima per resource, then per direction
+        np.ascontiguousarray(dirs),  # 16 the directions
+        np.zeros(5),  # 17 the arrival's query (see _prepare_query) and work factor
+        np.full(jobs, -1, dtype=np.int32),  # 18 the grid: next job in its cell
+        np.full(jobs, -1, dtype=np.int32),  # 19 previous in its cell
+        np.full(C, -1, dtype=np.int64),  # 20 first job of each cell
+        np.full(C, -1, dtype=np.int64),  # 21 last job of each cell
+        np.zeros(C, dtype=np.int64),  # 22 jobs in each cell
+        np.zeros(C, dtype=np.int64),  # 23 a job left since the cell's bounds were computed
+        np.full((C, R), np.inf),  # 24 smallest fit floor per resource
+        np.zeros((C, R)),  # 25 largest packing weight per resource
+        np.full((C, n_p), np.inf),  # 26 smallest work term per work column
+        np.ascontiguousarray(e0, dtype=np.float64),  # 27 edges in resource 0
+        np.ascontiguousarray(e1, dtype=np.float64),  # 28 edges in resource 1
+        np.zeros(C, dtype=np.int64),  # 29 scratch: candidate cells of a query
+        np.zeros(C),  # 30 scratch: their bounds
+    )
+
+    def done() -> None:
+        sched.qcount = int(info[I_QCOUNT])
+
+    return Kernel(step=step, state=state, done=done)
