@@ -147,8 +147,20 @@ def _compact(core: Any, st: Any) -> None:
     for leaf in range(w, P):
         mat[leaf] = -1
     meta[CNT] = w
-    for leaf in range(P):
-        K.tree_leaf(core, leaf)
+    # Both trees from scratch, a level at a time (each node once; a climb from every leaf
+    # would redo the upper levels P times).
+    tree = core[19]
+    free = core[0]
+    dims = core[17]
+    N = dims[K.D_N]
+    for r in range(dims[K.D_R]):
+        for leaf in range(P):
+            x = mat[leaf]
+            tree[r, P + leaf] = free[r * N + x] if x >= 0 else -K.INF
+        for i in range(P - 1, 0, -1):
+            a = tree[r, 2 * i]
+            b = tree[r, 2 * i + 1]
+            tree[r, i] = a if a >= b else b
     _build_keys(core, st)
 
 
