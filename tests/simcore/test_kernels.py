@@ -144,6 +144,52 @@ def test_kernel_makes_the_specifications_decisions(
 
 
 @st.composite
+def fcfs_scenarios(draw: Any) -> tuple[Cluster, Workload]:
+    """Scenarios for FCFS's idle order: several configurations of few machines and many short jobs.
+
+    Few machines and up to 150 jobs of one or two distinct lengths: many completions at the
+    same instant (the order's tie rule), many moves to the back on the same machines (the
+    order's gaps are closed again and again), overload (strict FCFS: a blocked head),
+    configurations of different shapes (idle order interleaves them), and rates of 0 (a
+    configuration where a job cannot run).
+    """
+    R = draw(st.integers(1, 3))
+    res = tuple(f"r{i}" for i in range(R))
+    n_cfg = draw(st.integers(2, 4))
+    counts = np.array(draw(st.lists(st.integers(1, 3), min_size=n_cfg, max_size=n_cfg)))
+    cap = np.array(draw(st.lists(st.sampled_from([0.25, 0.5, 1.0, 2.0]), min_size=n_cfg * R, max_size=n_cfg * R)))
+    cap = cap.reshape(n_cfg, R)
+    cluster = Cluster("c", res, tuple(f"k{j}" for j in range(n_cfg)), counts, cap)
+    n = draw(st.integers(20, 150))
+    span = draw(st.sampled_from([5, 20, 60]))
+    submit = np.sort(np.array(draw(st.lists(st.integers(0, span), min_size=n, max_size=n)), dtype=float))
+    req = np.zeros((n, R))
+    for z in range(n):
+        host = cap[draw(st.integers(0, n_cfg - 1))]
+        fr = draw(st.lists(st.sampled_from([0.05, 0.1, 0.25, 0.5, 1.0]), min_size=R, max_size=R))
+        req[z] = host * np.array(fr)
+    lengths = draw(st.lists(st.sampled_from([1.0, 2.0, 3.0]), min_size=1, max_size=2))
+    work = np.array(draw(st.lists(st.sampled_from(lengths), min_size=n, max_size=n)))
+    n_cls = draw(st.integers(1, 2))
+    cls = np.array(draw(st.lists(st.integers(0, n_cls - 1), min_size=n, max_size=n)), dtype=np.int64)
+    runtime: Any = None
+    if draw(st.booleans()):
+        rates = draw(st.lists(st.sampled_from([0.0, 1.0, 2.0]), min_size=n_cls * n_cfg, max_size=n_cls * n_cfg))
+        runtime = RateRuntime(work, cls, np.array(rates).reshape(n_cls, n_cfg))
+    wl = Workload("w", res, submit, req, work, cls, horizon_s=float(span + 10), runtime=runtime)
+    return cluster, wl
+
+
+@pytest.mark.parametrize("pick", ["longest-idle", "lowest-index"])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scen=fcfs_scenarios(), drain=st.booleans())
+def test_fcfs_kernel_keeps_the_idle_order(pick: str, scen: tuple[Cluster, Workload], drain: bool) -> None:
+    """FCFS on multi-configuration clusters: equal completion times, closed gaps, rates of 0, overload."""
+    cluster, wl = scen
+    both(cluster, wl, "fcfs", {"pick": pick}, drain=drain, samples=50)
+
+
+@st.composite
 def lotes_scenarios(draw: Any) -> tuple[Cluster, Workload]:
     """A random scenario whose workload carries the class table LoTES plans with.
 
