@@ -366,6 +366,39 @@ def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
         a += size
 
 
+# -- intrusive doubly linked lists over job (or slot) numbers ---------------------------------
+# Kernels queue jobs in lists kept in arrays: ``nxt[z]``/``prv[z]`` link item z (-1: none), and a
+# list's ends are ``heads[h]`` and ``tails[t]`` (one array of heads per family of lists, or two
+# slots of one info array). Appending and unlinking are O(1) and allocate nothing.
+
+
+@inline
+def list_append(nxt: Any, prv: Any, heads: Any, h: int, tails: Any, t: int, z: int) -> None:
+    """Append item ``z`` at the tail of the list whose ends are ``heads[h]`` and ``tails[t]``."""
+    last = tails[t]
+    nxt[z] = -1
+    prv[z] = last
+    if last >= 0:
+        nxt[last] = z
+    else:
+        heads[h] = z
+    tails[t] = z
+
+
+@inline
+def list_unlink(nxt: Any, prv: Any, heads: Any, h: int, tails: Any, t: int, z: int) -> None:
+    """Take item ``z`` out of the list whose ends are ``heads[h]`` and ``tails[t]`` (its links are left)."""
+    p, n = prv[z], nxt[z]
+    if p >= 0:
+        nxt[p] = n
+    else:
+        heads[h] = n
+    if n >= 0:
+        prv[n] = p
+    else:
+        tails[t] = p
+
+
 # -- the completion heap: (time, sequence) keys ---------------------------------------------
 # A 4-ary heap whose entries are two float64 side by side (the time, then the sequence number,
 # exact below 2**53): a node's four children are 64 contiguous bytes, one cache line, where a

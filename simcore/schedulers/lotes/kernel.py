@@ -197,13 +197,7 @@ def _push(core: Any, st: Any, q: int, job: int) -> None:
     qhead, qtail, qnext, qprev, qalive, qmin = st[15], st[16], st[17], st[18], st[19], st[20]
     req = core[2]
     R = core[17][K.D_R]
-    qnext[job] = -1
-    qprev[job] = qtail[q]
-    if qtail[q] >= 0:
-        qnext[qtail[q]] = job
-    else:
-        qhead[q] = job
-    qtail[q] = job
+    K.list_append(qnext, qprev, qhead, q, qtail, q, job)
     qalive[q] += 1
     for r in range(R):
         f = req[job * R + r] - K.FIT_EPS
@@ -215,15 +209,7 @@ def _push(core: Any, st: Any, q: int, job: int) -> None:
 @inline
 def _unlink(st: Any, q: int, job: int) -> None:
     qhead, qtail, qnext, qprev, qalive, qmin = st[15], st[16], st[17], st[18], st[19], st[20]
-    p, n = qprev[job], qnext[job]
-    if p >= 0:
-        qnext[p] = n
-    else:
-        qhead[q] = n
-    if n >= 0:
-        qprev[n] = p
-    else:
-        qtail[q] = p
+    K.list_unlink(qnext, qprev, qhead, q, qtail, q, job)
     qalive[q] -= 1
     if qalive[q] == 0:
         for r in range(qmin.shape[1]):

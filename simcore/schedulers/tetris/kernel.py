@@ -334,14 +334,7 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
 def _enqueue(core: Any, st: Any, job: int) -> None:
     info = st[INFO]
     qnext, qprev, qmin, fl = st[QNEXT], st[QPREV], st[QMIN], st[FL]
-    tail = info[I_TAIL]
-    qnext[job] = -1
-    qprev[job] = tail
-    if tail >= 0:
-        qnext[tail] = job
-    else:
-        info[I_HEAD] = job
-    info[I_TAIL] = job
+    K.list_append(qnext, qprev, info, I_HEAD, info, I_TAIL, job)
     info[I_QCOUNT] += 1
     for r in range(len(qmin)):
         if fl[r] < qmin[r]:
@@ -363,15 +356,7 @@ def _enqueue(core: Any, st: Any, job: int) -> None:
 def _unlink(core: Any, st: Any, job: int) -> None:
     info = st[INFO]
     qnext, qprev = st[QNEXT], st[QPREV]
-    p, n = qprev[job], qnext[job]
-    if p >= 0:
-        qnext[p] = n
-    else:
-        info[I_HEAD] = n
-    if n >= 0:
-        qprev[n] = p
-    else:
-        info[I_TAIL] = p
+    K.list_unlink(qnext, qprev, info, I_HEAD, info, I_TAIL, job)
     info[I_QCOUNT] -= 1
     if info[I_GRID] == 1:
         _grid_remove(core, st, job)
@@ -550,14 +535,7 @@ def _cell_of(core: Any, st: Any, z: int) -> int:
 def _grid_add(core: Any, st: Any, z: int) -> None:
     cell = _cell_of(core, st, z)
     nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
-    t = tail[cell]
-    nxt[z] = -1
-    prv[z] = t
-    if t >= 0:
-        nxt[t] = z
-    else:
-        head[cell] = z
-    tail[cell] = z
+    K.list_append(nxt, prv, head, cell, tail, cell, z)
     st[G_COUNT][cell] += 1
     _cell_account(core, st, cell, z)
 
@@ -566,15 +544,7 @@ def _grid_add(core: Any, st: Any, z: int) -> None:
 def _grid_remove(core: Any, st: Any, z: int) -> None:
     cell = _cell_of(core, st, z)
     nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
-    p, n = prv[z], nxt[z]
-    if p >= 0:
-        nxt[p] = n
-    else:
-        head[cell] = n
-    if n >= 0:
-        prv[n] = p
-    else:
-        tail[cell] = p
+    K.list_unlink(nxt, prv, head, cell, tail, cell, z)
     st[G_COUNT][cell] -= 1
     if st[G_COUNT][cell] == 0:
         _cell_reset(st, cell)
