@@ -337,7 +337,8 @@ def run_objects(
         "seed": int(seed),
         **(labels or {}),
     }
-    summ.update(metrics.summary(res))
+    waits = metrics.Waits(res)
+    summ.update(metrics.summary(res, waits))
     if workload.graph is not None:
         summ.update(dag_summary(run_job_metrics(res, workload, cluster)))
     summ["lambda_star"] = lambda_star(workload, cluster)
@@ -351,7 +352,7 @@ def run_objects(
     names = list(workload.classes.names) if workload.classes is not None else None
     return RunOutcome(
         summary=summ,
-        series=metrics.series(res),
+        series=metrics.series(res, waits),
         per_class=metrics.per_class(res, names),
         offline=sched.offline_solution(),
         result=res,
@@ -360,8 +361,8 @@ def run_objects(
     )
 
 
-def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
-    """Build the cluster and workload named in ``spec`` and run its scheduler."""
+def prepare(spec: RunSpec) -> tuple[Cluster, Workload, dict[str, Any]]:
+    """Build the cluster and workload named in ``spec``, and the labels its summary carries."""
     SCHEDULERS.get(spec.scheduler)  # fail on a bad name before generating anything
     cluster = resolve_cluster(spec.cluster, spec.cluster_params)
     workload = resolve_workload(spec.workload, cluster, spec.seed, spec.load, spec.hours, spec.workload_params)
@@ -371,6 +372,29 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
         "load": spec.load if spec.load is not None else (0.9 if spec.workload in WORKLOADS else None),
         "hours": workload.horizon_s / 3600.0,
     }
+    return cluster, workload, labels
+
+
+def same_scenario(a: RunSpec, b: RunSpec) -> bool:
+    """Whether two specs build the same cluster and workload (they may differ in scheduler and its options)."""
+    return (a.cluster, a.workload, a.seed, a.load, a.hours, a.cluster_params, a.workload_params) == (
+        b.cluster,
+        b.workload,
+        b.seed,
+        b.load,
+        b.hours,
+        b.cluster_params,
+        b.workload_params,
+    )
+
+
+def run_prepared(
+    spec: RunSpec,
+    prepared: tuple[Cluster, Workload, dict[str, Any]],
+    progress: ProgressCallback | None = None,
+) -> RunOutcome:
+    """Run ``spec`` on a cluster and workload :func:`prepare` built for it (or for a spec of the same scenario)."""
+    cluster, workload, labels = prepared
     return run_objects(
         cluster,
         workload,
@@ -382,3 +406,8 @@ def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
         labels=labels,
         engine=spec.engine,
     )
+
+
+def run(spec: RunSpec, progress: ProgressCallback | None = None) -> RunOutcome:
+    """Build the cluster and workload named in ``spec`` and run its scheduler."""
+    return run_prepared(spec, prepare(spec), progress)

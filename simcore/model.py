@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import InputError, ParameterError
-from simcore.fit import fit_floor, fits_in
+from simcore.fit import EPS, fit_floor
 from simcore.limits import max_machines
 from simcore.taskgraph import TaskGraph
 
@@ -396,8 +396,30 @@ def check_compatible(cluster: Cluster, workload: Workload) -> None:
         )
 
 
+#: Jobs tested at a time by :func:`_fits_chunked` (bounds its temporaries: 16 bytes a job per resource).
+FIT_CHUNK = 1 << 20
+
+
 def _fits_chunked(request: FloatArray, capacity: FloatArray) -> NDArray[np.bool_]:
-    out = np.zeros(len(request), dtype=bool)
-    for cap in capacity:
-        out |= fits_in(request, cap)
+    """Which jobs fit (the one fit rule, :mod:`simcore.fit`) in at least one of the ``capacity`` rows.
+
+    The largest configurations are tried first and each later one only on the jobs no earlier one
+    holds: usually one pass decides nearly every job. (Testing all ten configurations of the
+    paper-scale Figure 11 workload, 33 million jobs, took 13 s of every run; this takes about 1 s.)
+    """
+    n, R = request.shape
+    out = np.zeros(n, dtype=bool)
+    order = np.argsort(-capacity.sum(axis=1), kind="stable")
+    for a in range(0, n, FIT_CHUNK):
+        floor = request[a : a + FIT_CHUNK] - EPS  # fit_floor of every request, as fits_in computes it
+        left = np.arange(len(floor))
+        for c in order:
+            cap = capacity[c]
+            ok = cap[0] >= floor[left, 0]
+            for r in range(1, R):
+                ok &= cap[r] >= floor[left, r]
+            out[a + left[ok]] = True
+            left = left[~ok]
+            if not len(left):
+                break
     return out

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from simcore.compiled.jit import inline, njit
+from simcore.compiled.jit import inline
 from simcore.fit import EPS
 
 # ctr (int64) slots
@@ -40,6 +40,10 @@ NOW, HORIZON, DRAIN = 0, 1, 2
 D_N, D_R, D_JOBS, D_MODE, D_ALL_RUNNABLE, D_CONFIGS, D_TREE = 0, 1, 2, 3, 4, 5, 6
 # the fit tree (see ftree_first_fit): its leaf blocks (0: none), values per node
 D_FTREE, D_FT_S = 7, 8
+#: core slots that say, by their type, which search structures a kernel keeps: ``None`` when it keeps
+#: none, else 1. Helpers test them with ``is None``, which numba decides while compiling, so a kernel
+#: compiles only the structures it uses (the max tree, the fit tree, or neither): a tenth of its code.
+TREE_ON, FTREE_ON = 26, 27
 #: Machines per leaf block of the fit tree (a block is scanned, one cache line per resource).
 FT_BLOCK = 8
 # runtime model kinds (see simcore.compiled.driver.runtime_form)
@@ -114,9 +118,15 @@ def fits(core: Any, job: int, m: int) -> bool:
 @inline
 def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """Lowest-numbered machine in ``lo..hi-1`` where ``job`` fits now, or -1 (``EngineView.first_fit``)."""
-    if core[17][D_FTREE] > 0:
+    return _first_fit(core[FTREE_ON], core[TREE_ON], core, job, lo, hi)
+
+
+@inline
+def _first_fit(ftree_on: Any, tree_on: Any, core: Any, job: int, lo: int, hi: int) -> int:
+    """:func:`first_fit` through the structure the kernel keeps (``ftree_on``/``tree_on``: see ``TREE_ON``)."""
+    if ftree_on is not None:
         return ftree_first_fit(core, job, lo, hi)
-    if core[17][D_TREE] > 0:
+    if tree_on is not None:
         leaf = tree_first_fit(core, job, lo, hi)
         return core[22][leaf] if leaf >= 0 else -1
     free = core[0]
@@ -141,6 +151,20 @@ def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
         if ok:
             return m
     return -1
+
+
+@inline
+def free_changed(core: Any, m: int) -> None:
+    """Machine m's free capacity changed: refresh the search structures the kernel keeps."""
+    _refresh(core[TREE_ON], core[FTREE_ON], core, m)
+
+
+@inline
+def _refresh(tree_on: Any, ftree_on: Any, core: Any, m: int) -> None:
+    if tree_on is not None:
+        tree_set(core, m)
+    if ftree_on is not None:
+        ftree_set(core, m)
 
 
 # -- a max tree over machines per resource: first fit in O(log N) instead of a scan ----------
@@ -291,35 +315,55 @@ def ftree_set(core: Any, m: int) -> None:
 
 
 @inline
-def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
-    """The lowest machine in ``lo..hi-1`` where ``job`` fits now, or -1 (what a scan finds)."""
-    free = core[0]
+def ftree_query(core: Any, job: int) -> None:
+    """A search's thresholds for ``job`` (``core[25]``): its fit floors, then their combined values."""
     req = core[2]
     dims = core[17]
-    N = dims[D_N]
     R = dims[D_R]
     S = dims[D_FT_S]
-    B = dims[D_FTREE]
-    nodes = core[23]
     w = core[24]
     thr = core[25]
-    K = S - R
-    if hi > N:
-        hi = N
-    if lo < 0:
-        lo = 0
-    if lo >= hi:
-        return -1
     jb = job * R
     for r in range(R):
         thr[r] = req[jb + r] - FIT_EPS
-    for k in range(K):
+    for k in range(S - R):
         h = w[k * R] * thr[0]
         for r in range(1, R):
             v = w[k * R + r] * thr[r]
             if v < h:
                 h = v
         thr[R + k] = h
+
+
+@inline
+def ftree_may_fit(core: Any, i: int) -> bool:
+    """Whether fit-tree node i may hold a machine where the job of :func:`ftree_query` fits (False: none)."""
+    nodes = core[23]
+    thr = core[25]
+    S = core[17][D_FT_S]
+    base = i * S
+    for s in range(S):
+        if not nodes[base + s] >= thr[s]:
+            return False
+    return True
+
+
+@inline
+def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
+    """The lowest machine in ``lo..hi-1`` where ``job`` fits now, or -1 (what a scan finds)."""
+    free = core[0]
+    dims = core[17]
+    N = dims[D_N]
+    R = dims[D_R]
+    B = dims[D_FTREE]
+    thr = core[25]
+    if hi > N:
+        hi = N
+    if lo < 0:
+        lo = 0
+    if lo >= hi:
+        return -1
+    ftree_query(core, job)
     blo = lo // FT_BLOCK
     bhi = (hi - 1) // FT_BLOCK  # the last block, inclusive
     # Depth-first, left first, without a stack: node i holds blocks a..a+size-1.
@@ -329,13 +373,7 @@ def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     while True:
         if a > bhi:
             return -1
-        ok = a + size > blo
-        if ok:
-            base = i * S
-            for s in range(S):
-                if not nodes[base + s] >= thr[s]:
-                    ok = False
-                    break
+        ok = a + size > blo and ftree_may_fit(core, i)
         if ok:
             if size > 1:
                 i = 2 * i
@@ -508,10 +546,7 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
     jb = job * R
     for r in range(R):
         free[r * N + m] -= req[jb + r]
-    if dims[D_TREE] > 0:
-        tree_set(core, m)
-    if dims[D_FTREE] > 0:
-        ftree_set(core, m)
+    free_changed(core, m)
     now = core[16][NOW]
     state[job] = RUNNING
     running[m] += 1
@@ -573,10 +608,7 @@ def complete(core: Any, hp: Any) -> tuple[int, int]:
         jb = job * R
         for r in range(R):
             free[r * N + m] += req[jb + r]
-    if dims[D_TREE] > 0:
-        tree_set(core, m)
-    if dims[D_FTREE] > 0:
-        ftree_set(core, m)
+    free_changed(core, m)
     core[5][job] = DONE
     core[7][job] = core[16][NOW]
     ctr[COMPLETED] += 1
@@ -587,43 +619,75 @@ def complete(core: Any, hp: Any) -> tuple[int, int]:
 # -- samples of the queue, running jobs and utilisation, as the Python loop takes them ---------
 
 
-@njit
-def _pairwise(a: Any, lo: int, n: int) -> float:
-    """numpy's pairwise sum of ``a[lo:lo+n]`` (its ``pairwise_sum``), so the sums agree to the bit."""
+#: core slots of :func:`row_sum`'s scratch: its stack of pending ranges (three words each) and of partial sums.
+PW_STACK, PW_VALS = 28, 29
+#: Entries of that scratch: a range of n values waits at most at 2 log2(n / 128) + 1 places, far below this.
+PW_DEPTH = 256
+
+
+@inline
+def _pairwise_block(a: Any, lo: int, n: int) -> float:
+    """numpy's ``pairwise_sum`` of ``a[lo:lo+n]`` for ``n <= PW_BLOCKSIZE``: eight partial sums, then the rest."""
     if n < 8:
         res = 0.0
         for i in range(n):
             res += a[lo + i]
         return res
-    if n <= PW_BLOCKSIZE:
-        r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
-        r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
-        i = 8
-        stop = n - (n % 8)
-        while i < stop:
-            r0 += a[lo + i]
-            r1 += a[lo + i + 1]
-            r2 += a[lo + i + 2]
-            r3 += a[lo + i + 3]
-            r4 += a[lo + i + 4]
-            r5 += a[lo + i + 5]
-            r6 += a[lo + i + 6]
-            r7 += a[lo + i + 7]
-            i += 8
-        res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res  # type: ignore[no-any-return]
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    stop = n - (n % 8)
+    while i < stop:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res  # type: ignore[no-any-return]
 
 
 @inline
-def row_sum(a: Any, lo: int, n: int) -> float:
-    """``a[lo:lo+n].sum()`` as numpy reduces a contiguous row (its identity 0 plus the pairwise sum)."""
-    return _pairwise(a, lo, n)
+def row_sum(core: Any, a: Any, lo: int, n: int) -> float:
+    """``a[lo:lo+n].sum()`` as numpy reduces a contiguous row, to the bit: its pairwise summation.
+
+    numpy splits a range of more than ``PW_BLOCKSIZE`` values in two (the first part a multiple of
+    eight values long), sums each part so, and adds the two sums. The same splits and additions here,
+    with an explicit stack (``core[PW_STACK]``, ``core[PW_VALS]``) instead of recursion, which numba
+    would compile as a function of its own.
+    """
+    if n <= PW_BLOCKSIZE:
+        return _pairwise_block(a, lo, n)
+    stk = core[PW_STACK]  # entries (first, count, 0: to sum | 1: add the two sums on top of vals)
+    vals = core[PW_VALS]
+    stk[0], stk[1], stk[2] = lo, n, 0
+    sp = 1
+    vp = 0
+    while sp > 0:
+        sp -= 1
+        first, count, combine = stk[3 * sp], stk[3 * sp + 1], stk[3 * sp + 2]
+        if combine == 1:
+            vp -= 1
+            vals[vp - 1] = vals[vp - 1] + vals[vp]  # the first part's sum plus the second's
+        elif count <= PW_BLOCKSIZE:
+            vals[vp] = _pairwise_block(a, first, count)
+            vp += 1
+        else:
+            n2 = count // 2
+            n2 -= n2 % 8
+            # popped in reverse: the first part, then the second, then their addition
+            stk[3 * sp], stk[3 * sp + 1], stk[3 * sp + 2] = first, count, 1
+            stk[3 * sp + 3], stk[3 * sp + 4], stk[3 * sp + 5] = first + n2, count - n2, 0
+            stk[3 * sp + 6], stk[3 * sp + 7], stk[3 * sp + 8] = first, n2, 0
+            sp += 3
+    return vals[0]  # type: ignore[no-any-return]
 
 
 @inline
@@ -637,7 +701,7 @@ def take_sample(core: Any, smp: Any, si: int) -> None:
     s_queue[si] = ctr[ARRIVED] - ctr[STARTED]
     s_running[si] = ctr[STARTED] - ctr[COMPLETED]
     for r in range(dims[D_R]):
-        s_util[si, r] = (total_cap[r] - row_sum(free, r * N, N)) / safe_cap[r]
+        s_util[si, r] = (total_cap[r] - row_sum(core, free, r * N, N)) / safe_cap[r]
 
 
 @inline

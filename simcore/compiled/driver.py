@@ -196,6 +196,10 @@ def build_core(
         ft_nodes,  # 23 the fit tree (core.ftree_first_fit)
         np.ascontiguousarray(weights, dtype=np.float64).reshape(-1),  # 24 its weights
         np.zeros(ft_s, dtype=np.float64),  # 25 scratch: a search's thresholds
+        1 if tree else None,  # 26 K.TREE_ON: the max tree is kept (a type numba compiles by)
+        1 if fit_tree else None,  # 27 K.FTREE_ON: the fit tree is kept
+        np.zeros(3 * K.PW_DEPTH, dtype=np.int64),  # 28 K.PW_STACK: row_sum's stack
+        np.zeros(K.PW_DEPTH, dtype=np.float64),  # 29 K.PW_VALS: its partial sums
     )
 
 

@@ -65,9 +65,10 @@ def _configure() -> str:
 
 _CACHE = _configure()
 
-import llvmlite.binding as _llvm  # noqa: E402
 import numba  # noqa: E402
 import numba.extending  # noqa: E402
+
+from simcore.compiled import codegen as _codegen  # noqa: E402
 
 #: numba, untyped: its stubs know neither ``config.CACHE_DIR`` nor ``njit(_nrt=False)``.
 _nb: Any = numba
@@ -76,15 +77,9 @@ if _CACHE:
     # Set on numba's config, not in the environment: child processes derive the same path themselves.
     _nb.config.CACHE_DIR = _CACHE
 
-#: LLVM's inlining threshold while our kernels compile. Every helper takes the state tuples,
-#: which a call passes as about 200 words on the stack (each array is seven); at LLVM's default
-#: (a few hundred) the large helpers of every event (a scheduler's arrival, ``start``,
-#: ``first_fit``, ``complete``) stay calls, and passing their arguments cost about as much as
-#: their work: inlined, Greedy's google run takes half the time, for about a tenth more
-#: compile time. (Numba's own ``inline="always"`` inlines too, but compiles each copy again:
-#: ten times the compile time.) The option is LLVM's, process-wide; only numba uses it here.
-INLINE_THRESHOLD = 100_000
-_llvm.set_option("simcore", f"-inline-threshold={INLINE_THRESHOLD}")
+#: Whether numba builds our kernels the quick way (helpers linked only, one tuned optimisation: see
+#: :mod:`simcore.compiled.codegen`); False on a numba whose internals differ, which then compiles slower.
+FAST_CODEGEN = _codegen.install()
 
 
 def njit(fn: F) -> F:
@@ -96,6 +91,7 @@ def njit(fn: F) -> F:
     between chunks, and structures are arrays of fixed size made before the run.
     """
     # fastmath stays off: the kernels must make the very float comparisons the Python specification makes.
+    _codegen.KERNELS.add(fn.__code__)
     return _nb.njit(cache=True, nogil=True, _nrt=False)(fn)  # type: ignore[no-any-return]
 
 
@@ -103,6 +99,8 @@ def inline(fn: F) -> F:
     """A helper compiled into the kernel that calls it, with its flags (no Python wrapper of its own).
 
     Not numba's IR inlining (``inline="always"``): that copies a helper into every call site
-    and multiplied the compile time; LLVM inlines them instead (see ``INLINE_THRESHOLD``).
+    and multiplied the compile time; LLVM inlines them instead, in the kernel's module (see
+    :mod:`simcore.compiled.codegen`). A helper has no Python or C entry point of its own.
     """
-    return _nb.extending.register_jitable(fn)  # type: ignore[no-any-return]
+    _codegen.HELPERS.add(fn.__code__)
+    return _nb.extending.register_jitable(no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)  # type: ignore[no-any-return]

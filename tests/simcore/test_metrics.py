@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simcore import metrics
 from simcore.engine import SimResult
@@ -145,3 +147,59 @@ def test_the_summary_says_where_the_measured_span_starts() -> None:
     r = _result(submit=[0, 1], start=[0, 1], finish=[1, 2])
     r.sample_t[:] = np.linspace(3.0, 10.0, len(r.sample_t))
     assert metrics.summary(r)["measured_from_s"] == 3.0
+
+
+# -- the shared passes give the numbers of the plain computation, to the bit ----------------------------------------
+
+
+def _plain_per_class(res: SimResult) -> list[dict[str, object]]:
+    """per_class as one mask per class (what metrics.per_class computed before it grouped by one sort)."""
+    out = []
+    completed = res.completed_mask
+    for k in np.unique(res.job_class):
+        m = completed & (res.job_class == k)
+        if not m.any():
+            continue
+        wait = res.start[m] - res.submit[m]
+        run = res.finish[m] - res.start[m]
+        out.append(
+            {
+                "class": str(int(k)),
+                "jobs": int(m.sum()),
+                "mean_response_s": float(wait.mean()),
+                "mean_run_s": float(run.mean()),
+                "mean_completion_s": float((wait + run).mean()),
+            }
+        )
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 1e4, allow_nan=False),
+            st.sampled_from([np.nan, 0.0, 0.25, 3.0, 1e3]),
+            st.sampled_from([np.nan, 0.5, 7.0]),
+            st.integers(-1, 40),
+        ),
+        max_size=300,
+    )
+)
+def test_summary_series_and_per_class_from_shared_passes_are_the_plain_ones(rows: list[tuple]) -> None:
+    """Waits sorted once for summary and series, classes grouped by one stable sort: identical numbers."""
+    submit = np.sort(np.array([r[0] for r in rows], dtype=float))
+    wait = np.array([r[1] for r in rows], dtype=float)
+    run = np.array([r[2] for r in rows], dtype=float)
+    start = submit + wait
+    finish = np.where(np.isnan(start), np.nan, start + run)
+    r = _result(submit, start, finish)
+    r.job_class = np.array([row[3] for row in rows], dtype=np.int64)
+    waits = metrics.Waits(r)
+    assert metrics.summary(r, waits) == metrics.summary(r)
+    assert metrics.series(r, waits) == metrics.series(r)
+    assert metrics.per_class(r) == _plain_per_class(r)
+    resp = metrics.response_times(r)
+    if len(resp):
+        assert metrics.summary(r)["p90_response_s"] == float(np.percentile(resp, 90))
+        assert metrics.summary(r)["mean_response_s"] == float(resp.mean())

@@ -408,3 +408,39 @@ def test_the_script_reports_a_bad_vary_value_in_one_line() -> None:
     )
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == "simcore: error: --vary phi: expected a number, got 'x'\n"
+
+
+def test_a_scenarios_runs_share_one_workload_and_give_what_separate_runs_give() -> None:
+    """The schedulers of one point and seed run on one copy of the workload (run_group), and each summary
+    is the one api.run gives for its spec alone; a failing spec fails alone."""
+    from simcore.sweep import _groups, execute, run_group
+
+    sw = Sweep(
+        cluster="google-balanced",
+        workload="lotes-phi",
+        schedulers=["lotes", "tetris", "greedy"],
+        seeds=[0, 1],
+        axes=[Axis("phi", [0.0, 0.009])],
+        load=0.95,
+        hours=0.5,
+        params={"machines_per_config": 1},
+    )
+    tasks = sw.tasks()
+    groups = _groups(tasks)
+    # One group per (phi, seed), in grid order, each with the three schedulers.
+    assert [[tasks[i].scheduler for i in g] for g in groups] == [["lotes", "tetris", "greedy"]] * 4
+    assert [(tasks[g[0]].point["phi"], tasks[g[0]].seed) for g in groups] == [
+        (0.0, 0),
+        (0.0, 1),
+        (0.009, 0),
+        (0.009, 1),
+    ]
+    got = [(t.index, r) for t, r in execute(tasks)]
+    assert [i for i, _ in got] == list(range(len(tasks)))
+    for t, (_, r) in zip(tasks, got, strict=True):
+        assert r.summary is not None
+        assert untimed(r.summary) == untimed(api.run(t.spec).summary)
+    bad = api.RunSpec(**{**tasks[0].spec.to_dict(), "scheduler": "no-such"})
+    out = run_group([tasks[0].spec, bad, tasks[1].spec])
+    assert out[0].summary is not None and out[2].summary is not None
+    assert out[1].summary is None and "no-such" in (out[1].error or "")

@@ -114,11 +114,15 @@ def _bremove(st: Any, b: int, m: int) -> None:
         _put(keys, vals, b * S, size - 1)
 
 
-@njit
-def _fill(st: Any, n_cfg: int) -> None:
+@inline
+def _fill(st: Any) -> None:
+    """Every machine into bucket (its configuration, 0), in machine order, once (the kernel's first call)."""
+    if st[16][0] == 1:
+        return
     cfg = st[9]
     for m in range(len(cfg)):
         _bappend(st, cfg[m], m)  # bucket (c, 0) is c
+    st[16][0] = 1
 
 
 @inline
@@ -242,6 +246,7 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     ctr = core[15]
     fl = core[16]
     draws = st[8]
+    _fill(st)
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -292,8 +297,8 @@ def make(sched: Greedy, sim: Simulation) -> Kernel:
         np.array(view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 13
         unrunnable,  # 14
         np.array([N + 1], dtype=np.int64),  # 15 S, the key stride of a bucket
+        np.zeros(1, dtype=np.int64),  # 16 the buckets are filled (by the kernel's first call, see _fill)
     )
-    _fill(state, n_cfg)
 
     def done() -> None:
         sched.unrunnable = int(unrunnable[0])

@@ -72,14 +72,22 @@ def _best_machine(core: Any, st: Any, j: int, k: int, job: int) -> int:
     best_w = 0.0
     # Depth-first over class k's max tree of W, left first, into subtrees whose maximum beats
     # the best fitting machine so far: the machines met are those a scan would take, in order.
+    # Subtrees of at least a block where the engine's fit tree finds no machine with room for the
+    # job are skipped (a scan would find none there either): on the paper-scale Figure 11 point a
+    # search met 125 machines without room before one with room (W favours the machines the plan
+    # left room for, not those that have it), and 350 nodes; the fit tree's nodes are this tree's
+    # nodes of the same index (both cover the machines in halves, down to its blocks).
     wt = st[25]
     P = st[26][0]
+    use_ft = P == K.FT_BLOCK * dims[K.D_FTREE]
+    if use_ft:
+        K.ftree_query(core, job)
     base = k * 2 * P
     i = 1
     a = 0
     size = P
     while a < hi:
-        if a + size > lo and wt[base + i] > best_w:
+        if a + size > lo and wt[base + i] > best_w and (size < K.FT_BLOCK or not use_ft or K.ftree_may_fit(core, i)):
             if size > 1:
                 i = 2 * i
                 size >>= 1
@@ -463,4 +471,4 @@ def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
             else:
                 sched.orphans = fresh
 
-    return Kernel(step=step, state=state, refill=refill, done=done)
+    return Kernel(step=step, state=state, refill=refill, done=done, fit_tree=True)

@@ -74,7 +74,7 @@ def _compact(core: Any, st: Any, grow: bool) -> None:
     info[USED] = w
     if R == 1:
         # a (alive, 1) array: numpy reduces the contiguous column pairwise
-        total[0] = K.row_sum(creq, 0, w)
+        total[0] = K.row_sum(core, creq, 0, w)
     else:
         for r in range(R):
             acc = 0.0
@@ -234,7 +234,7 @@ def _select(core: Any, st: Any, m: int, nr: int) -> None:
             for r in range(R):
                 tot += fr[s_o + r]
         else:
-            tot = K.row_sum(fr, s_o, R)
+            tot = K.row_sum(core, fr, s_o, R)
         rp[k] = R / tot if tot > 0 else INF
         re[k] = 1.0 / d if d > 0 else INF
         chosen[k] = 0

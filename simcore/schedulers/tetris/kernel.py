@@ -6,9 +6,18 @@ subtracted), so every maximum and every tie comes out the same:
 
 * **Arrival.** The best-scoring machine among those where the job fits
   (ties: the lowest index) is found by branch and bound over a max tree of
-  the machines' free capacity (kept by the kernel: per node the largest free
-  capacity in each resource, and with two resources the largest
-  ``(1 - t) C_0 / cmax_0 + t C_1 / cmax_1`` for a few directions ``t``).
+  the machines' free capacity, kept by the kernel. Its leaves are blocks of
+  ``BLOCK`` machines (a search scans a block's machines with the fit rule and
+  the score), and it keeps ``LEVELS`` levels: level l holds only the machines
+  whose *room* (``_room``: the least over resources of the free capacity in
+  units of a typical request) reaches a threshold, level 0 every machine. A
+  job searches the highest level its own fit floors' room reaches, which holds
+  every machine where it fits (the room is monotone), so the machines with
+  much free CPU and no memory to spare no longer make the bounds of subtrees
+  where the job cannot fit (on the paper-scale Figure 11 point a search opened
+  216 nodes without levels, 51 with them). Per node and level the tree keeps
+  the largest free capacity in each resource, and with two resources the
+  largest ``(1 - t) C_0 / cmax_0 + t C_1 / cmax_1`` for a few directions ``t``.
   A node's bound is at least the score of every machine under it: the
   per-resource bound ``sum_r a_r max C_r`` is computed with the score's own
   operations, and with ``a_r >= 0`` round-to-nearest is monotone in each
@@ -68,14 +77,29 @@ FL, A, F, TREE, DIRS, QRY = range(12, 18)
 # the grid: next/previous job in its cell (a job's cell is computed from its request), per cell head/tail/count/dirty,
 # bounds (lo, amax per resource; wmin per work column), edges, and query scratch
 G_NEXT, G_PREV, G_HEAD, G_TAIL, G_COUNT, G_DIRTY, G_LO, G_AMAX, G_WMIN, G_E0, G_E1, G_CAND, G_UB = range(18, 31)
+# the tree's levels: their thresholds of a machine's room (see _room), its weights, a leaf's values being built
+THETA, ROOM_W, LEAF, ACC = range(31, 35)
 #: Queued jobs from which completions search the grid, and below which they scan the list again.
 GRID_ON, GRID_OFF = 256, 64
 #: Grid cells per side (two or more resources: a square over the first two).
 GRID_SIDE = 16
-# st[QRY] (float64) slots: the arrival's direction for the directional bound, its work factor
-Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF = 0, 1, 2, 3, 4
+# st[QRY] (float64) slots: the arrival's direction for the directional bound, its work factor, its tree level
+Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF, Q_LVL = 0, 1, 2, 3, 4, 5
 #: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
-DIRECTIONS = 9
+#: (Nine made the tree's updates dearer than the nodes they saved once the levels below keep machines
+#: without room out of the bounds: the paper-scale point ran 15% slower with nine, 30% slower with three.)
+DIRECTIONS = 5
+#: Levels of the tree: level l keeps only the machines whose room (``_room``) is at least ``st[THETA][l]``
+#: (level 0: every machine). A job searches the highest level whose threshold its own room floor reaches,
+#: which holds every machine where it fits, and so its bounds leave out machines where it cannot fit.
+#: On the paper-scale Figure 11 point (memory 94% in use) the machines with the most free CPU and no
+#: memory to spare made the bounds of most subtrees: a search expanded about 216 nodes and computed 403
+#: bounds, with four levels 58 and 88, and a run of 10 hours took 0.4 of the time. (Three or five levels
+#: were slower; a best-first search opened fewer nodes but its heap cost more than it saved.)
+LEVELS = 4
+#: Machines per leaf of the tree: a leaf holds the maxima of a block of machines, which a search scans
+#: (the fit rule and the score of each) instead of descending three more levels.
+BLOCK = 8
 NEG_INF = -K.INF
 
 
@@ -174,24 +198,24 @@ def _node_gmin(st: Any, lo: int, hi: int) -> float:
 @inline
 def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -> float:
     """An upper bound of the scores under ``node`` (machines ``lo..lo+size-1``), or -inf if the job fits on none."""
-    T = st[TREE]
+    q = st[QRY]
+    V = st[TREE][node, int(q[Q_LVL])]
     dims = core[17]
     N = dims[K.D_N]
     R = dims[K.D_R]
     fl = st[FL]
     for r in range(R):
-        if not T[node, r] >= fl[r]:
+        if not V[r] >= fl[r]:
             return NEG_INF
     a = st[A]
-    ub = T[node, 0] * a[0]
+    ub = V[0] * a[0]
     for r in range(1, R):
-        ub += T[node, r] * a[r]
-    q = st[QRY]
+        ub += V[r] * a[r]
     if q[Q_S] > 0.0:
         # The directional bound: the job's direction between the tree's directions i and i + 1.
         i = R + int(q[Q_I])
-        x = T[node, i]
-        y = T[node, i + 1]
+        x = V[i]
+        y = V[i + 1]
         lam = q[Q_LAM]
         ud = q[Q_S] * (lam * x + (1.0 - lam) * y)
         ud += q[Q_MARGIN] * (abs(x) + abs(y) + 1.0)
@@ -206,37 +230,78 @@ def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -
 
 
 @inline
+def _room(st: Any, v: Any, R: int) -> float:
+    """A machine's room for the tree's levels: ``min_r((v_r / cmax_r) * w_r)`` of free capacities ``v``.
+
+    Monotone in each ``v_r`` (rounded products by positive numbers and a minimum are): a machine
+    where a job fits (``free >= floor`` in every resource) has at least the room of the job's floors.
+    """
+    inv = st[INV]
+    w = st[ROOM_W]
+    h = (v[0] * inv[0]) * w[0]
+    for r in range(1, R):
+        x = (v[r] * inv[r]) * w[r]
+        if x < h:
+            h = x
+    return h  # type: ignore[no-any-return]
+
+
+@inline
 def _tree_set(core: Any, st: Any, m: int) -> None:
-    """Machine m's free capacity changed: its leaf (raw maxima, directional values) and the maxima above it."""
+    """Machine m's free capacity changed: its block's leaf in every level (the maxima over the block's
+    machines whose room reaches the level's threshold) and the maxima above it, until a node is unchanged."""
     T = st[TREE]
     free = core[0]
     dims = core[17]
     N = dims[K.D_N]
     R = dims[K.D_R]
     P = st[INFO][I_P]
-    Q = T.shape[1]
-    i = P + m
-    for r in range(R):
-        T[i, r] = free[r * N + m]
-    if Q > R:
-        dirs = st[DIRS]
-        inv = st[INV]
-        x = free[m] * inv[0]
-        y = free[N + m] * inv[1]
-        for k in range(Q - R):
-            T[i, R + k] = dirs[k, 0] * x + dirs[k, 1] * y
-    i >>= 1
-    while i >= 1:
-        changed = False
+    L = T.shape[1]
+    Q = T.shape[2]
+    v = st[LEAF]
+    acc = st[ACC]
+    theta = st[THETA]
+    for lv in range(L):
         for q in range(Q):
-            u = T[2 * i, q]
-            v = T[2 * i + 1, q]
-            w = u if u >= v else v
-            if T[i, q] != w:
-                T[i, q] = w
+            acc[lv, q] = NEG_INF
+    b = m // BLOCK
+    m1 = min(b * BLOCK + BLOCK, N)
+    for mm in range(b * BLOCK, m1):
+        for r in range(R):
+            v[r] = free[r * N + mm]
+        if Q > R:
+            dirs = st[DIRS]
+            inv = st[INV]
+            x = free[mm] * inv[0]
+            y = free[N + mm] * inv[1]
+            for k in range(Q - R):
+                v[R + k] = dirs[k, 0] * x + dirs[k, 1] * y
+        h = _room(st, v, R)
+        for lv in range(L):
+            if not h >= theta[lv]:
+                break  # the thresholds rise: no higher level holds it either
+            for q in range(Q):
+                if v[q] > acc[lv, q]:
+                    acc[lv, q] = v[q]
+    i = P + b
+    changed = False
+    for lv in range(L):
+        for q in range(Q):
+            if T[i, lv, q] != acc[lv, q]:
+                T[i, lv, q] = acc[lv, q]
                 changed = True
-        if not changed:
-            break  # the maxima above are unchanged too
+    # Up the tree, every level of a node at once (they lie side by side), until a node is unchanged.
+    i >>= 1
+    while changed and i >= 1:
+        changed = False
+        for lv in range(L):
+            for q in range(Q):
+                u = T[2 * i, lv, q]
+                w = T[2 * i + 1, lv, q]
+                x = u if u >= w else w
+                if T[i, lv, q] != x:
+                    T[i, lv, q] = x
+                    changed = True
         i >>= 1
 
 
@@ -247,7 +312,15 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
     q[Q_S] = 0.0
     T = st[TREE]
     R = core[17][K.D_R]
-    nd = T.shape[1] - R
+    # The highest level whose threshold the room of the job's fit floors reaches (NaN: level 0).
+    hj = _room(st, st[FL], R)
+    theta = st[THETA]
+    lv = 0
+    for k in range(1, T.shape[1]):
+        if theta[k] <= hj:
+            lv = k
+    q[Q_LVL] = lv
+    nd = T.shape[2] - R
     if nd < 2:
         return
     inv = st[INV]
@@ -278,16 +351,13 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
 
 
 @inline
-def _push(st: Any, sp: int, node: int, lo: int, size: int, ub: float) -> int:
-    stack = st[STACK]
-    stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2] = node, lo, size
-    st[STACK_UB][sp] = ub
-    return sp + 1
-
-
-@inline
 def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
-    """The fitting machine of the highest score (lowest index among ties), -1 if none or if it is -inf."""
+    """The fitting machine of the highest score (lowest index among ties), -1 if none or if it is -inf.
+
+    Depth-first, the child of the higher bound first (equal bounds: the left one), in the job's
+    level of the tree. A subtree is skipped when its bound is below the best score found, or equal
+    to it with all its machines after the best machine (an equal score there loses the tie).
+    """
     N = core[17][K.D_N]
     best = NEG_INF
     bm = -1
@@ -295,19 +365,32 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
     P = st[INFO][I_P]
     stack = st[STACK]
     sub = st[STACK_UB]
-    sp = _push(st, 0, 1, 0, P, K.INF)  # the root, expanded unconditionally
+    free = core[0]
+    R = core[17][K.D_R]
+    fl = st[FL]
+    # Nodes and sizes in machines (a leaf is a block of BLOCK machines).
+    stack[0], stack[1], stack[2] = 1, 0, P * BLOCK  # the root, expanded unconditionally
+    sub[0] = K.INF
+    sp = 1
     while sp > 0:
         sp -= 1
         node, lo, size = stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2]
         ub = sub[sp]
         if ub < best or (ub == best and lo > bm):
             continue  # nothing better below (an equal score at a higher index loses the tie)
-        if size == 1:
-            # a leaf: the job fits (its bound checked the machine's own free capacity)
-            s = _leaf_score(core, st, job, lo, use_g)
-            if s > best or (s == best and lo < bm):
-                best = s
-                bm = lo
+        if size == BLOCK:
+            # a leaf: its machines, each by the fit rule and its score
+            for mm in range(lo, min(lo + BLOCK, N)):
+                ok = True
+                for r in range(R):
+                    if not free[r * N + mm] >= fl[r]:
+                        ok = False
+                        break
+                if ok:
+                    s = _leaf_score(core, st, job, mm, use_g)
+                    if s > best or (s == best and mm < bm):
+                        best = s
+                        bm = mm
             continue
         half = size >> 1
         # Both children's bounds (the right one -inf past the last machine); the better child is
@@ -326,7 +409,9 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
             side = first if k == 0 else 1 - first
             u = ub_l if side == 0 else ub_r
             if u != NEG_INF and not u < best:
-                sp = _push(st, sp, 2 * node + side, lo + side * half, half, u)
+                stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2] = 2 * node + side, lo + side * half, half
+                sub[sp] = u
+                sp += 1
     return bm
 
 
@@ -686,15 +771,47 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
         done += 1
 
 
-def _max_tree(rows: list[np.ndarray[Any, Any]], N: int, P: int) -> np.ndarray[Any, Any]:
-    """Leaves P..P+N-1 (machine order; -inf past the last machine), each inner node the maximum of its children."""
-    tree = np.full((2 * P, len(rows)), -np.inf)
-    tree[P : P + N] = np.stack(rows, axis=1)
+def _max_tree(rows: list[np.ndarray[Any, Any]], room: np.ndarray[Any, Any], theta: np.ndarray[Any, Any], P: int) -> Any:
+    """The levels' trees (2P nodes x levels x values): level l's leaves P..P+N-1 are the machines' values
+    where their room is at least ``theta[l]``, -inf elsewhere and past the last machine; each inner node
+    holds the maxima of its children."""
+    N = len(room)
+    tree = np.full((2 * P, len(theta), len(rows)), -np.inf)
+    values = np.stack(rows, axis=1)
+    for lv, th in enumerate(theta):
+        v = np.full((P * BLOCK, len(rows)), -np.inf)
+        keep = room >= th
+        v[:N][keep] = values[keep]
+        tree[P:, lv] = v.reshape(P, BLOCK, len(rows)).max(axis=1)
     lo = P // 2
     while lo >= 1:
         np.maximum(tree[2 * lo : 4 * lo : 2], tree[2 * lo + 1 : 4 * lo : 2], out=tree[lo : 2 * lo])
         lo //= 2
     return tree
+
+
+def _room_weights(request: np.ndarray[Any, Any], inv: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Weights of the room (``_room``): per resource the inverse of the median normalised request, so
+    the room is about how many typical jobs fit in the scarcer resource. Any positive weights keep the
+    search exact; these keep the levels apart on the workload's own jobs."""
+    R = len(inv)
+    w = np.ones(R)
+    for r in range(R):
+        col = request[:, r] * inv[r] if len(request) else np.zeros(0)
+        col = col[col > 0]
+        if len(col):
+            med = float(np.median(col))
+            if med > 0 and np.isfinite(med):
+                w[r] = 1.0 / med
+    return w
+
+
+def _room_of(values: np.ndarray[Any, Any], inv: np.ndarray[Any, Any], w: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``_room`` of rows of values (n x R), with its float operations."""
+    h: np.ndarray[Any, Any] = (values[:, 0] * inv[0]) * w[0]
+    for r in range(1, values.shape[1]):
+        h = np.minimum(h, (values[:, r] * inv[r]) * w[r])
+    return h
 
 
 def make(sched: Tetris, sim: Simulation) -> Kernel:
@@ -708,13 +825,23 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     info = np.zeros(8, dtype=np.int64)
     info[I_MODE] = {"fixed": FIXED, "config": CONFIG, "general": GENERAL}[sched.mode]
     info[I_HEAD] = info[I_TAIL] = -1
-    P = 2  # at least two leaves: the root is never a leaf, so every leaf reached had its fit checked
-    while P < N:
+    P = 2  # at least two leaves (blocks): the root is never a leaf
+    while P * BLOCK < N:
         P *= 2
     info[I_P] = P
     inv = np.array(sched.inv, dtype=np.float64)
     F = view.free_by_resource
     rows = [np.array(F[r]) for r in range(R)]
+    # The levels: thresholds at quantiles of the room of (a sample of) the jobs' fit floors.
+    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
+    room_w = _room_weights(sample + EPS, inv)
+    theta = np.full(LEVELS, -np.inf)
+    if n:
+        qs = _room_of(sample, inv, room_w)
+        qs = qs[np.isfinite(qs)]
+        if len(qs):
+            theta[1:] = np.quantile(qs, np.arange(1, LEVELS) / LEVELS)
+    room = _room_of(np.stack(rows, axis=1), inv, room_w)  # free capacities only: rows has no directions yet
     if R == 2:
         t = np.arange(DIRECTIONS) / (DIRECTIONS - 1)
         dirs = np.stack([1.0 - t, t], axis=1)
@@ -725,7 +852,6 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     n_p = 1 if sched.mode == "fixed" else view.n_configs
     info[I_NP] = n_p
     # Grid edges: quantiles of the fit floors of (a sample of) the workload's jobs.
-    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
     qs = np.linspace(0.0, 1.0, GRID_SIDE + 1)[1:-1]
     e0 = np.unique(np.quantile(sample[:, 0], qs)) if n else np.zeros(0)
     e1 = np.unique(np.quantile(sample[:, 1], qs)) if n and R > 1 else np.zeros(0)
@@ -749,9 +875,9 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         np.zeros(R),  # 12 scratch: the arrival's fit floors
         np.zeros(R),  # 13 scratch: its packing weights
         np.zeros(R),  # 14 scratch: the freed machine's capacity
-        _max_tree(rows, N, P),  # 15 the max tree: per node, the maxima per resource, then per direction
+        _max_tree(rows, room, theta, P),  # 15 the levels' max trees: per node and level, maxima per resource, direction
         np.ascontiguousarray(dirs),  # 16 the directions
-        np.zeros(5),  # 17 the arrival's query (see _prepare_query) and work factor
+        np.zeros(6),  # 17 the arrival's query (see _prepare_query), work factor and level
         np.full(jobs, -1, dtype=np.int32),  # 18 the grid: next job in its cell
         np.full(jobs, -1, dtype=np.int32),  # 19 previous in its cell
         np.full(C, -1, dtype=np.int64),  # 20 first job of each cell
@@ -765,6 +891,10 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         np.ascontiguousarray(e1, dtype=np.float64),  # 28 edges in resource 1
         np.zeros(C, dtype=np.int64),  # 29 scratch: candidate cells of a query
         np.zeros(C),  # 30 scratch: their bounds
+        theta,  # 31 the levels' thresholds of room (level 0: -inf, every machine)
+        room_w,  # 32 the room's weights
+        np.zeros(len(rows)),  # 33 scratch: a machine's values
+        np.zeros((LEVELS, len(rows))),  # 34 scratch: a block's maxima per level
     )
 
     def done() -> None:

@@ -1,0 +1,51 @@
+"""The model's "fits some machine" check applies the engine's one fit rule (:mod:`simcore.fit`).
+
+:func:`simcore.model._fits_chunked` tests the largest configurations first and the others only on
+the jobs still without one; it must say what testing every configuration with ``fits_in`` says,
+at the rule's edges (requests equal to a capacity, within EPS of it, just above it, zero).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore import model
+from simcore.fit import EPS, fits_in
+from simcore.model import Cluster, Workload, check_compatible
+
+EDGES = [0.0, 0.1, 0.25, 0.5, 0.5 - EPS / 2, 0.5 + EPS / 2, 0.5 + 2 * EPS, 1.0, 1.0 + 2 * EPS]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fits_somewhere_is_every_configuration_tested_in_turn(data: Any) -> None:
+    R = data.draw(st.integers(1, 3))
+    n = data.draw(st.integers(0, 60))
+    C = data.draw(st.integers(0, 5))
+    req = np.array(data.draw(st.lists(st.sampled_from(EDGES), min_size=n * R, max_size=n * R))).reshape(n, R)
+    cap = np.array(data.draw(st.lists(st.sampled_from(EDGES), min_size=C * R, max_size=C * R))).reshape(C, R)
+    expected = np.zeros(n, dtype=bool)
+    for c in cap:
+        expected |= fits_in(req, c)
+    assert np.array_equal(model._fits_chunked(req, cap), expected)
+
+
+def test_chunks_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(3)
+    req = rng.choice(EDGES, size=(1000, 2))
+    cap = rng.choice(EDGES, size=(4, 2))
+    whole = model._fits_chunked(req, cap)
+    monkeypatch.setattr(model, "FIT_CHUNK", 7)
+    assert np.array_equal(model._fits_chunked(req, cap), whole)
+
+
+def test_a_job_no_configuration_holds_is_named() -> None:
+    cluster = Cluster("c", ("cpu", "mem"), ("a", "b"), np.array([1, 1]), np.array([[1.0, 0.25], [0.25, 1.0]]))
+    wl = Workload("w", ("cpu", "mem"), [0.0, 1.0], [[0.25, 0.25], [0.5, 0.5]], [1.0, 1.0], [0, 0], horizon_s=5.0)
+    with pytest.raises(Exception, match=r"job 1 requests .*no configuration has them all"):
+        check_compatible(cluster, wl)
