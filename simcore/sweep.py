@@ -15,6 +15,7 @@ grid into the scenario the dashboard stores and back into cells.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import math
 import multiprocessing
@@ -22,6 +23,7 @@ import shlex
 import signal
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -236,6 +238,10 @@ def run_group(specs: Sequence[api.RunSpec]) -> list[TaskResult]:
             out.append(TaskResult(None, str(e)))
         except SchedulingError as e:
             out.append(TaskResult(None, str(e), broke_engine_rule=True))
+        # A run's Simulation and its scheduler refer to each other (``scheduler.sim``), so its arrays (GBs at
+        # paper scale) outlive the run until Python's cycle collector happens to run, which large numpy
+        # allocations do not prompt: a worker's garbage grew over groups until the system killed it.
+        gc.collect()
     return out
 
 
@@ -250,6 +256,40 @@ def _groups(tasks: Sequence[Task]) -> list[list[int]]:
         else:
             groups.append([i])
     return groups
+
+
+class _InOrder:
+    """Finished runs, handed on in grid order: ``add`` a group's results as they come, then take ``ready()``."""
+
+    def __init__(self, tasks: Sequence[Task], on_done: Callable[[int, int], None] | None) -> None:
+        self.tasks = tasks
+        self.on_done = on_done
+        self.results: dict[int, TaskResult] = {}
+        self.done = 0  # runs finished
+        self.yielded = 0  # runs handed on: every one before this position
+
+    def add(self, positions: Sequence[int], results: Sequence[TaskResult]) -> None:
+        for i, r in zip(positions, results, strict=True):
+            self.results[i] = r
+            self.done += 1
+            if self.on_done:
+                self.on_done(self.done, len(self.tasks))
+
+    def ready(self) -> Generator[tuple[Task, TaskResult], None, None]:
+        while self.yielded in self.results:
+            yield self.tasks[self.yielded], self.results.pop(self.yielded)
+            self.yielded += 1
+
+
+class WorkerLost(SimcoreError):
+    """A worker process ended without a result: killed from outside, most often for lack of memory."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__(
+            f"a worker process of the sweep ended without a result: something killed it, most often the "
+            f"system for lack of memory; {done} of {total} runs had finished. Each worker holds one "
+            f"scenario's workload and one run at a time: run with fewer --workers, or fewer hours"
+        )
 
 
 def _ignore_sigint() -> None:
@@ -270,17 +310,11 @@ def execute(
     """
     total = len(tasks)
     groups = _groups(tasks)
+    out = _InOrder(tasks, on_done)
     if workers <= 1 or len(groups) <= 1:
-        ready: dict[int, TaskResult] = {}
-        nxt = 0
         for g in groups:
-            for i, r in zip(g, run_group([tasks[i].spec for i in g]), strict=True):
-                ready[i] = r
-                if on_done:
-                    on_done(len(ready), total)
-            while nxt in ready:
-                yield tasks[nxt], ready.pop(nxt)
-                nxt += 1
+            out.add(g, run_group([tasks[i].spec for i in g]))
+            yield from out.ready()
         return
     # 'spawn': a fresh interpreter per worker shares no state with the parent (no forked locks
     # or registries); each run depends only on its spec.
@@ -293,20 +327,15 @@ def execute(
     try:
         futures = {pool.submit(run_group, [tasks[i].spec for i in g]): g for g in groups}
         pending: set[Future[list[TaskResult]]] = set(futures)
-        results: dict[int, TaskResult] = {}
-        done = nxt = 0
-        while nxt < total:
+        while out.yielded < total:
             if pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in finished:  # several can finish together: one call per run, as documented
-                    for i, r in zip(futures[f], f.result(), strict=True):
-                        results[i] = r
-                        done += 1
-                        if on_done:
-                            on_done(done, total)
-            while nxt in results:
-                yield tasks[nxt], results.pop(nxt)
-                nxt += 1
+                    try:
+                        out.add(futures[f], f.result())
+                    except BrokenProcessPool:
+                        raise WorkerLost(out.done, total) from None
+            yield from out.ready()
         finished_cleanly = True
     finally:
         if finished_cleanly:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import gc
 import logging
 import math
 import threading
@@ -215,6 +216,10 @@ def execute_run(run_id: int, worker: str = "") -> str:
             status = _simulate(run, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the simulation's own handler
         status = status_after_interrupt(lambda: _current_status(run))
+    finally:
+        # The run's Simulation and scheduler refer to each other: free their arrays now, not when the cycle
+        # collector next runs, so the worker's next run (and its memory limit) starts from what it holds.
+        gc.collect()
     log.info("run %s attempt %s ended: %s", run.pk, run.attempt, status)
     return status
 

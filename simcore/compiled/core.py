@@ -116,6 +116,16 @@ def fits(core: Any, job: int, m: int) -> bool:
 
 
 @inline
+def fits_floors(free: Any, N: int, R: int, m: int, floors: Any) -> bool:
+    """The fit rule with the floors at hand: machine m's free capacity reaches ``floors[r]`` (a request minus
+    the engine's tolerance, as :func:`fits` computes it) in every resource."""
+    for r in range(R):
+        if not free[r * N + m] >= floors[r]:
+            return False
+    return True
+
+
+@inline
 def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """Lowest-numbered machine in ``lo..hi-1`` where ``job`` fits now, or -1 (``EngineView.first_fit``)."""
     return _first_fit(core[FTREE_ON], core[TREE_ON], core, job, lo, hi)
@@ -386,12 +396,7 @@ def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
             if m1 > hi:
                 m1 = hi
             for m in range(m0, m1):
-                fit = True
-                for r in range(R):
-                    if not free[r * N + m] >= thr[r]:
-                        fit = False
-                        break
-                if fit:
+                if fits_floors(free, N, R, m, thr):
                     return m
         # next: up while a right child, then to the right sibling
         while i & 1:

@@ -450,3 +450,23 @@ def test_runs_and_imports_share_one_guarded_transition_rule(owner) -> None:
         move(TraceUpload, up.pk, ImportStatus.READY, ImportStatus.PENDING, IMPORT_TRANSITIONS)
     with pytest.raises(ValueError, match="finished -> running"):
         move(Run, 1, Status.FINISHED, Status.RUNNING, TRANSITIONS)
+
+
+def test_a_worker_frees_a_finished_runs_simulation_itself(owner) -> None:
+    """A Simulation and its scheduler refer to each other: execute_run collects them, so a worker's next run
+    (and its memory limit) does not start beside the last run's arrays, waiting for Python's cycle collector."""
+    import gc
+
+    from dashboard.models import Status
+    from simcore.engine import Simulation
+
+    exp = create_experiment(owner, small_scenario(schedulers=["tetris"]))
+    gc.collect()
+    gc.disable()  # only execute_run's own collection may free it
+    try:
+        status = execute_run(exp.runs.get().pk)
+        alive = [o for o in gc.get_objects() if type(o) is Simulation]  # not isinstance: dead weak proxies raise
+    finally:
+        gc.enable()
+    assert status == Status.FINISHED
+    assert alive == []

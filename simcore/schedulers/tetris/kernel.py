@@ -381,12 +381,7 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
         if size == BLOCK:
             # a leaf: its machines, each by the fit rule and its score
             for mm in range(lo, min(lo + BLOCK, N)):
-                ok = True
-                for r in range(R):
-                    if not free[r * N + mm] >= fl[r]:
-                        ok = False
-                        break
-                if ok:
+                if K.fits_floors(free, N, R, mm, fl):
                     s = _leaf_score(core, st, job, mm, use_g)
                     if s > best or (s == best and mm < bm):
                         best = s
