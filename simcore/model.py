@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from simcore.errors import InputError, ParameterError
-from simcore.fit import EPS, fit_floor
+from simcore.fit import fit_floor, fits_in
 from simcore.limits import max_machines
 from simcore.taskgraph import TaskGraph
 
@@ -407,17 +407,14 @@ def _fits_chunked(request: FloatArray, capacity: FloatArray) -> NDArray[np.bool_
     holds: usually one pass decides nearly every job. (Testing all ten configurations of the
     paper-scale Figure 11 workload, 33 million jobs, took 13 s of every run; this takes about 1 s.)
     """
-    n, R = request.shape
+    n = len(request)
     out = np.zeros(n, dtype=bool)
     order = np.argsort(-capacity.sum(axis=1), kind="stable")
     for a in range(0, n, FIT_CHUNK):
-        floor = request[a : a + FIT_CHUNK] - EPS  # fit_floor of every request, as fits_in computes it
-        left = np.arange(len(floor))
+        chunk = request[a : a + FIT_CHUNK]
+        left = np.arange(len(chunk))
         for c in order:
-            cap = capacity[c]
-            ok = cap[0] >= floor[left, 0]
-            for r in range(1, R):
-                ok &= cap[r] >= floor[left, r]
+            ok = fits_in(chunk if len(left) == len(chunk) else chunk[left], capacity[c])
             out[a + left[ok]] = True
             left = left[~ok]
             if not len(left):

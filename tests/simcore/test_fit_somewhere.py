@@ -35,6 +35,29 @@ def test_fits_somewhere_is_every_configuration_tested_in_turn(data: Any) -> None
     assert np.array_equal(model._fits_chunked(req, cap), expected)
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fits_in_is_the_rule_as_written_for_every_broadcast(data: Any) -> None:
+    """``fits_in`` compares one resource at a time; it must say what the rule as written says:
+    ``np.all(free >= request - EPS, axis=-1)``, for rows against one capacity, one request against
+    rows, and rows against rows of another axis."""
+    R = data.draw(st.integers(0, 3))
+    n = data.draw(st.integers(0, 20))
+    m = data.draw(st.integers(1, 4))
+    shapes = data.draw(
+        st.sampled_from([((n, R), (R,)), ((R,), (n, R)), ((n, R), (n, R)), ((m, 1, R), (n, R)), ((R,), (R,))])
+    )
+
+    def arr(shape: tuple[int, ...]) -> Any:
+        size = int(np.prod(shape))
+        return np.array(data.draw(st.lists(st.sampled_from(EDGES), min_size=size, max_size=size))).reshape(shape)
+
+    req, free = arr(shapes[0]), arr(shapes[1])
+    got = fits_in(req, free)
+    want = np.all(free >= req - EPS, axis=-1)
+    assert got.shape == np.shape(want) and np.array_equal(got, want)
+
+
 def test_chunks_do_not_change_the_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(3)
     req = rng.choice(EDGES, size=(1000, 2))
