@@ -375,17 +375,14 @@ def prepare(spec: RunSpec) -> tuple[Cluster, Workload, dict[str, Any]]:
     return cluster, workload, labels
 
 
-def same_scenario(a: RunSpec, b: RunSpec) -> bool:
-    """Whether two specs build the same cluster and workload (they may differ in scheduler and its options)."""
-    return (a.cluster, a.workload, a.seed, a.load, a.hours, a.cluster_params, a.workload_params) == (
-        b.cluster,
-        b.workload,
-        b.seed,
-        b.load,
-        b.hours,
-        b.cluster_params,
-        b.workload_params,
-    )
+#: RunSpec fields that choose how a scenario is run, not what it is: every other field builds the cluster or workload.
+RUN_FIELDS = frozenset({"scheduler", "scheduler_params", "drain", "engine"})
+
+
+def scenario_key(spec: RunSpec) -> str:
+    """What :func:`prepare` builds from ``spec``, as text: specs with the same key build the same cluster and
+    workload (derived by leaving out :data:`RUN_FIELDS`, so a field added to RunSpec counts until listed there)."""
+    return json.dumps({k: v for k, v in spec.to_dict().items() if k not in RUN_FIELDS}, sort_keys=True, default=repr)
 
 
 def run_prepared(

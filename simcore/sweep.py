@@ -213,7 +213,7 @@ def run_task(spec: api.RunSpec) -> TaskResult:
 
 
 def run_group(specs: Sequence[api.RunSpec]) -> list[TaskResult]:
-    """Run specs of one scenario (:func:`simcore.api.same_scenario`), building its cluster and workload once.
+    """Run specs of one scenario (one :func:`simcore.api.scenario_key`), building its cluster and workload once.
 
     Each summary is the one ``api.run`` gives for its spec alone: runs share the workload, which no
     run changes, and nothing else. (A paper-scale Figure 11 workload, 33 million jobs, takes about
@@ -247,15 +247,10 @@ def run_group(specs: Sequence[api.RunSpec]) -> list[TaskResult]:
 
 def _groups(tasks: Sequence[Task]) -> list[list[int]]:
     """Positions of ``tasks`` by scenario, each group in grid order, groups by their first task."""
-    groups: list[list[int]] = []
+    groups: dict[str, list[int]] = {}  # in first-task order
     for i, t in enumerate(tasks):
-        for g in groups:
-            if api.same_scenario(tasks[g[0]].spec, t.spec):
-                g.append(i)
-                break
-        else:
-            groups.append([i])
-    return groups
+        groups.setdefault(api.scenario_key(t.spec), []).append(i)
+    return list(groups.values())
 
 
 class _InOrder:

@@ -502,3 +502,31 @@ def test_a_group_leaves_no_simulation_behind_for_the_cycle_collector() -> None:
         gc.enable()
     assert all(r.summary is not None for r in out)
     assert alive == []
+
+
+def test_specs_share_a_scenario_exactly_when_they_build_the_same_cluster_and_workload() -> None:
+    """The scenario key leaves out only what chooses how a scenario is run (scheduler, its options, draining,
+    engine); every field that builds the cluster or workload separates scenarios."""
+    base = api.RunSpec("google-balanced", "lotes-phi", "lotes", seed=1, load=0.95, hours=0.5)
+    same = [
+        {"scheduler": "greedy"},
+        {"scheduler_params": {"k_sets": 2}},
+        {"drain": True},
+        {"engine": "python"},
+    ]
+    other = [
+        {"cluster": "google-2011"},
+        {"workload": "google-like"},
+        {"seed": 2},
+        {"load": 0.9},
+        {"hours": 1.0},
+        {"cluster_params": {"machines_per_config": 2}},
+        {"workload_params": {"phi": 0.003}},
+    ]
+    key = api.scenario_key(base)
+    for change in same:
+        assert api.scenario_key(api.RunSpec(**{**base.to_dict(), **change})) == key, change
+    for change in other:
+        assert api.scenario_key(api.RunSpec(**{**base.to_dict(), **change})) != key, change
+    # every RunSpec field is one or the other
+    assert {f for c in same + other for f in c} == set(base.to_dict())
