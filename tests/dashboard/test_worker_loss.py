@@ -437,14 +437,16 @@ def test_a_killed_workers_run_and_import_are_marked_failed_and_live_work_is_not(
         run.refresh_from_db()
         up.refresh_from_db()
         assert run.worker.startswith("a-") and up.worker.startswith("a-")
-        # and an import a worker left running an hour ago, before it died
+        # and an import whose worker was last heard of a minute ago, before it died: lost for these workers
+        # (SLOW_IMPORT_TIMEOUT_S), not yet for the session's own worker (the default 300 s, three attempts),
+        # whose periodic repair would otherwise queue it again and import it, a race this test lost at times
         dead = _trace_import(owner, "old.csv.gz", gzip.compress(CSV), "csv")
         _set(
             dead,
             status=ImportStatus.RUNNING,
             attempt=1,
             worker="gone@elsewhere",
-            heartbeat_at=timezone.now() - timedelta(hours=1),
+            heartbeat_at=timezone.now() - timedelta(seconds=60),
         )
 
         # When worker b starts, it fails the dead worker's import and leaves live worker a's work alone.
