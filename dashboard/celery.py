@@ -15,6 +15,46 @@ app = Celery("dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
+#: Tasks that can hold a worker for minutes: a packing analysis (up to half an hour on a large
+#: trace), a trace import (reading, converting, k-means), a search's coordination. They go to the
+#: long queue, so that a worker of the short queue is always free for experiment runs, sweep cells
+#: and search evaluations (seconds each): one long analysis used to hold ``make run``'s only
+#: worker while two experiments sat pending with no hint why.
+LONG_TASKS = frozenset({"dashboard.import_trace", "dashboard.run_packing_analysis", "dashboard.advance_search"})
+
+#: Suffix of the long queue's name: ``celery`` and ``celery.long`` by default (SIMCORE_TASK_QUEUE).
+LONG_SUFFIX = ".long"
+
+
+def short_queue() -> str:
+    """The queue of short interactive work: runs, sweep cells, search evaluations (``SIMCORE_TASK_QUEUE``)."""
+    return str(app.conf.task_default_queue)
+
+
+def long_queue(short: str | None = None) -> str:
+    """The queue of long work beside ``short`` (the current short queue by default)."""
+    return (short or short_queue()) + LONG_SUFFIX
+
+
+def both_queues(short: str | None = None) -> list[str]:
+    """Both queues, short first: what one worker taking all work listens to (``-Q short,short.long``)."""
+    return [short or short_queue(), long_queue(short)]
+
+
+def queue_of(task_name: str) -> str:
+    """The queue a task goes to."""
+    return long_queue() if task_name in LONG_TASKS else short_queue()
+
+
+def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None, **_: Any) -> dict[str, str]:
+    """Celery router (setting CELERY_TASK_ROUTES): long tasks to the long queue, the rest to the short one.
+
+    A function rather than a fixed table: the queue names follow ``task_default_queue``,
+    which the tests change per session so that a ``make run`` worker never takes their tasks.
+    """
+    return {"queue": queue_of(name)}
+
+
 #: A file the worker creates once it consumes tasks and removes at shutdown; the launcher
 #: and the test fixture wait for it (works with every broker, unlike a broadcast ping).
 READY_FILE_ENV = "SIMCORE_WORKER_READY_FILE"

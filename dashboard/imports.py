@@ -38,7 +38,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dashboard import queueing
+from dashboard import queueing, waiting
 from dashboard.limits import Limits
 from dashboard.models import (
     IMPORT_ACTIVE,
@@ -418,8 +418,9 @@ def cancel_import(upload: TraceUpload) -> bool:
 
 def progress_payload(upload: TraceUpload) -> dict[str, Any]:
     """What the uploads page polls: status, stage, fraction of input bytes read, rows, the error."""
-    upload.refresh_from_db(fields=["status", "stage", "fraction", "rows_read", "error", "info"])
+    upload.refresh_from_db(fields=["status", "stage", "fraction", "rows_read", "error", "info", "queued_at"])
     return {
+        "waiting": waiting.notes([(upload.status, upload.queued_at)], "long")[0],
         "id": upload.pk,
         "status": upload.status,
         "stage": upload.stage,

@@ -1,4 +1,4 @@
-"""``make run``: migrate, then run the web server and a Celery worker together; Ctrl-C stops both.
+"""``make run``: migrate, then run the web server and two Celery workers (short and long queue); Ctrl-C stops all.
 
 Uses the environment like everything else: the embedded default (SQLite and
 the filesystem broker under var/) when DATABASE_URL and REDIS_URL are unset,
@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import cast
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_USER = DEMO_PASSWORD = "demo"
@@ -60,7 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         "--workers",
         type=int,
         default=int(os.environ.get("SIMCORE_WORKERS", "1")),
-        help="Celery worker processes (runs simulated at the same time)",
+        help="processes of the short-queue worker (experiment runs, sweep cells, search evaluations at once)",
+    )
+    parser.add_argument(
+        "--long-workers",
+        type=int,
+        default=int(os.environ.get("SIMCORE_LONG_WORKERS", "1")),
+        help="processes of the long-queue worker (packing analyses, trace imports, search coordination at once)",
     )
     args = parser.parse_args(argv)
     debug = _setup()
@@ -82,25 +87,43 @@ def main(argv: list[str] | None = None) -> int:
         "--access-logfile",
         "-",
     ]
-    worker = [
-        py,
-        "-m",
-        "celery",
-        "-A",
-        "dashboard",
-        "worker",
-        "--concurrency",
-        str(args.workers),
-        "--without-gossip",
-        "--without-mingle",
-        "--loglevel",
-        "INFO",
-    ]
-    procs = [subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for cmd in (web, worker)]
+    from dashboard.celery import long_queue, short_queue
+
+    def worker(name: str, queue: str, concurrency: int) -> list[str]:
+        return [
+            py,
+            "-m",
+            "celery",
+            "-A",
+            "dashboard",
+            "worker",
+            "-Q",
+            queue,
+            "-n",
+            f"{name}@%h",
+            "--concurrency",
+            str(concurrency),
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            "INFO",
+        ]
+
+    # Two workers, one per queue: a packing analysis or a trace import (minutes) on the long
+    # queue never holds the worker that runs experiments and sweep cells (seconds).
+    short = worker("short", short_queue(), args.workers)
+    long = worker("long", long_queue(), args.long_workers)
+    named = {"web server": web, "short-queue worker": short, "long-queue worker": long}
+    procs = {name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in named.items()}
     url = f"http://{args.host}:{args.port}/"
     db = "SQLite (var/)" if not os.environ.get("DATABASE_URL") else "DATABASE_URL"
     broker = "filesystem broker (var/broker/)" if not os.environ.get("REDIS_URL") else "REDIS_URL"
     print(f"\nsimcore dashboard on {url}  [{db}, {broker}]", flush=True)
+    print(
+        f"workers: {args.workers} process(es) on queue {short_queue()!r} (runs, sweep cells, search evaluations), "
+        f"{args.long_workers} on {long_queue()!r} (packing analyses, trace imports, search coordination)",
+        flush=True,
+    )
     if debug:
         print(f"sign in as user {DEMO_USER!r} with password {DEMO_PASSWORD!r}  (Ctrl-C stops everything)\n", flush=True)
 
@@ -114,16 +137,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, stop)
     code = 0
     while not stopping:
-        for p in procs:
+        for name, p in procs.items():
             if p.poll() is not None:
-                print(f"{cast(list[str], p.args)[2]} exited with status {p.returncode}; stopping", file=sys.stderr)
+                print(f"the {name} exited with status {p.returncode}; stopping", file=sys.stderr)
                 code = p.returncode or 1
                 stopping = True
         time.sleep(0.3)
-    for p in procs:
+    for p in procs.values():
         if p.poll() is None:
             p.terminate()
-    for p in procs:
+    for p in procs.values():
         try:
             p.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -17,7 +17,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import access, packing_charts, packing_downloads, queueing
+from dashboard import access, packing_charts, packing_downloads, queueing, waiting
 from dashboard.converters import row_id
 from dashboard.forms import ShareForm, share_panel
 from dashboard.models import Status
@@ -82,6 +82,7 @@ def _detail(request: HttpRequest, a: PackingAnalysis, base: str, *, shared: bool
     tables = series_tables(results) if results else {}
     ctx = {
         "a": a,
+        "waiting": waiting.notes([(a.status, a.queued_at)], "long")[0],
         "base": base,
         "shared": shared,
         "results": results,

@@ -64,17 +64,20 @@ def _send(task: Any, ids: list[int]) -> bool:
 
 
 def waiting_messages() -> int | None:
-    """How many messages wait in the task queue (not those workers hold); None when the broker cannot say."""
-    from dashboard.celery import app
+    """How many messages wait in both task queues (not those workers hold); None when the broker cannot say."""
+    from dashboard.celery import app, both_queues
 
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=settings.SIMCORE_BROKER_TIMEOUT_S)
-            try:
-                ok = conn.default_channel.queue_declare(queue=app.conf.task_default_queue, passive=True)
-            except ChannelError:  # not there: never used, or empty (Redis drops an empty list)
-                return 0
-            return int(ok.message_count)
+            total = 0
+            for name in both_queues():
+                try:
+                    ok = conn.default_channel.queue_declare(queue=name, passive=True)
+                except ChannelError:  # not there: never used, or empty (Redis drops an empty list)
+                    continue
+                total += int(ok.message_count)
+            return total
     except BROKER_ERRORS as e:
         log.warning("could not count the waiting messages: %s", e)
         return None

@@ -291,8 +291,11 @@ else:
         "store_processed": False,
     }
 # Results live in the database (RunResult), not in a Celery result backend.
-#: The queue tasks go to (and the workers' repair re-queues to); the tests give their worker its own.
+#: The short queue (runs, sweep cells, search evaluations); long work (packing analyses, trace imports,
+#: search coordination) goes to the same name plus ".long" (dashboard.celery.route_task). The tests give
+#: their workers queues of their own.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SIMCORE_TASK_QUEUE", "celery")
+CELERY_TASK_ROUTES = ("dashboard.celery.route_task",)
 CELERY_TASK_IGNORE_RESULT = True
 # A run is long and CPU-bound: take one at a time, acknowledge after it ends so a message whose
 # worker died may be redelivered. That redelivery is a convenience, not the guarantee: Redis gives an

@@ -24,7 +24,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard import access, charts, downloads, imports, lotes_view, queueing, sweep_views
+from dashboard import access, charts, downloads, imports, lotes_view, queueing, sweep_views, waiting
 from dashboard.converters import row_id
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, share_panel, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
@@ -193,7 +193,9 @@ def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
     runs = runs_with_results(exp)
-    for r in runs:
+    waits = waiting.notes(((r.status, r.queued_at) for r in runs), "short")
+    for r, wait in zip(runs, waits, strict=True):
+        r.waiting = wait  # type: ignore[attr-defined]
         r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]
         r.point_label = ", ".join(f"{k}={v}" for k, v in (r.point or {}).items())  # type: ignore[attr-defined]
     done = [r for r in runs if r.status == Status.FINISHED]
@@ -426,6 +428,8 @@ def uploads(request: HttpRequest) -> HttpResponse:
     traces = list(
         TraceUpload.objects.filter(owner=access.signed_in(request)).defer("content_gz").select_related("cluster_upload")
     )
+    for t, wait in zip(traces, waiting.notes(((t.status, t.queued_at) for t in traces), "long"), strict=True):
+        t.waiting = wait  # type: ignore[attr-defined]
     ctx = {
         "forms": forms_,
         "kinds": UPLOAD_KINDS,

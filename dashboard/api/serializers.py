@@ -291,6 +291,11 @@ class ProgressRunSerializer(serializers.Serializer):
     attempts_note = serializers.CharField(
         allow_blank=True, help_text="the attempts in one line; empty if none was lost"
     )
+    waiting = serializers.CharField(
+        allow_blank=True,
+        help_text="pending for more than a few seconds: what is ahead of it in its queue "
+        "('waiting for a worker: 3 tasks ahead of this one (...)'); else empty",
+    )
 
 
 class ProgressSerializer(serializers.Serializer):

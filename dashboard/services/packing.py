@@ -36,7 +36,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard import queueing
+from dashboard import queueing, waiting
 from dashboard.models import ClusterUpload, Experiment, Run, Status, Team, TraceUpload, Visibility
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.execution import Heartbeat, clean_json
@@ -266,8 +266,9 @@ def set_sharing(a: PackingAnalysis, *, team: Team | None, visibility: str) -> Pa
 
 def progress_payload(a: PackingAnalysis) -> dict[str, Any]:
     """What the page's poller reads."""
-    a.refresh_from_db(fields=["status", "fraction", "stage", "error"])
-    return {"id": a.pk, "status": a.status, "fraction": a.fraction, "stage": a.stage, "error": a.error}
+    a.refresh_from_db(fields=["status", "fraction", "stage", "error", "queued_at"])
+    wait = waiting.notes([(a.status, a.queued_at)], "long")[0]
+    return {"id": a.pk, "status": a.status, "fraction": a.fraction, "stage": a.stage, "error": a.error, "waiting": wait}
 
 
 # ---------------------------------------------------------------------------- the snapshot

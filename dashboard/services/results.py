@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import IO, Any
 
+from dashboard import waiting
 from dashboard.charts import ChartRun
 from dashboard.models import Experiment, Run, Status
 from dashboard.recovery import attempts_note
@@ -59,10 +60,13 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             "code_version",
             "attempt",
             "lost_attempts",
+            "queued_at",
         )
     )
-    for r in runs:
+    waits = waiting.notes(((r["status"], r.pop("queued_at")) for r in runs), "short")  # type: ignore[misc]
+    for r, wait in zip(runs, waits, strict=True):
         r["attempts_note"] = attempts_note(r["attempt"], r["lost_attempts"])  # type: ignore[misc]  # one more key
+        r["waiting"] = wait  # type: ignore[misc]  # and one more
         for k in ("started_at", "finished_at"):
             when = r[k]
             r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready

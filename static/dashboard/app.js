@@ -113,6 +113,8 @@
           if (cancel && !isActive) cancel.remove();  // a finished run has nothing to cancel
           var err = document.getElementById("run-" + run.id + "-error");
           if (run.error) { err.hidden = false; err.querySelector("td").textContent = run.error; }
+          var wait = document.getElementById("run-" + run.id + "-waiting");
+          if (wait) { wait.hidden = !run.waiting; wait.querySelector("td").textContent = run.waiting || ""; }
           var tries = document.getElementById("run-" + run.id + "-attempts");
           if (tries && run.attempts_note) { tries.hidden = false; tries.querySelector("td").textContent = run.attempts_note; }
           if (isActive) active = true;
@@ -156,7 +158,7 @@
           var pct = row.querySelector(".pct");
           if (pct) pct.textContent = (100 * p.fraction).toFixed(1) + "%";
           var stage = row.querySelector(".stage");
-          if (stage) stage.textContent = p.stage + ", " + p.rows_read.toLocaleString() + " rows";
+          if (stage) stage.textContent = p.waiting || p.stage + ", " + p.rows_read.toLocaleString() + " rows";
           var err = document.getElementById("trace-" + p.id + "-error");
           if (err && p.error) { err.hidden = false; err.querySelector(".error").textContent = p.error; }
           row.dataset.active = (p.status === "pending" || p.status === "running") ? "1" : "0";

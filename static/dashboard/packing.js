@@ -23,7 +23,7 @@
         var pct = box.querySelector(".pct");
         if (pct) pct.textContent = (100 * p.fraction).toFixed(1) + "%";
         var stage = box.querySelector(".stage");
-        if (stage) stage.textContent = p.stage;
+        if (stage) stage.textContent = p.waiting || p.stage;
         var err = document.getElementById("packing-error");
         if (p.error) { err.hidden = false; err.textContent = p.error; }
         if (p.status === "pending" || p.status === "running") setTimeout(poll, 1000);

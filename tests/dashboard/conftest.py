@@ -26,7 +26,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection
 
-from dashboard.celery import READY_FILE_ENV
+from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import Experiment, Membership, Role, Status, Team
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -161,7 +161,7 @@ def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factor
                 "--concurrency",
                 "1",
                 "-Q",
-                queue,
+                ",".join(both_queues(queue)),
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",

@@ -30,7 +30,7 @@ from django.utils import timezone
 from kombu.exceptions import ChannelError
 
 from dashboard import imports, tasks
-from dashboard.celery import app
+from dashboard.celery import app, both_queues
 from dashboard.limits import Limits
 from dashboard.models import (
     ClusterUpload,
@@ -475,11 +475,13 @@ def own_queue() -> Any:
 
 
 def _purge(queue: str) -> None:
+    """Empty ``queue`` and its long twin (as a broker restarted with nothing on disk would)."""
     with app.connection_for_write() as conn:
-        try:
-            conn.default_channel.queue_purge(queue)
-        except ChannelError:  # Redis: an empty queue does not exist
-            pass
+        for name in both_queues(queue):
+            try:
+                conn.default_channel.queue_purge(name)
+            except ChannelError:  # Redis: an empty queue does not exist
+                pass
 
 
 @pytest.mark.django_db

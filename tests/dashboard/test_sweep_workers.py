@@ -24,7 +24,7 @@ from django.conf import settings as django_settings
 from django.utils import timezone
 
 from dashboard import queueing, tasks
-from dashboard.celery import READY_FILE_ENV
+from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import Experiment, Run, Status
 from dashboard.services import cache
 from dashboard.services.experiments import create_experiment
@@ -105,7 +105,7 @@ class Worker:
                     "--concurrency",
                     "1",
                     "-Q",
-                    queue,
+                    ",".join(both_queues(queue)),
                     "-n",
                     f"{self.name}@%h",
                     "--without-gossip",

@@ -32,7 +32,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboard import imports, tasks
-from dashboard.celery import READY_FILE_ENV
+from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import (
     RERUN_IMPORT,
     RERUN_RUN,
@@ -296,7 +296,16 @@ TIMEOUT_S = 3
 class Worker:
     """A ``celery worker`` process of this test (own queue, own process group, so it can be killed whole)."""
 
-    def __init__(self, name: str, queue: str, tmp: Path, concurrency: int = 2, **extra_env: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        queue: str,
+        tmp: Path,
+        concurrency: int = 2,
+        queues: list[str] | None = None,
+        **extra_env: str,
+    ) -> None:
+        """``queues``: the queues it takes (default both of ``queue``: the short one and its long twin)."""
         self.ready = tmp / f"{name}.ready"
         self.log = ARTIFACTS / f"celery-worker-lost-{name}.log"
         env = {
@@ -326,7 +335,7 @@ class Worker:
                     "--concurrency",
                     str(concurrency),
                     "-Q",
-                    queue,
+                    ",".join(queues or both_queues(queue)),
                     "-n",
                     f"{name}-{uuid.uuid4().hex[:6]}@%h",
                     "--without-gossip",

@@ -37,7 +37,7 @@ from django.db.models.functions import Length
 from django.test import Client
 from django.urls import reverse
 
-from dashboard.celery import READY_FILE_ENV
+from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import Experiment, Run, RunJobsChunk, Status
 from dashboard.services.execution import store_outcome
 from dashboard.services.experiments import create_experiment
@@ -160,7 +160,7 @@ class Command(BaseCommand):
                     "dashboard",
                     "worker",
                     "-Q",
-                    queue,
+                    ",".join(both_queues(queue)),
                     "--concurrency",
                     str(opts["worker_concurrency"]),
                     "--without-gossip",

@@ -1,0 +1,177 @@
+"""Two queues: long work (packing analyses, trace imports, search coordination) never holds up short work.
+
+And a page whose work has waited for a worker says what is ahead of it.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+from kombu.exceptions import ChannelError
+
+from dashboard import waiting
+from dashboard.celery import app, both_queues, long_queue, queue_of, route_task
+from dashboard.models import PackingAnalysis, Run, Status
+from dashboard.queueing import enqueue_analyses, enqueue_runs, waiting_messages
+from dashboard.services.experiments import create_experiment
+from tests.dashboard.conftest import small_scenario, wait_for
+from tests.dashboard.test_worker_loss import Worker
+
+
+@pytest.fixture
+def own_queue() -> Iterator[str]:
+    """This test's own short queue (and its long twin) on the real broker; both emptied afterwards."""
+    before = app.conf.task_default_queue
+    app.conf.task_default_queue = f"simcore-test-queues-{uuid.uuid4().hex[:8]}"
+    try:
+        yield app.conf.task_default_queue
+    finally:
+        _purge(app.conf.task_default_queue)
+        app.conf.task_default_queue = before
+
+
+def _purge(queue: str) -> None:
+    with app.connection_for_write() as conn:
+        for name in both_queues(queue):
+            try:
+                conn.default_channel.queue_purge(name)
+            except ChannelError:  # Redis: an empty queue does not exist
+                pass
+
+
+def _messages(name: str) -> int:
+    with app.connection_for_write() as conn:
+        try:
+            return int(conn.default_channel.queue_declare(queue=name, passive=True).message_count)
+        except ChannelError:
+            return 0
+
+
+def test_long_tasks_go_to_the_long_queue_and_the_rest_to_the_short_one() -> None:
+    short = app.conf.task_default_queue
+    assert long_queue() == short + ".long"
+    for name in ("dashboard.run_packing_analysis", "dashboard.import_trace", "dashboard.advance_search"):
+        assert queue_of(name) == short + ".long"
+        assert route_task(name, (), {}, {}) == {"queue": short + ".long"}
+    for name in ("dashboard.run_simulation", "dashboard.evaluate_policy"):
+        assert route_task(name, (), {}, {}) == {"queue": short}
+
+
+@pytest.mark.django_db
+def test_an_analysis_message_waits_in_the_long_queue_and_a_run_message_in_the_short_one(owner, own_queue):
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy"]))
+    run = exp.runs.get()
+    a = PackingAnalysis.objects.create(
+        owner=owner, source="run", run=run, source_spec={}, label="x", time_s=60.0, spec={}
+    )
+    _purge(own_queue)  # create_experiment queued the run already
+    assert enqueue_runs([run.pk]) and enqueue_analyses([a.pk])
+    assert _messages(own_queue) == 1 and _messages(own_queue + ".long") == 1
+    assert waiting_messages() == 2  # the repair's count of lost messages looks at both
+
+
+# ---------------------------------------------------------------------------- the waiting note
+
+
+@pytest.mark.django_db
+def test_a_run_pending_a_while_says_how_many_tasks_are_ahead_of_it(owner, own_queue):
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"], seeds=[0, 1, 2]))
+    runs = list(exp.runs.order_by("pk"))
+    now = timezone.now()
+    early, late = now - timedelta(seconds=60), now - timedelta(seconds=30)
+    Run.objects.filter(pk=runs[0].pk).update(status=Status.RUNNING, queued_at=early)
+    Run.objects.filter(pk__in=[runs[1].pk, runs[2].pk]).update(queued_at=early)
+    Run.objects.filter(pk__in=[r.pk for r in runs[3:]]).update(queued_at=late)
+    backlog = waiting.Backlog("short")
+    # One running and two queued 30 s before it: three ahead of each of the last three.
+    assert waiting.note("pending", late, backlog, now) == (
+        "waiting for a worker: 3 tasks ahead of this one (1 running, 2 queued before it)"
+    )
+    # The two queued first have only the running one ahead.
+    assert waiting.note("pending", early, backlog, now) == "waiting for a worker: 1 task ahead of this one (1 running)"
+    # Queued a moment ago, running, or never queued: no note.
+    assert waiting.note("pending", now - timedelta(seconds=1), backlog, now) == ""
+    assert waiting.note("running", early, backlog, now) == ""
+    assert waiting.note("pending", None, backlog, now) == ""
+
+
+@pytest.mark.django_db
+def test_the_progress_poll_and_the_page_carry_the_note(owner_client, owner, own_queue):
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"]))
+    first, second = exp.runs.order_by("pk")
+    Run.objects.filter(pk=first.pk).update(status=Status.RUNNING, queued_at=timezone.now() - timedelta(seconds=20))
+    Run.objects.filter(pk=second.pk).update(queued_at=timezone.now() - timedelta(seconds=10))
+    note = "waiting for a worker: 1 task ahead of this one (1 running)"
+    progress = owner_client.get(reverse("experiment-progress", args=[exp.pk])).json()
+    assert [r["waiting"] for r in progress["runs"]] == ["", note]
+    api = owner_client.get(f"/api/experiments/{exp.pk}/progress/").json()
+    assert [r["waiting"] for r in api["runs"]] == ["", note]
+    assert note in owner_client.get(exp.get_absolute_url()).content.decode()
+
+
+# ---------------------------------------------------------------------------- real workers, one per queue
+
+
+def _wait_until(what: str, check: Any, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not {what} after {timeout} s")
+        time.sleep(0.2)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_analysis_waiting_for_the_long_queue_never_holds_up_an_experiment(owner_client, owner, own_queue, tmp_path):
+    # Given a worker that takes the short queue only (the long queue's worker busy elsewhere, or not started)
+    short = Worker("short", own_queue, tmp_path, concurrency=1, queues=[own_queue])
+    workers = [short]
+    try:
+        short.wait_ready()
+        done = wait_for(create_experiment(owner, small_scenario(schedulers=["greedy"])))
+        run = done.runs.get()
+        assert run.status == Status.FINISHED
+        # When a packing analysis of that run and a new experiment are submitted together
+        form = {
+            "source": "run",
+            "run": str(run.pk),
+            "time_s": "1800",
+            "techniques": ["utilisation"],
+            "placed_by": "as-is",
+            "repack_with": "arrival",
+            "orderings": ["arrival"],
+            "schedulers": ["greedy"],
+            "units": "0.05",
+            "factors": "1",
+            "taus": "0",
+            "trials": "1",
+            "seed": "1",
+            "visibility": "private",
+        }
+        assert owner_client.post(reverse("packing-new"), form).status_code == 302
+        analysis = PackingAnalysis.objects.get()
+        exp = wait_for(create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"])))
+        # then the experiment finishes while the analysis still waits in the long queue
+        assert exp.status == Status.FINISHED
+        analysis.refresh_from_db()
+        assert analysis.status == Status.PENDING and analysis.queued_at is not None
+        # and, once it has waited a while, its page says that no worker takes the long queue.
+        PackingAnalysis.objects.filter(pk=analysis.pk).update(queued_at=timezone.now() - timedelta(seconds=30))
+        page = owner_client.get(analysis.get_absolute_url()).content.decode()
+        assert "nothing is ahead of this one, so no worker seems to take the long queue" in page
+        poll = owner_client.get(reverse("packing-progress", args=[analysis.pk])).json()
+        assert poll["waiting"].startswith("waiting for a worker: nothing is ahead of this one")
+        # A worker of the long queue takes it.
+        workers.append(Worker("long", own_queue, tmp_path, concurrency=1, queues=[own_queue + ".long"]))
+        workers[-1].wait_ready()
+        _wait_until("analysis finished", lambda: PackingAnalysis.objects.get(pk=analysis.pk).status == Status.FINISHED)
+        assert PackingAnalysis.objects.get(pk=analysis.pk).worker.startswith("long-")
+    finally:
+        for w in workers:
+            w.kill()
