@@ -51,24 +51,9 @@ def _setup() -> bool:
     return bool(settings.DEBUG)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m dashboard.launcher", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=int(os.environ.get("SIMCORE_WORKERS", "1")),
-        help="processes of the short-queue worker (experiment runs, sweep cells, search evaluations at once)",
-    )
-    parser.add_argument(
-        "--long-workers",
-        type=int,
-        default=int(os.environ.get("SIMCORE_LONG_WORKERS", "1")),
-        help="processes of the long-queue worker (packing analyses, trace imports, search coordination at once)",
-    )
-    args = parser.parse_args(argv)
-    debug = _setup()
+def commands(host: str, port: int, workers: int, long_workers: int) -> dict[str, list[str]]:
+    """The processes ``make run`` starts: the web server, and a worker for each queue (dashboard.celery)."""
+    from dashboard.celery import long_queue, short_queue
 
     py = sys.executable
     web = [
@@ -77,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         "gunicorn",
         "dashboard.wsgi",
         "--bind",
-        f"{args.host}:{args.port}",
+        f"{host}:{port}",
         "--workers",
         "2",
         "--threads",
@@ -87,7 +72,6 @@ def main(argv: list[str] | None = None) -> int:
         "--access-logfile",
         "-",
     ]
-    from dashboard.celery import long_queue, short_queue
 
     def worker(name: str, queue: str, concurrency: int) -> list[str]:
         return [
@@ -111,9 +95,35 @@ def main(argv: list[str] | None = None) -> int:
 
     # Two workers, one per queue: a packing analysis or a trace import (minutes) on the long
     # queue never holds the worker that runs experiments and sweep cells (seconds).
-    short = worker("short", short_queue(), args.workers)
-    long = worker("long", long_queue(), args.long_workers)
-    named = {"web server": web, "short-queue worker": short, "long-queue worker": long}
+    return {
+        "web server": web,
+        "short-queue worker": worker("short", short_queue(), workers),
+        "long-queue worker": worker("long", long_queue(), long_workers),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m dashboard.launcher", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=int(os.environ.get("SIMCORE_WORKERS", "1")),
+        help="processes of the short-queue worker (experiment runs, sweep cells, search evaluations at once)",
+    )
+    parser.add_argument(
+        "--long-workers",
+        type=int,
+        default=int(os.environ.get("SIMCORE_LONG_WORKERS", "1")),
+        help="processes of the long-queue worker (packing analyses, trace imports, search coordination at once)",
+    )
+    args = parser.parse_args(argv)
+    debug = _setup()
+
+    from dashboard.celery import long_queue, short_queue
+
+    named = commands(args.host, args.port, args.workers, args.long_workers)
     procs = {name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in named.items()}
     url = f"http://{args.host}:{args.port}/"
     db = "SQLite (var/)" if not os.environ.get("DATABASE_URL") else "DATABASE_URL"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -296,6 +297,14 @@ else:
 #: their workers queues of their own.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("SIMCORE_TASK_QUEUE", "celery")
 CELERY_TASK_ROUTES = ("dashboard.celery.route_task",)
+# Both queues declared, so that a worker started without -Q takes all work (a host added with
+# `celery -A dashboard worker`); `-Q celery` or `-Q celery.long` dedicates a worker to one.
+# Each its own exchange and routing key, as Celery makes a queue it was not told of: two queues
+# bound with one key would each get a copy of every message.
+CELERY_TASK_QUEUES = tuple(
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in (CELERY_TASK_DEFAULT_QUEUE, CELERY_TASK_DEFAULT_QUEUE + ".long")
+)
 CELERY_TASK_IGNORE_RESULT = True
 # A run is long and CPU-bound: take one at a time, acknowledge after it ends so a message whose
 # worker died may be redelivered. That redelivery is a convenience, not the guarantee: Redis gives an

@@ -175,3 +175,37 @@ def test_an_analysis_waiting_for_the_long_queue_never_holds_up_an_experiment(own
     finally:
         for w in workers:
             w.kill()
+
+
+# ---------------------------------------------------------------------------- how workers are started
+
+
+def test_make_run_starts_one_worker_per_queue() -> None:
+    from dashboard.launcher import commands
+
+    cmds = commands("127.0.0.1", 8000, workers=2, long_workers=1)
+    short, long = cmds["short-queue worker"], cmds["long-queue worker"]
+    q = app.conf.task_default_queue
+    assert short[short.index("-Q") + 1] == q and short[short.index("--concurrency") + 1] == "2"
+    assert long[long.index("-Q") + 1] == q + ".long" and long[long.index("--concurrency") + 1] == "1"
+    assert short[short.index("-n") + 1] != long[long.index("-n") + 1]
+
+
+def test_a_worker_started_without_a_queue_takes_both(settings) -> None:
+    # `celery -A dashboard worker` on an added host: the declared queues are what it consumes.
+    names = [q.name for q in settings.CELERY_TASK_QUEUES]
+    assert names == [settings.CELERY_TASK_DEFAULT_QUEUE, settings.CELERY_TASK_DEFAULT_QUEUE + ".long"]
+    # each its own routing key: one key for both would copy every message into both queues
+    assert [q.routing_key for q in settings.CELERY_TASK_QUEUES] == names
+
+
+def test_docker_compose_runs_a_worker_service_for_each_queue() -> None:
+    import yaml
+
+    from tests.dashboard.conftest import ROOT
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    queues = {
+        name: s["command"][s["command"].index("-Q") + 1] for name, s in services.items() if "-Q" in s.get("command", [])
+    }
+    assert queues == {"worker": "celery", "worker-long": "celery.long"}
