@@ -75,8 +75,7 @@ class Backlog:
     def running(self) -> int:
         if self._running is None:
             self._running = sum(
-                model._default_manager.filter(status=run).count()
-                for model, _, run in _MODELS[self.queue]
+                model._default_manager.filter(status=run).count() for model, _, run in _MODELS[self.queue]
             )
         return self._running
 
