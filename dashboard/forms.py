@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.models import User
 from django.http import HttpRequest
@@ -394,6 +395,8 @@ class ExperimentForm(forms.Form):
                     scenario["cluster"].get("preset") or "file",
                     scenario["workload"].get("preset") or "file",
                     cd["schedulers"],
+                    seeds=len(cd["seeds"]),
+                    max_runs=settings.SIMCORE_MAX_RUNS,
                 )
                 # The form always sends every shown parameter: a varied one's field is overridden, not a conflict.
                 varied = {ax.name for ax in axes}
@@ -419,6 +422,8 @@ class ExperimentForm(forms.Form):
                 return key
         if message.startswith("--vary") or message.startswith("scenario axes"):
             return "vary"
+        if message.startswith("the grid has"):  # simcore.sweep_grammar.check_grid_size: the axes or the seeds
+            return "vary" if self.cleaned_data.get("vary") else "seeds"
         for name in ("load", "hours", "seeds", "team", "visibility"):
             if message.startswith(name):
                 return name
