@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth.forms import AuthenticationForm, UserCreationForm
 from django.contrib.auth.models import User
 from django.http import HttpRequest
@@ -78,14 +79,9 @@ def parse_seeds(text: str) -> list[int]:
     """'0', '0,1,5' or '0-4' -> list of seeds (simcore's rules, as `simcore sweep --seeds`); ValidationError says
     what is wrong."""
     try:
-        seeds = sweep.parse_seeds(text)
+        return sweep.parse_seeds(text)  # at most MAX_SEEDS seeds, each below 2^32 (simcore.limits)
     except SimcoreError as e:
         raise forms.ValidationError(str(e).removeprefix("--seeds: ")) from None
-    if len(seeds) > MAX_SEEDS:
-        raise forms.ValidationError(f"at most {MAX_SEEDS} seeds")
-    if max(seeds) >= 2**32:
-        raise forms.ValidationError("seeds must be below 2^32")
-    return seeds
 
 
 seeds_text = sweep.seeds_text
@@ -394,6 +390,8 @@ class ExperimentForm(forms.Form):
                     scenario["cluster"].get("preset") or "file",
                     scenario["workload"].get("preset") or "file",
                     cd["schedulers"],
+                    seeds=len(cd["seeds"]),
+                    max_runs=settings.SIMCORE_MAX_RUNS,
                 )
                 # The form always sends every shown parameter: a varied one's field is overridden, not a conflict.
                 varied = {ax.name for ax in axes}
@@ -419,6 +417,8 @@ class ExperimentForm(forms.Form):
                 return key
         if message.startswith("--vary") or message.startswith("scenario axes"):
             return "vary"
+        if message.startswith("the grid has"):  # simcore.sweep_grammar.check_grid_size: the axes or the seeds
+            return "vary" if self.cleaned_data.get("vary") else "seeds"
         for name in ("load", "hours", "seeds", "team", "visibility"):
             if message.startswith(name):
                 return name

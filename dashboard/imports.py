@@ -54,6 +54,7 @@ from dashboard.models import (
 from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json, status_after_interrupt
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
 from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
+from simcore.limits import MAX_SEED
 from simcore.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportResult
 
@@ -63,7 +64,6 @@ log = logging.getLogger(__name__)
 MAX_FILES = 64
 #: Most k-means classes an upload may ask for (LoTES uses a handful; the bin enumeration grows fast).
 MAX_CLASSES = 100
-MAX_SEED = 2**32 - 1
 
 
 @dataclass(frozen=True)

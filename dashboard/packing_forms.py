@@ -17,6 +17,7 @@ from dashboard.models import ClusterUpload, Status, Team, Visibility
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.packing import DERIVED, SourceChoice
 from dashboard.services.uploads import scenario_file_names, usable_traces
+from simcore.limits import MAX_SEED, MAX_TRIALS
 from simcore.packing.analysis import AS_IS, TECHNIQUES, AnalysisSpec
 from simcore.packing.placement import ORDERINGS
 from simcore.packing.policy import placing_schedulers
@@ -106,8 +107,8 @@ class PackingForm(forms.Form):
     taus = forms.CharField(
         initial=_csv(_DEFAULTS.taus), max_length=2000, help_text="fractions of tasks allowed to go pending, in [0, 1)"
     )
-    trials = forms.IntegerField(initial=11, min_value=1, max_value=100, help_text="the paper ran 11")
-    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1)
+    trials = forms.IntegerField(initial=11, min_value=1, max_value=MAX_TRIALS, help_text="the paper ran 11")
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=MAX_SEED)
     team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team (my space)")
     visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PRIVATE, required=False)
 

@@ -132,3 +132,55 @@ def max_trace_seconds() -> int:
 def max_request() -> int:
     """``SIMCORE_MAX_REQUEST``: the largest resource request a trace may give, in its own units (default 1e12)."""
     return _env_int("SIMCORE_MAX_REQUEST", DEFAULT_MAX_REQUEST)
+
+
+# -- bounds the command line and the platform share (README, "Limits") ------------------------------------------
+
+#: Default bound on the runs of one grid or experiment: points x schedulers x seeds (SIMCORE_MAX_RUNS).
+DEFAULT_MAX_RUNS = 200
+#: Largest seed: numpy's generators take more, but seeds are stored in 32-bit-safe columns and the API,
+#: forms and command line must accept the same ones.
+MAX_SEED = 2**32 - 1
+#: Most seeds one grid or experiment may list (a range's length is checked before it is expanded).
+MAX_SEEDS = 50
+#: Most random trials of a packing analysis (compaction orders, placements).
+MAX_TRIALS = 100
+#: Default bound on the jobs (tasks, for workflows) of a workload a command builds from a count it is
+#: given, checked before anything is allocated: each task holds about 100 bytes of arrays, so the default
+#: is about 10 GB, four times a month of the Google 2011 trace.
+DEFAULT_MAX_JOBS = 100_000_000
+
+
+def max_runs() -> int:
+    """``SIMCORE_MAX_RUNS``: the most runs one grid (points x schedulers x seeds) may have (default 200)."""
+    return _env_int("SIMCORE_MAX_RUNS", DEFAULT_MAX_RUNS)
+
+
+def max_jobs() -> int:
+    """``SIMCORE_MAX_JOBS``: the most jobs (workflow tasks) a replayed stream may generate (default 100,000,000)."""
+    return _env_int("SIMCORE_MAX_JOBS", DEFAULT_MAX_JOBS)
+
+
+def check_seed(seed: int, name: str | None = "--seed") -> int:
+    """Refuse a seed outside 0..2^32-1, as the platform does; returns it. ``name`` prefixes the message."""
+    if not 0 <= seed <= MAX_SEED:
+        raise ParameterError(f"{name + ': ' if name else ''}seed {seed} is outside 0 to 2^32-1 ({MAX_SEED:,})")
+    return seed
+
+
+def check_trials(trials: int, name: str | None = "--trials") -> int:
+    """Refuse more than ``MAX_TRIALS`` trials (or fewer than one); returns the count."""
+    if not 1 <= trials <= MAX_TRIALS:
+        raise ParameterError(f"{name + ': ' if name else ''}{trials:,} trials; give 1 to {MAX_TRIALS}")
+    return trials
+
+
+def check_jobs(count: int, what: str) -> int:
+    """Refuse a workload of more than ``SIMCORE_MAX_JOBS`` jobs before it is allocated; returns ``count``.
+
+    ``what`` says what was asked, e.g. "jobs: 1,000,000,000 jobs".
+    """
+    limit = max_jobs()
+    if count > limit:
+        raise ParameterError(f"{what}; at most {limit:,} (setting SIMCORE_MAX_JOBS)")
+    return count

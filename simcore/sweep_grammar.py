@@ -26,14 +26,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from simcore import limits
 from simcore.convert import BadValue, boolean, finite_float, positive_float
 from simcore.errors import ParameterError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
 
-#: A guard against a typo such as ``0-100000``: a range is expanded only below this many seeds.
-MAX_SEEDS = 10_000
+#: Most seeds a grid may list, the platform's bound too (a range's length is checked before it is expanded).
+MAX_SEEDS = limits.MAX_SEEDS
 #: Most values one axis may have (a range with a tiny step is a typo, not a grid).
 MAX_AXIS_VALUES = 1_000
 #: Run-level settings that can be varied besides the preset and scheduler parameters.
@@ -145,28 +146,38 @@ def check_fixed_params(
 # -- seeds -----------------------------------------------------------------------------------------------------
 
 
+def _seed(digits: str) -> int:
+    # Python refuses int() of over 4,300 digits with a ValueError: a seed that long is out of range anyway.
+    if len(digits) > 20:
+        raise ParameterError(f"--seeds: seed {digits[:20]}... is outside 0 to 2^32-1 ({limits.MAX_SEED:,})")
+    return limits.check_seed(int(digits), "--seeds")
+
+
 def parse_seeds(text: str) -> list[int]:
-    """'0', '0,1,5' or '0-4' -> the seeds in the order given (as the dashboard's form reads them)."""
+    """'0', '0,1,5' or '0-4' -> the seeds in the order given (as the dashboard's form reads them).
+
+    At most ``MAX_SEEDS`` seeds, each from 0 to 2^32-1 (``simcore.limits``, the platform's bounds too).
+    """
     seeds: list[int] = []
     for part in [x.strip() for x in (text or "").split(",") if x.strip()]:
         m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", part)
         if m:
-            lo, hi = int(m.group(1)), int(m.group(2))
+            lo, hi = _seed(m.group(1)), _seed(m.group(2))
             if hi < lo:
                 raise ParameterError(f"--seeds: range {part!r} goes backwards")
-            if hi - lo + 1 > MAX_SEEDS:
-                raise ParameterError(f"--seeds: range {part!r} has more than {MAX_SEEDS} seeds")
+            if hi - lo + 1 > MAX_SEEDS:  # before the range is expanded
+                raise ParameterError(f"--seeds: range {part!r} has {hi - lo + 1:,} seeds; at most {MAX_SEEDS}")
             seeds.extend(range(lo, hi + 1))
         elif re.fullmatch(r"\d+", part):
-            seeds.append(int(part))
+            seeds.append(_seed(part))
         else:
             raise ParameterError(
                 f"--seeds: {part!r} is not a non-negative integer or a range like 0-4 (e.g. 0 or 0,1,2 or 0-4)"
             )
+        if len(seeds) > MAX_SEEDS:
+            raise ParameterError(f"--seeds: more than {MAX_SEEDS} seeds, the most a grid may have")
     if not seeds:
         raise ParameterError("--seeds: give at least one seed, e.g. 0 or 0,1,2 or 0-4")
-    if len(seeds) > MAX_SEEDS:
-        raise ParameterError(f"--seeds: more than {MAX_SEEDS} seeds")
     seen: set[int] = set()
     for x in seeds:
         if x in seen:
@@ -212,8 +223,9 @@ def _round(x: float) -> float:
     return float(f"{x:.12g}")
 
 
-def _expand_range(item: str, shown: str, integer: bool) -> list[str] | None:
-    """``START:STOP:STEP`` or ``START:STOP:xFACTOR`` -> the values as text; None if ``item`` is not a range."""
+def _range_parts(item: str, shown: str) -> tuple[float, float, float, bool] | None:
+    """``START:STOP:STEP`` or ``START:STOP:xFACTOR`` -> (start, stop, step or factor, geometric), checked; None if
+    ``item`` is not a range."""
     parts = item.split(":")
     if len(parts) == 1:
         return None
@@ -230,30 +242,104 @@ def _expand_range(item: str, shown: str, integer: bool) -> list[str] | None:
         raise ParameterError(f"--vary {shown}: range {item!r}: {e}") from None
     if stop < start:
         raise ParameterError(f"--vary {shown}: range {item!r} goes backwards")
-    values: list[float] = []
+    if geometric and not (start > 0 and step > 1):
+        raise ParameterError(f"--vary {shown}: range {item!r}: a factor range needs START > 0 and FACTOR > 1")
+    if not geometric and step <= 0:
+        raise ParameterError(f"--vary {shown}: range {item!r}: STEP must be positive")
+    return start, stop, step, geometric
+
+
+#: Lengths are capped here: any larger count is refused anyway, and ``math.prod`` stays cheap.
+_LENGTH_CAP = 10**18
+
+
+def _range_length(start: float, stop: float, step: float, geometric: bool) -> int:
+    """How many values a checked range has, by arithmetic (nothing is built); STOP is included within 1e-9."""
     if geometric:
-        if not (start > 0 and step > 1):
-            raise ParameterError(f"--vary {shown}: range {item!r}: a factor range needs START > 0 and FACTOR > 1")
-        x = start
-        while x <= stop * (1 + 1e-9):
-            values.append(_round(x))
-            x *= step
-            if len(values) > MAX_AXIS_VALUES:
-                break
+        q = math.log(stop * (1 + 1e-9) / start) / math.log(step)
     else:
-        if step <= 0:
-            raise ParameterError(f"--vary {shown}: range {item!r}: STEP must be positive")
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_AXIS_VALUES:
-            raise ParameterError(f"--vary {shown}: range {item!r} has more than {MAX_AXIS_VALUES} values")
-        values = [_round(start + i * step) for i in range(n)]
-    if len(values) > MAX_AXIS_VALUES:
-        raise ParameterError(f"--vary {shown}: range {item!r} has more than {MAX_AXIS_VALUES} values")
+        q = (stop - start) / step + 1e-9
+    # A tiny step over a wide range can overflow to inf: it is refused either way.
+    return math.floor(min(q, _LENGTH_CAP)) + 1
+
+
+def _count(n: int) -> str:
+    return f"{n:,}" if n <= _LENGTH_CAP else f"over {_LENGTH_CAP:.0e}".replace("e+", "e")
+
+
+def _range_values(r: tuple[float, float, float, bool], n: int) -> list[float]:
+    start, _, step, geometric = r
+    if geometric:
+        return [_round(start * step**i) for i in range(n)]
+    return [_round(start + i * step) for i in range(n)]
+
+
+def _expand_range(item: str, shown: str, integer: bool) -> list[str] | None:
+    """``START:STOP:STEP`` or ``START:STOP:xFACTOR`` -> the values as text; None if ``item`` is not a range."""
+    r = _range_parts(item, shown)
+    if r is None:
+        return None
+    n = _range_length(*r)
+    if n > MAX_AXIS_VALUES:  # before a list is built: 0:1:1e-12 would be a trillion values
+        raise ParameterError(
+            f"--vary {shown}: range {item!r} has {_count(n)} values; at most {MAX_AXIS_VALUES:,} an axis"
+        )
+    values = _range_values(r, n)
     if integer:
         if any(v != int(v) for v in values):
             raise ParameterError(f"--vary {shown}: range {item!r} gives values that are not integers")
         return [str(int(v)) for v in values]
     return [repr(v) for v in values]
+
+
+def _items(text: str) -> tuple[str, list[str]]:
+    """``NAME=v1,v2`` -> (the name as given, the items stripped)."""
+    raw_name, _, raw_values = text.partition("=")
+    return raw_name.strip() or text, [v.strip() for v in raw_values.split(",")]
+
+
+def axis_length(text: str) -> int:
+    """How many values an axis text has, ranges counted by arithmetic, without converting or expanding anything.
+
+    Lenient: an item that is not a well-formed range counts as one value (parsing the axis refuses it later with
+    its own message), so this bounds a grid before the work of reading it.
+    """
+    shown, items = _items(text)
+    n = 0
+    for item in items:
+        try:
+            r = _range_parts(item, shown)
+        except ParameterError:
+            r = None
+        n += 1 if r is None else _range_length(*r)
+    return min(n, _LENGTH_CAP + 1)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def check_grid_size(axis_lengths: Sequence[int], schedulers: int, seeds: int, max_runs: int | None = None) -> int:
+    """Refuse a grid of more than ``max_runs`` runs (default: setting ``SIMCORE_MAX_RUNS``); returns its runs.
+
+    The one check of a grid's size, for the command line, the form and the API alike: it takes the axes'
+    lengths, so it runs before any axis is expanded or any point built (a grid of 10^9 points is refused in
+    microseconds, not after gigabytes).
+    """
+    limit = limits.max_runs() if max_runs is None else max_runs
+    runs = math.prod(axis_lengths) * schedulers * seeds
+    if runs > limit:
+        if axis_lengths:
+            shown = [f"{n:,}" for n in axis_lengths]
+            listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+            grid = f"{len(axis_lengths)} {'axis' if len(axis_lengths) == 1 else 'axes'} of {listed} values x "
+        else:
+            grid = ""
+        raise ParameterError(
+            f"the grid has {runs:,} runs ({grid}{_plural(schedulers, 'scheduler')} x {_plural(seeds, 'seed')}); "
+            f"at most {limit:,} (setting SIMCORE_MAX_RUNS)"
+        )
+    return runs
 
 
 class Grid:
@@ -341,12 +427,14 @@ def _parse_axis_in(text: str, grid: Grid) -> Axis:
         assert param is not None
         convert = param_converter(param)
     numeric = name in RUN_SETTINGS or (param is not None and param.type in (int, float) and param.choices is None)
+    ranges = [_range_parts(item, shown) if numeric else None for item in items]
+    n = sum(1 if r is None else _range_length(*r) for r in ranges)
+    if n > MAX_AXIS_VALUES:  # counted, not built
+        raise ParameterError(f"--vary {shown} has {_count(n)} values; at most {MAX_AXIS_VALUES:,} an axis")
     expanded: list[str] = []
     for item in items:
         rng = _expand_range(item, shown, integer=param is not None and param.type is int) if numeric else None
         expanded.extend(rng if rng is not None else [item])
-    if len(expanded) > MAX_AXIS_VALUES:
-        raise ParameterError(f"--vary {shown}: more than {MAX_AXIS_VALUES} values")
     values: list[Any] = []
     for item in expanded:
         try:
@@ -366,10 +454,29 @@ def parse_axis(text: str, cluster: str, workload: str, schedulers: Sequence[str]
     return _parse_axis_in(text, Grid(cluster, workload, schedulers))
 
 
-def parse_axes(texts: Iterable[str], cluster: str, workload: str, schedulers: Sequence[str]) -> list[Axis]:
+def parse_axes(
+    texts: Iterable[str],
+    cluster: str,
+    workload: str,
+    schedulers: Sequence[str],
+    *,
+    seeds: int = 1,
+    max_runs: int | None = None,
+) -> list[Axis]:
     """Every ``--vary`` text of a grid; ``cluster=``/``workload=`` axes first, so that the parameters of the
-    other axes are checked against all the presets the grid runs."""
+    other axes are checked against all the presets the grid runs.
+
+    The grid's size (axes x ``schedulers`` x ``seeds`` runs) is checked against ``max_runs`` (default: setting
+    ``SIMCORE_MAX_RUNS``) first, from the axes' lengths, before any axis is expanded or converted.
+    """
     texts = list(texts)
+    lengths = [axis_length(t) for t in texts]
+    for text, n in zip(texts, lengths, strict=True):
+        if n > MAX_AXIS_VALUES:  # each axis's own bound first: its message names the axis
+            raise ParameterError(
+                f"--vary {_items(text)[0]} has {_count(n)} values; at most {MAX_AXIS_VALUES:,} an axis"
+            )
+    check_grid_size(lengths, len(schedulers), seeds, max_runs)
     grid = Grid(cluster, workload, schedulers)
     order = sorted(range(len(texts)), key=lambda i: _canonical_name(texts[i].partition("=")[0]) not in PRESET_AXES)
     parsed: dict[int, Axis] = {}

@@ -15,8 +15,7 @@ from dashboard.services.experiments import MAX_HOURS, MAX_LOAD
 from dashboard.services.searches import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
 from simcore.explore.fitness import METRIC_NAMES
 from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION
-
-MAX_SEED = 2**32 - 1
+from simcore.limits import MAX_SEED
 
 
 class SearchScenarioSerializer(StrictSerializer):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, cast
 
+from django.conf import settings
 from django.db.models import Prefetch
 from django.http import HttpResponseBase, JsonResponse
 from django.urls import reverse
@@ -140,9 +141,15 @@ def _scenario_from(
     cu, tu = picked["cluster"], picked["workload"]
     sc.update(upload_specs(cu, tu))  # type: ignore[arg-type]
     if vary:
-        # The one grammar of simcore sweep --vary (simcore.sweep_grammar), checked against the chosen presets.
+        # The one grammar of simcore sweep --vary (simcore.sweep_grammar), checked against the chosen presets;
+        # the grid's size first, from the axes' lengths, before any axis is expanded.
         axes = parse_axes(
-            vary, sc["cluster"].get("preset") or "file", sc["workload"].get("preset") or "file", sc["schedulers"]
+            vary,
+            sc["cluster"].get("preset") or "file",
+            sc["workload"].get("preset") or "file",
+            sc["schedulers"],
+            seeds=len(sc["seeds"]),
+            max_runs=settings.SIMCORE_MAX_RUNS,
         )
         sc["axes"] = [{"name": a.name, "values": list(a.values)} for a in axes]
     return check_scenario(sc), cu, tu  # type: ignore[return-value]

@@ -22,8 +22,9 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
-from simcore import archive, sweep_scenario
+from simcore import archive, limits, sweep_scenario
 from simcore.errors import ParameterError, SimcoreError
+from simcore.sweep_grammar import check_grid_size
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +37,8 @@ WEB_INT_CEILING = 100_000
 #: Bounds the form and the API share.
 MAX_LOAD = 10.0
 MAX_HOURS = 24 * 365
-MAX_SEEDS = 50
-MAX_SEED = 2**32 - 1
+MAX_SEEDS = limits.MAX_SEEDS  # the command line's too
+MAX_SEED = limits.MAX_SEED
 
 
 def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dict[str, Any]) -> None:
@@ -73,14 +74,10 @@ def check_scenario(scenario: Any) -> dict[str, Any]:
         raise ParameterError(f"hours must be at most {MAX_HOURS}, got {sc['hours']:g}")
     if len(sc["seeds"]) > MAX_SEEDS or max(sc["seeds"]) > MAX_SEED:
         raise ParameterError(f"seeds: at most {MAX_SEEDS} seeds, each below 2^32")
+    # From the axes' lengths, before a point is built (the command line's check, with the platform's setting).
+    lengths = [len(ax.values) for ax in sweep_scenario.axes_of(sc)]
+    check_grid_size(lengths, len(sc["schedulers"]), len(sc["seeds"]), settings.SIMCORE_MAX_RUNS)
     points = sweep_scenario.points(sc)
-    n_runs = len(points) * len(sc["schedulers"]) * len(sc["seeds"])
-    if n_runs > settings.SIMCORE_MAX_RUNS:
-        grid = f"{len(points)} points x " if sweep_scenario.is_sweep(sc) else ""
-        raise ParameterError(
-            f"seeds: {grid}{len(sc['schedulers'])} schedulers x {len(sc['seeds'])} seeds is more than "
-            f"the {settings.SIMCORE_MAX_RUNS} runs one experiment may have (SIMCORE_MAX_RUNS)"
-        )
     # Every point of a sweep is a scenario of its own: each gets the platform's bounds.
     for cell in [sweep_scenario.cell_scenario(sc, p) for p in points] if sweep_scenario.is_sweep(sc) else [sc]:
         for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):

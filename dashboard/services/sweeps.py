@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -123,7 +124,11 @@ def extend(exp: Experiment, *, seeds: str = "", vary: Sequence[str] = (), reuse:
         cluster = sc["cluster"].get("preset") or "file"
         workload = sc["workload"].get("preset") or "file"
         have = {a["name"]: a for a in axes}
-        for ax in parse_axes(texts, cluster, workload, sc["schedulers"]):
+        # Only the new values' grid here (it bounds their expansion); check_scenario checks the whole.
+        new_axes = parse_axes(
+            texts, cluster, workload, sc["schedulers"], seeds=len(sc["seeds"]), max_runs=settings.SIMCORE_MAX_RUNS
+        )
+        for ax in new_axes:
             if ax.name not in have:
                 names = ", ".join(have) or "none"
                 raise ParameterError(

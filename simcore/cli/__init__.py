@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from simcore import sweep, sweep_report
 from simcore.cli import packing
-from simcore.cli.argtypes import argtype, finite_float, nonneg_int, positive_int
+from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError, check_out_file
 from simcore.cli.progress import progress_printer
 from simcore.engine import ENGINES
@@ -59,7 +59,7 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
             "--seeds", "--seed", dest="seeds", default="0", help="random seeds: 0, or 0,1,2, or a range 0-4 (default 0)"
         )
     else:
-        p.add_argument("--seed", type=nonneg_int, default=0, help="random seed (default 0)")
+        p.add_argument("--seed", type=seed_int, default=0, help="random seed, 0 to 2^32-1 (default 0)")
     p.add_argument(
         "--engine",
         choices=ENGINES,
@@ -297,12 +297,14 @@ def sweep_plan(args: argparse.Namespace) -> sweep.Sweep:
     """The grid of parsed ``simcore sweep`` arguments (a reproduction page's command line parses to its grid)."""
     names = _scheduler_names(args.schedulers)
     cluster, workload = _sweep_presets(args)
+    seeds = sweep.parse_seeds(args.seeds)
     return sweep.Sweep(
         cluster=cluster,
         workload=workload,
         schedulers=names,
-        seeds=sweep.parse_seeds(args.seeds),
-        axes=sweep.parse_axes(args.vary, cluster, workload, names),
+        seeds=seeds,
+        # The grid's size (SIMCORE_MAX_RUNS, as on the platform) is checked here, before any axis is expanded.
+        axes=sweep.parse_axes(args.vary, cluster, workload, names, seeds=len(seeds)),
         # Default: 0.9 of lambda* for a preset, the recorded rate (1) for a trace file.
         load=args.load if args.load is not None else (0.9 if workload in WORKLOADS else 1.0),
         hours=args.hours,
@@ -391,6 +393,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except OSError as e:
         print(f"simcore: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except MemoryError as e:
+        # numpy names the allocation ("Unable to allocate 7.45 GiB ..."); the inputs' bounds (README, "Limits")
+        # refuse the known cases first, this is the rest: one line, not a traceback.
+        print(f"simcore: error: out of memory{f' ({e})' if str(e) else ''}: ask for less work", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("simcore: interrupted", file=sys.stderr)

@@ -12,7 +12,8 @@ import functools
 from collections.abc import Callable
 from typing import TypeVar
 
-from simcore import convert
+from simcore import convert, limits
+from simcore.errors import ParameterError
 
 T = TypeVar("T")
 
@@ -37,6 +38,24 @@ nonneg_int = argtype(convert.nonneg_int)
 positive_int = argtype(convert.positive_int)
 boolean = argtype(convert.boolean)
 
+
+def _bounded(check: Callable[[int, None], int]) -> Callable[[str], int]:
+    """A non-negative integer held to one of :mod:`simcore.limits`' bounds (the platform's too)."""
+
+    def f(v: str) -> int:
+        try:
+            return check(convert.nonneg_int(v), None)
+        except ParameterError as e:
+            raise convert.BadValue(str(e)) from None
+
+    return argtype(f)
+
+
+#: 0 to 2^32-1, as the API and forms take seeds.
+seed_int = _bounded(limits.check_seed)
+#: 1 to ``limits.MAX_TRIALS``, as a packing analysis on the platform.
+trials_int = _bounded(limits.check_trials)
+
 __all__ = [
     "argtype",
     "boolean",
@@ -45,4 +64,6 @@ __all__ = [
     "nonneg_seconds",
     "positive_float",
     "positive_int",
+    "seed_int",
+    "trials_int",
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore import sweep
-from simcore.cli.argtypes import argtype, finite_float, nonneg_int, positive_int
+from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError
 from simcore.explore.fitness import METRIC_NAMES
 from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchResult, SearchSettings
@@ -58,10 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_GENERATIONS,
         help=f"most generations; the search stops earlier when it converges (default {DEFAULT_GENERATIONS})",
     )
-    p.add_argument("--seed", type=nonneg_int, default=0, help="seed of the search (default 0)")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed of the search, 0 to 2^32-1 (default 0)")
     p.add_argument(
         "--sim-seed",
-        type=nonneg_int,
+        type=seed_int,
         default=None,
         help="seed of the simulations: the generated workload and the Random atoms (default: --seed)",
     )

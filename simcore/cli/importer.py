@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int
+from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int, seed_int
 from simcore.errors import InputError, ParameterError
 from simcore.importer import FORMATS, classify, import_trace, stream_google2011, summary, write_outputs
 from simcore.traces import ImportProgress, ProgressFn
@@ -163,7 +163,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="learn the classes on the jobs of the first H hours (default 24)",
     )
     c.add_argument("--class-duration", action="store_true", help="use durations as well as requests")
-    c.add_argument("--seed", type=nonneg_int, default=0, help="k-means seed, and of Poisson arrivals (default 0)")
+    c.add_argument(
+        "--seed", type=seed_int, default=0, help="k-means seed, and of Poisson arrivals, 0 to 2^32-1 (default 0)"
+    )
 
 
 def _expand_google(args: argparse.Namespace) -> tuple[list[str], list[str], str | None]:

@@ -6,8 +6,9 @@ import argparse
 import json
 from typing import Any
 
-from simcore.cli.argtypes import positive_int
+from simcore.cli.argtypes import seed_int, trials_int
 from simcore.cli.errors import UsageError, check_out_file
+from simcore.limits import MAX_TRIALS
 
 
 def add_parser(subparsers: Any) -> None:
@@ -44,8 +45,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--conforming", action="store_true", help="inflation: inflate conforming jobs only")
     p.add_argument("--factors", default="", help="inflation scale factors (default 1.0..2.0 step 0.05)")
     p.add_argument("--tau", default="", help="compaction pending thresholds in [0, 1) (default Figure 3's 0..1%%)")
-    p.add_argument("--trials", type=positive_int, default=11, help="compaction trials (default 11)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--trials", type=trials_int, default=11, help=f"compaction trials, 1 to {MAX_TRIALS} (default 11)")
+    p.add_argument("--seed", type=seed_int, default=0, help="seed, 0 to 2^32-1 (default 0)")
     p.add_argument("--out", metavar="FILE.csv", help="write the technique's series as CSV")
     p.set_defaults(_packing=True)
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from simcore import limits
 from simcore.errors import ParameterError, UnknownNameError
 from simcore.packing.compaction import FIGURE3_TAUS, CompactionResult, check_tau, compact
 from simcore.packing.inflation import FIGURE2_FACTORS, InflationStep, inflate, knee
@@ -63,8 +64,9 @@ SCHEMES: tuple[tuple[str, str, bool], ...] = (
     ("vertical-all", "vertical", False),
     ("vertical-conforming", "vertical", True),
 )
-#: Upper bounds a request may ask for (a web form must not book a worker for days).
-MAX_TRIALS = 100
+#: Upper bounds a request may ask for (a web form must not book a worker for days); trials and seeds are
+#: simcore.limits' (the command line's too).
+MAX_TRIALS = limits.MAX_TRIALS
 MAX_POINTS = 200
 AS_IS = "as-is"
 
@@ -178,7 +180,7 @@ class AnalysisSpec:
                 raise ParameterError(f"{name} must be in (0, 1], got {v}")
         if isinstance(self.trials, bool) or not isinstance(self.trials, int) or not 1 <= self.trials <= MAX_TRIALS:
             raise ParameterError(f"trials must be an integer from 1 to {MAX_TRIALS}, got {self.trials!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= limits.MAX_SEED:
             raise ParameterError(f"seed must be an integer from 0 to 2^32 - 1, got {self.seed!r}")
         return self
 

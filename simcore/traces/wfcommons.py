@@ -71,6 +71,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from simcore import limits
 from simcore.errors import InputError, ParameterError
 from simcore.limits import DecompressionGuard, max_json_depth, max_trace_seconds
 from simcore.model import FloatArray, IntArray, Workload
@@ -492,6 +493,11 @@ def wfcommons_workload(
     if jobs < 0:
         raise ParameterError(f"jobs must be 0 (one per instance) or more, got {jobs}")
     n_jobs = jobs or len(instances)
+    # Bounded before anything is allocated: --jobs 1e9 asked numpy for 7.45 GiB and failed with a traceback.
+    limits.check_jobs(n_jobs, f"jobs: {n_jobs:,} jobs")
+    rounds, rest = divmod(n_jobs, len(instances))
+    n_tasks = rounds * sum(p.n_tasks for p in instances) + sum(p.n_tasks for p in instances[:rest])
+    limits.check_jobs(n_tasks, f"jobs: {n_jobs:,} jobs of {len(instances)} instance(s) are {n_tasks:,} tasks")
     submit_job, horizon = arrival_times(n_jobs, arrival, interarrival_s, rng)
     pick = [instances[k % len(instances)] for k in range(n_jobs)]
     sizes = np.array([p.n_tasks for p in pick], dtype=np.int64)

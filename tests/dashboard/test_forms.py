@@ -67,7 +67,8 @@ def test_parameters_of_presets_not_chosen_are_ignored(owner_client):
         ("seeds", "-1", "is not a non-negative integer"),
         ("seeds", "3-1", "goes backwards"),
         ("seeds", "1,1", "listed twice"),
-        ("seeds", "0-99", "at most 50 seeds"),
+        ("seeds", "0-99", "range '0-99' has 100 seeds; at most 50"),
+        ("seeds", "4294967296", "seed 4294967296 is outside 0 to 2^32-1"),
         ("schedulers", [], "This field is required"),
         ("schedulers", ["nope"], "Select a valid choice"),
         ("cluster", "preset:nope", "Select a valid choice"),
@@ -91,7 +92,9 @@ def test_bad_values_get_a_message_next_to_the_field_and_store_nothing(owner_clie
 def test_too_many_runs_are_refused(owner_client):
     resp = post(owner_client, seeds="0-2")
     assert resp.status_code == 400
-    assert "more than the 4 runs" in resp.content.decode()
+    assert resp.context["form"].errors["seeds"] == [
+        "the grid has 6 runs (2 schedulers x 3 seeds); at most 4 (setting SIMCORE_MAX_RUNS)"
+    ]
     assert Experiment.objects.count() == 0
 
 

@@ -108,6 +108,36 @@ def test_a_bad_axis_gets_the_same_message_from_the_cli(capsys):
     assert code == 2 and capsys.readouterr().err == f"simcore: error: {SAYS}\n"
 
 
+#: Issue 25's grid: each axis passes its own bound (1,000 values), the grid is 10^9 runs.
+BILLION = ["load=0.001:1:0.001", "hours=0.001:1:0.001", "machines-per-config=1:1000:1"]
+BILLION_SAYS = (
+    "the grid has 1,000,000,000 runs (3 axes of 1,000, 1,000 and 1,000 values x 1 scheduler x 1 seed); "
+    "at most 200 (setting SIMCORE_MAX_RUNS)"
+)
+
+
+def test_a_billion_run_grid_is_refused_by_the_api_naming_its_size(owner, settings):
+    settings.SIMCORE_MAX_RUNS = 200
+    body = {"scenario": {**BASE, "schedulers": ["greedy"], "seeds": [0], "vary": BILLION}}
+    resp = api_post(api_client(owner), "/api/experiments/", body)
+    assert resp.status_code == 400 and resp.json() == {"detail": BILLION_SAYS}
+    assert not Experiment.objects.exists() and not Run.objects.exists()
+
+
+def test_a_billion_run_grid_is_a_field_error_of_the_form(owner_client, settings):
+    settings.SIMCORE_MAX_RUNS = 200
+    resp = owner_client.post("/experiments/new/", {**GOOD, "schedulers": ["greedy"], "vary": "\n".join(BILLION)})
+    assert resp.status_code == 400
+    assert resp.context["form"].errors["vary"] == [BILLION_SAYS]
+    assert not Experiment.objects.exists()
+
+
+def test_a_billion_run_grid_gets_the_same_message_from_the_cli(capsys, monkeypatch):
+    monkeypatch.delenv("SIMCORE_MAX_RUNS", raising=False)
+    code = main(shlex.split(f"sweep {CLI_BASE} --schedulers greedy " + " ".join(f"--vary {t}" for t in BILLION)))
+    assert code == 2 and capsys.readouterr().err == f"simcore: error: {BILLION_SAYS}\n"
+
+
 def test_the_form_lets_an_axis_override_its_prefilled_field(owner_client):
     # The form always sends phi's field (prefilled with its default): varying phi is not a conflict.
     form = {
@@ -133,7 +163,9 @@ def test_every_cell_is_one_run_with_its_point(owner):
 
 def test_a_grid_over_the_run_limit_is_refused_naming_its_size(owner, settings):
     settings.SIMCORE_MAX_RUNS = 10
-    with pytest.raises(Exception, match=r"3 points x 2 schedulers x 2 seeds is more than the 10 runs"):
+    with pytest.raises(
+        Exception, match=r"the grid has 12 runs \(1 axis of 3 values x 2 schedulers x 2 seeds\); at most 10"
+    ):
         sweep_scenario(["load=0.5,0.7,0.9"])
 
 
@@ -269,6 +301,19 @@ def test_extending_cannot_add_an_axis_the_sweep_does_not_have(owner):
         sweeps.extend(exp, vary=["hours=0.5"])
     with pytest.raises(Exception, match="give more seeds"):
         sweeps.extend(exp)
+
+
+def test_extending_a_sweep_past_the_run_limit_is_refused_and_changes_nothing(owner, settings):
+    settings.SIMCORE_MAX_RUNS = 200
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"]))
+    with pytest.raises(Exception) as e:
+        sweeps.extend(exp, vary=["load=0.001:1:0.001"])
+    assert str(e.value) == (
+        "the grid has 4,000 runs (1 axis of 1,000 values x 2 schedulers x 2 seeds); at most 200 "
+        "(setting SIMCORE_MAX_RUNS)"
+    )
+    exp.refresh_from_db()
+    assert exp.scenario["axes"] == [{"name": "load", "values": [0.5, 0.9]}] and exp.runs.count() == 8
 
 
 def test_a_failed_cell_is_retried_alone(owner_client, owner):

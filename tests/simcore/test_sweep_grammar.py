@@ -7,10 +7,20 @@ agree. Here: what the grammar itself accepts and refuses.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import pytest
 
 from simcore.errors import ParameterError
-from simcore.sweep_grammar import Axis, axes_from_values, parse_axes, parse_axis
+from simcore.sweep_grammar import (
+    Axis,
+    axes_from_values,
+    axis_length,
+    check_grid_size,
+    parse_axes,
+    parse_axis,
+    parse_seeds,
+)
 
 PHI = ("google-balanced", "lotes-phi", ["lotes", "tetris"])
 
@@ -36,7 +46,7 @@ def test_ranges_and_values_mix_and_integer_parameters_stay_integers() -> None:
         ("phi=0.015:0:0.003", "range '0.015:0:0.003' goes backwards"),
         ("phi=0:0.015:0", "STEP must be positive"),
         ("phi=0:0.015", "must be START:STOP:STEP or START:STOP:xFACTOR"),
-        ("phi=0:1:0.0000001", "more than 1000 values"),
+        ("phi=0:1:0.0000001", "has 10,000,001 values; at most 1,000 an axis"),
         ("hours=0:10:x2", "a factor range needs START > 0 and FACTOR > 1"),
         ("machines-per-config=1:2:0.5", "gives values that are not integers"),
         ("phi=0:0.03:0.01", "workload 'lotes-phi' parameter 'phi' must be at most 0.025, got 0.03"),
@@ -91,3 +101,92 @@ def test_an_axis_prints_back_in_the_grammar() -> None:
         grid = ("ncbi-heterogeneous", "ncbi-blast", ["fcfs"]) if text.startswith("cluster") else PHI
         ax = parse_axis(text, *grid)
         assert ax.text() == text and parse_axis(ax.text(), *grid) == ax
+
+
+# -- the grid's size, from the axes' lengths ---------------------------------------------------------------------
+
+#: Issue 25's grid: three axes of 1,000 values each pass their own bound, but the grid is 10^9 runs.
+BILLION = ["load=0.001:1:0.001", "hours=0.001:1:0.001", "machines-per-config=1:1000:1"]
+BILLION_SAYS = (
+    "the grid has 1,000,000,000 runs (3 axes of 1,000, 1,000 and 1,000 values x 1 scheduler x 1 seed); "
+    "at most 200 (setting SIMCORE_MAX_RUNS)"
+)
+
+
+def test_an_axis_length_is_counted_by_arithmetic() -> None:
+    assert axis_length("load=0.001:1:0.001") == 1000
+    assert axis_length("hours=1:100:x10,500") == 4
+    assert axis_length("phi=0:1:1e-12") == 10**12 + 1  # counted, not built
+    assert axis_length("cluster=a,b,c") == 3
+
+
+def test_a_billion_run_grid_is_refused_naming_its_size_and_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SIMCORE_MAX_RUNS", raising=False)
+    with pytest.raises(ParameterError) as e:
+        parse_axes(BILLION, "google-balanced", "google-like", ["greedy"])
+    assert str(e.value) == BILLION_SAYS
+
+
+def test_a_billion_run_grid_is_refused_without_building_its_lists() -> None:
+    # A memory bound, not a timing: expanding even one axis' points as dicts would take megabytes.
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParameterError, match="1,000,000,000 runs"):
+            parse_axes(BILLION, "google-balanced", "google-like", ["greedy"], max_runs=200)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 256 * 1024
+
+
+def test_an_axis_over_its_own_bound_is_refused_before_it_is_expanded() -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(ParameterError) as e:
+            parse_axes(["phi=0:0.025:1e-15"], *PHI)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert str(e.value) == "--vary phi has 25,000,000,000,001 values; at most 1,000 an axis"
+    assert peak < 256 * 1024
+
+
+def test_the_grid_counts_schedulers_and_seeds() -> None:
+    assert check_grid_size([6], 3, 5, max_runs=90) == 90
+    with pytest.raises(ParameterError) as e:
+        check_grid_size([6], 3, 6, max_runs=90)
+    assert str(e.value) == (
+        "the grid has 108 runs (1 axis of 6 values x 3 schedulers x 6 seeds); at most 90 (setting SIMCORE_MAX_RUNS)"
+    )
+
+
+def test_a_grid_without_axes_is_schedulers_times_seeds() -> None:
+    with pytest.raises(ParameterError) as e:
+        parse_axes([], *PHI, seeds=50, max_runs=99)
+    assert str(e.value) == "the grid has 100 runs (2 schedulers x 50 seeds); at most 99 (setting SIMCORE_MAX_RUNS)"
+
+
+def test_the_limit_is_the_platforms_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_RUNS", "11")
+    assert len(parse_axes(["load=0.1:0.5:0.1"], *PHI, seeds=1)) == 1  # 5 points x 2 schedulers: 10 runs
+    with pytest.raises(ParameterError, match=r"at most 11 \(setting SIMCORE_MAX_RUNS\)"):
+        parse_axes(["load=0.1:0.6:0.1"], *PHI, seeds=1)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("18446744073709551616", "--seeds: seed 18446744073709551616 is outside 0 to 2^32-1 (4,294,967,295)"),
+        ("0-4294967296", "--seeds: seed 4294967296 is outside 0 to 2^32-1 (4,294,967,295)"),
+        ("9" * 5000, "--seeds: seed 99999999999999999999... is outside 0 to 2^32-1 (4,294,967,295)"),
+        (",".join(map(str, range(10_000))), "--seeds: more than 50 seeds, the most a grid may have"),
+    ],
+)
+def test_seeds_are_held_to_the_platforms_bounds(text: str, says: str) -> None:
+    with pytest.raises(ParameterError) as e:
+        parse_seeds(text)
+    assert str(e.value) == says
+
+
+def test_the_largest_seed_is_accepted() -> None:
+    assert parse_seeds("4294967295") == [2**32 - 1]
