@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 
 from dashboard.access import run_teams, visible_runs
 from dashboard.models import ClusterUpload, Status, Team, Visibility
+from dashboard.names import validate_name
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.packing import DERIVED, SourceChoice
 from dashboard.services.uploads import scenario_file_names, usable_traces
@@ -52,7 +53,9 @@ def _number() -> forms.NumberInput:
 
 
 class PackingForm(forms.Form):
-    name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
+    name = forms.CharField(
+        max_length=200, required=False, help_text="optional, for the list", validators=[validate_name]
+    )
     source = forms.ChoiceField(
         choices=PackingSource.choices, initial=PackingSource.RUN, widget=forms.RadioSelect, label="snapshot of"
     )
