@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from dashboard.models import ApiToken, Experiment, Search, Status
+from dashboard.models import ApiToken, EvalStatus, Experiment, Search, SearchEvaluation, Status
 from tests.dashboard.conftest import wait_for
 
 SCENARIO: dict[str, Any] = {
@@ -66,3 +66,5 @@ def test_a_search_without_jobs_fails_with_the_clear_message(owner: User) -> None
     assert search.status == Status.FAILED
     # The scenario, not a policy, is at fault: the message names no policy.
     assert search.error == _empty(0)
+    failed = SearchEvaluation.objects.filter(search=search, status=EvalStatus.FAILED)
+    assert failed.exists() and set(failed.values_list("error", flat=True)) == {_empty(0)}
