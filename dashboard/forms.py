@@ -25,6 +25,7 @@ from dashboard import access, accounts
 from dashboard.access import run_teams
 from dashboard.imports import format_choices
 from dashboard.models import ClusterUpload, Role, Team, TraceFormat, TraceUpload, Visibility
+from dashboard.names import validate_name
 from dashboard.services.experiments import (
     MAX_SEEDS,
     SERVER_PATH_PARAMS,
@@ -143,7 +144,9 @@ class ReproductionForm(forms.Form):
 
 
 class ExperimentForm(forms.Form):
-    name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
+    name = forms.CharField(
+        max_length=200, required=False, help_text="optional, for the list", validators=[validate_name]
+    )
     cluster = forms.ChoiceField(help_text="a preset or one of your uploaded cluster files")
     workload = forms.ChoiceField(help_text="a preset (generated) or one of your uploaded traces")
     load = forms.FloatField(
@@ -447,7 +450,9 @@ def _check_size(f: Any) -> Any:
 class UploadForm(forms.Form):
     """One file (a cluster JSON file)."""
 
-    name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
+    name = forms.CharField(
+        max_length=100, required=False, help_text="optional; defaults to the file name", validators=[validate_name]
+    )
     file = forms.FileField()
 
     def clean_file(self) -> Any:
@@ -488,7 +493,9 @@ class MultipleFileField(forms.FileField):
 class TraceUploadForm(forms.Form):
     """A real trace and its import options (see dashboard.imports.check_import_options)."""
 
-    name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
+    name = forms.CharField(
+        max_length=100, required=False, help_text="optional; defaults to the file name", validators=[validate_name]
+    )
     format = forms.ChoiceField(choices=format_choices, required=False, initial=TraceFormat.CSV)
     file = MultipleFileField(
         label="trace file(s)",
@@ -683,7 +690,7 @@ def share_panel(request: HttpRequest, obj: Any, shared_route: str, *, is_owner: 
 
 
 class TeamForm(forms.Form):
-    name = forms.CharField(max_length=100)
+    name = forms.CharField(max_length=100, validators=[validate_name])
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"].strip()
@@ -697,7 +704,9 @@ class RoleForm(forms.Form):
 
 
 class TokenForm(forms.Form):
-    name = forms.CharField(max_length=100, help_text="what the token is for, e.g. 'laptop notebook'")
+    name = forms.CharField(
+        max_length=100, help_text="what the token is for, e.g. 'laptop notebook'", validators=[validate_name]
+    )
 
 
 class SignupForm(UserCreationForm):

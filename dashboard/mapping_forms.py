@@ -7,6 +7,7 @@ from typing import Any, cast
 from django import forms
 
 from dashboard.forms import _check_size
+from dashboard.names import validate_name
 from simcore import colmap
 from simcore.errors import ParameterError
 from simcore.presets import CLUSTERS
@@ -24,7 +25,9 @@ SCALES = [("", "as is"), ("/", "divided by"), ("*", "times")]
 class DraftForm(forms.Form):
     """Step 1: the CSV (any column names), plain or gzipped."""
 
-    name = forms.CharField(max_length=100, required=False, help_text="optional; defaults to the file name")
+    name = forms.CharField(
+        max_length=100, required=False, help_text="optional; defaults to the file name", validators=[validate_name]
+    )
     file = forms.FileField(label="CSV file", help_text=".csv or .csv.gz with a header line")
 
     def clean_file(self) -> Any:
@@ -57,7 +60,11 @@ class MapForm(forms.Form):
     )
     cluster = forms.ChoiceField(required=False, label="check against")
     save_as = forms.CharField(
-        required=False, max_length=100, label="save this map as", help_text="optional; reuse it for the next file"
+        required=False,
+        max_length=100,
+        label="save this map as",
+        help_text="optional; reuse it for the next file",
+        validators=[validate_name],
     )
 
     def __init__(self, header: list[str], *args: Any, **kwargs: Any) -> None:

@@ -18,10 +18,12 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from dashboard.names import validate_name
+
 
 class TraceMapping(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="trace_mappings")
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=100, validators=[validate_name])
     #: simcore.colmap map text, e.g. "submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100".
     column_map = models.TextField()
     #: simcore.colmap filter text ("" : keep every row), e.g. "status=Terminated".
@@ -38,7 +40,7 @@ class TraceMapping(models.Model):
 
 class TraceDraft(models.Model):
     owner = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="trace_draft")
-    name = models.CharField(max_length=100, blank=True)
+    name = models.CharField(max_length=100, blank=True, validators=[validate_name])
     filename = models.CharField(max_length=200)
     #: The file as sent, gzip-compressed (as TraceImportFile stores it).
     content_gz = models.BinaryField()

@@ -22,11 +22,13 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
+from dashboard.names import validate_name
+
 
 class Team(models.Model):
     """A group of users sharing experiments; roles are on :class:`Membership`."""
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[validate_name])
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -94,7 +96,7 @@ class ApiToken(models.Model):
     """A REST API token; only its hash is kept, the token itself is shown once when created."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=100, validators=[validate_name])
     #: The first characters, so a user can tell their tokens apart.
     prefix = models.CharField(max_length=12)
     token_hash = models.CharField(max_length=64, unique=True)
@@ -132,7 +134,7 @@ class Upload(models.Model):
     """Common part of an uploaded cluster file or trace file."""
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=100, validators=[validate_name])
     filename = models.CharField(max_length=200)
     content_gz = models.BinaryField()
     size_bytes = models.BigIntegerField()
@@ -334,7 +336,7 @@ class Experiment(models.Model):
     #: The secret of the public read-only link; set exactly when visibility is public.
     share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
-    name = models.CharField(max_length=200, blank=True)
+    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     #: The simcore.archive scenario dict (uploaded files referred to by file name).
     scenario = models.JSONField()
     cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.PROTECT)

@@ -14,13 +14,15 @@ from django.contrib.auth.models import User
 
 from dashboard.access import run_teams, visible_runs
 from dashboard.models import ClusterUpload, Status, Team, Visibility
+from dashboard.names import validate_name
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.packing import DERIVED, SourceChoice
 from dashboard.services.uploads import scenario_file_names, usable_traces
+from simcore.errors import SimcoreError
 from simcore.limits import MAX_SEED, MAX_TRIALS
 from simcore.packing.analysis import AS_IS, TECHNIQUES, AnalysisSpec
 from simcore.packing.placement import ORDERINGS
-from simcore.packing.policy import placing_schedulers
+from simcore.packing.policy import check_scheduler_params, placing_schedulers
 from simcore.presets import CLUSTERS, WORKLOADS
 
 #: Finished runs offered in the run list (newest first); a run's page links here with it chosen.
@@ -52,7 +54,9 @@ def _number() -> forms.NumberInput:
 
 
 class PackingForm(forms.Form):
-    name = forms.CharField(max_length=200, required=False, help_text="optional, for the list")
+    name = forms.CharField(
+        max_length=200, required=False, help_text="optional, for the list", validators=[validate_name]
+    )
     source = forms.ChoiceField(
         choices=PackingSource.choices, initial=PackingSource.RUN, widget=forms.RadioSelect, label="snapshot of"
     )
@@ -107,6 +111,13 @@ class PackingForm(forms.Form):
     taus = forms.CharField(
         initial=_csv(_DEFAULTS.taus), max_length=2000, help_text="fractions of tasks allowed to go pending, in [0, 1)"
     )
+    scheduler_params = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="scheduler parameters",
+        help_text="optional, scheduler.parameter=value separated by commas, e.g. tetris.work_weight=0.5 "
+        "(the parameters an experiment takes)",
+    )
     trials = forms.IntegerField(initial=11, min_value=1, max_value=MAX_TRIALS, help_text="the paper ran 11")
     seed = forms.IntegerField(initial=0, min_value=0, max_value=MAX_SEED)
     team = forms.ModelChoiceField(queryset=Team.objects.none(), required=False, empty_label="no team (my space)")
@@ -150,6 +161,28 @@ class PackingForm(forms.Form):
 
     def clean_taus(self) -> list[float]:
         return _parse_floats(self.cleaned_data["taus"], "taus")
+
+    def clean_scheduler_params(self) -> dict[str, dict[str, str]]:
+        """``tetris.work_weight=0.5,...`` as {scheduler: {parameter: text}}; simcore checks names and values."""
+        out: dict[str, dict[str, str]] = {}
+        for item in (i.strip() for i in self.cleaned_data["scheduler_params"].split(",")):
+            if not item:
+                continue
+            key, eq, value = item.partition("=")
+            scheduler, dot, param = key.strip().partition(".")
+            if not (eq and dot and scheduler and param.strip() and value.strip()):
+                raise forms.ValidationError(
+                    f"{item!r}: expected scheduler.parameter=value, e.g. tetris.work_weight=0.5"
+                )
+            params = out.setdefault(scheduler, {})
+            if param.strip() in params:
+                raise forms.ValidationError(f"{item!r}: {scheduler}.{param.strip()} is given twice")
+            params[param.strip()] = value.strip()
+        try:
+            check_scheduler_params(out)  # the rule experiments follow: an unknown scheduler or key named
+        except SimcoreError as e:
+            raise forms.ValidationError(str(e)) from None
+        return out
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -205,6 +238,7 @@ class PackingForm(forms.Form):
             "taus": d["taus"],
             "trials": d["trials"],
             "seed": d["seed"],
+            "scheduler_params": d.get("scheduler_params") or {},
         }
 
     def field_for(self, message: str) -> str | None:
@@ -212,6 +246,8 @@ class PackingForm(forms.Form):
         m = message.lower()
         rules = (
             ("snapshot", "time_s"),
+            ("scheduler_params", "scheduler_params"),
+            ("' parameter '", "scheduler_params"),  # the platform's bounds on a scheduler's parameter
             ("tau", "taus"),
             ("unit size", "units"),
             ("scale factor", "factors"),
@@ -254,6 +290,9 @@ def initial_from(a: PackingAnalysis) -> dict[str, Any]:
         "taus": _csv(tuple(s["taus"])),
         "trials": s["trials"],
         "seed": s["seed"],
+        "scheduler_params": ",".join(
+            f"{n}.{k}={v}" for n, params in (s.get("scheduler_params") or {}).items() for k, v in params.items()
+        ),
         "visibility": Visibility.PRIVATE,
     }
     if a.run_id:

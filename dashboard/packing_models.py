@@ -31,6 +31,7 @@ from dashboard.models import (
     move,
     stale_heartbeat,
 )
+from dashboard.names import validate_name
 
 
 class PackingSource(models.TextChoices):
@@ -52,7 +53,7 @@ class PackingAnalysis(models.Model):
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
     #: The secret of the public read-only link; set exactly when visibility is public.
     share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
-    name = models.CharField(max_length=200, blank=True)
+    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     source = models.CharField(max_length=10, choices=PackingSource.choices)
     #: The run whose state is analysed (source ``run``); kept as a copy in ``source_spec`` if it goes.
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="packing_analyses")

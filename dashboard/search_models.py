@@ -27,6 +27,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboard.models import ClusterUpload, Status, Team, TraceUpload, Visibility
+from dashboard.names import validate_name
 
 
 class Phase(models.TextChoices):
@@ -42,7 +43,7 @@ class Search(models.Model):
     visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
     share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
-    name = models.CharField(max_length=200, blank=True)
+    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     #: The simulated scenario: the simcore.archive scenario's cluster, workload, load and hours.
     scenario = models.JSONField()
     cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")

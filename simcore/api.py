@@ -210,9 +210,15 @@ def resolve_workload(
         preset = WORKLOADS.get(name)
         h = preset.default_hours if hours is None else hours
         rng = workload_rng(seed)
-        return preset.build(
+        wl = preset.build(
             cluster, rng, load=load, hours=h, **coerce_params(f"workload {name!r}", preset.params, params)
         )
+        if wl.n_jobs == 0:
+            # Short windows at low load can draw no arrival at all: say so here, before a
+            # simulation of nothing ends in a metric that has no jobs to average.
+            what = f"at load {load:g}; raise hours or load" if preset.uses_load else "; raise hours"
+            raise ParameterError(f"the workload {name!r} generated no jobs in {h:g} h {what} (seed {seed})")
+        return wl
     if _looks_like_file(name):
         if params:
             raise ParameterError(f"trace file {name!r} takes no parameters (got {sorted(params)})")
@@ -231,7 +237,11 @@ def resolve_workload(
             from simcore.classfile import with_classes
 
             wl = with_classes(wl, beside, cluster)
-        return cut_to_hours(wl, hours) if hours is not None else wl
+        if hours is not None:
+            wl = cut_to_hours(wl, hours)
+            if wl.n_jobs == 0:
+                raise ParameterError(f"trace file {name!r} has no jobs in its first {hours:g} h; raise hours")
+        return wl
     WORKLOADS.get(name)
     raise AssertionError  # pragma: no cover
 

@@ -22,8 +22,9 @@ other name, e.g. ``cpu``, ``mem``: one column per resource, in map order).
     submit_s=(task_create_time-1500000000)/1000,...
 
 A difference is scaled only in parentheses (``a-b/100`` is refused: it would
-read as ``a-(b/100)``). Column names are letters, digits, ``_``, ``.``, ``:``
-and spaces inside; they are matched exactly against the header.
+read as ``a-(b/100)``), and a map refuses a column minus itself (``end-end``:
+always 0). Column names are letters, digits, ``_``, ``.``, ``:`` and spaces
+inside; they are matched exactly against the header.
 
 Grammar of a filter (``--where``): ``column=value[|value...]`` items
 separated by ``,``; a row is kept when every item holds (the field, without
@@ -233,7 +234,14 @@ def parse_map(text: str) -> Mapping:
         if target in seen:
             raise ParameterError(f"--map {part!r}: {target} is mapped twice")
         seen.add(target)
-        items.append((target, parse_expr(expr, part)))
+        e = parse_expr(expr, part)
+        if e.minus == e.column:
+            # Always 0: a slip for another column (end-start), never a field anyone means. The reason
+            # repeats the target and expression: the API shows only the text after the first ': '.
+            raise ParameterError(
+                f"--map {part!r}: {target} = {e.text()} is always 0 ({e.column} minus itself); subtract another column"
+            )
+        items.append((target, e))
     missing = [t for t in REQUIRED if t not in seen]
     if missing:
         raise ParameterError(f"--map {text!r}: missing {' and '.join(missing)} (required: {', '.join(REQUIRED)})")

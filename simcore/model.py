@@ -294,7 +294,10 @@ class Workload:
 
     def __post_init__(self) -> None:
         self.submit = np.asarray(self.submit, dtype=np.float64)
-        self.request = np.asarray(self.request, dtype=np.float64).reshape(len(self.submit), -1)
+        # numpy cannot infer the width (-1) of an empty array: a workload without jobs (a cut
+        # that kept none) takes it from its resources, so that it reaches the checks that name it.
+        n_jobs = len(self.submit)
+        self.request = np.asarray(self.request, dtype=np.float64).reshape(n_jobs, -1 if n_jobs else len(self.resources))
         self.work = np.asarray(self.work, dtype=np.float64)
         self.job_class = np.asarray(self.job_class, dtype=np.int64)
         n = len(self.submit)

@@ -19,6 +19,7 @@ from dashboard import access
 from dashboard.api.serializers import StrictSerializer
 from dashboard.api.views import _errors
 from dashboard.mapping_models import TraceMapping
+from dashboard.names import validate_name
 from dashboard.services import mappings
 from simcore.errors import SimcoreError
 
@@ -33,7 +34,9 @@ class MappingSerializer(serializers.ModelSerializer):
 
 
 class MappingCreateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=100, help_text="a map of the same name is replaced")
+    name = serializers.CharField(
+        max_length=100, help_text="a map of the same name is replaced", validators=[validate_name]
+    )
     map = serializers.CharField(
         max_length=2000, help_text="e.g. submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100"
     )

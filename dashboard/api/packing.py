@@ -25,6 +25,7 @@ from dashboard import access, packing_downloads, queueing
 from dashboard.api.serializers import StrictSerializer
 from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _scenario_from, _team
 from dashboard.models import ClusterUpload, Status, Visibility
+from dashboard.names import validate_name
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services import packing as svc
 from dashboard.services.uploads import usable_traces
@@ -92,7 +93,9 @@ class PackingDetailSerializer(PackingSerializer):
 
 
 class PackingCreateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200, required=False, default="", allow_blank=True)
+    name = serializers.CharField(
+        max_length=200, required=False, default="", allow_blank=True, validators=[validate_name]
+    )
     source = serializers.DictField(  # type: ignore[assignment]  # a field named like Field.source
         help_text='{"run": id}, {"trace": id, "cluster": "derived" | preset name | {"upload": id}}, '
         'or {"scenario": a scenario with one scheduler and one seed and a preset workload}'

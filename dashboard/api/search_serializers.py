@@ -11,6 +11,7 @@ from rest_framework import serializers
 
 from dashboard.api.serializers import ClusterSourceSerializer, StrictSerializer, WorkloadSourceSerializer
 from dashboard.models import Search, Visibility
+from dashboard.names import validate_name
 from dashboard.services.experiments import MAX_HOURS, MAX_LOAD
 from dashboard.services.searches import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
 from simcore.explore.fitness import METRIC_NAMES
@@ -35,7 +36,9 @@ class SearchScenarioSerializer(StrictSerializer):
 
 
 class SearchCreateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    name = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
+    )
     scenario = SearchScenarioSerializer()
     metric = serializers.ChoiceField(choices=list(METRIC_NAMES), default="trt", help_text="objective, minimised")
     population = serializers.IntegerField(min_value=2, max_value=MAX_WEB_POPULATION, default=DEFAULT_POPULATION)
@@ -60,7 +63,7 @@ FORK_KEYS = ("scenario", "metric", "population", "generations", "seed", "sim_see
 
 
 class SearchForkSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
     team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     changes = serializers.DictField(

@@ -25,6 +25,7 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
+from dashboard.names import validate_name
 from dashboard.services.experiments import MAX_HOURS, MAX_LOAD, MAX_SEED, MAX_SEEDS
 from dashboard.services.uploads import check_upload_size
 from simcore.presets import CLUSTERS, WORKLOADS
@@ -216,7 +217,9 @@ class ScenarioSerializer(StrictSerializer):
 
 
 class ExperimentCreateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    name = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
+    )
     scenario = ScenarioSerializer()
     team = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1, help_text="a team you are an owner or member of"
@@ -243,17 +246,19 @@ class ReproductionStartSerializer(StrictSerializer):
     scale = serializers.DictField(
         required=False, default=dict, help_text="the reproduction's scale knobs (see GET /api/reproductions/)"
     )
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    name = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
+    )
 
 
 class ExperimentUpdateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
     team = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
 
 
 class ForkSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
     team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     changes = serializers.DictField(
@@ -376,7 +381,9 @@ def _file_sizes(files: Any) -> Any:
 
 
 class UploadCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    name = serializers.CharField(
+        max_length=100, required=False, allow_blank=True, default="", validators=[validate_name]
+    )
     file = serializers.ListField(
         child=serializers.FileField(),
         min_length=1,

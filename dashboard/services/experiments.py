@@ -53,6 +53,13 @@ def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dic
             )
 
 
+def check_web_scheduler_params(name: str, values: dict[str, Any]) -> None:
+    """The platform's bounds on one scheduler's parameters (checked by simcore already), as experiments apply them."""
+    from simcore.schedulers import SCHEDULERS
+
+    _check_web_params("scheduler", name, SCHEDULERS.get(name).params, values)
+
+
 def check_scenario(scenario: Any) -> dict[str, Any]:
     """Validate a scenario coming from the web (form or API): simcore's checks plus the platform's bounds.
 

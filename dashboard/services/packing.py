@@ -40,7 +40,12 @@ from dashboard import queueing, waiting
 from dashboard.models import ClusterUpload, Experiment, Run, Status, Team, TraceUpload, Visibility
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.execution import Heartbeat, clean_json
-from dashboard.services.experiments import check_scenario, check_team_choice, new_share_token
+from dashboard.services.experiments import (
+    check_scenario,
+    check_team_choice,
+    check_web_scheduler_params,
+    new_share_token,
+)
 from dashboard.services.jobs import run_job_chunks
 from dashboard.services.uploads import materialised_files, read_cluster_bytes, scenario_file_names
 from simcore import archive
@@ -217,7 +222,11 @@ def create_analysis(
     The caller checked that ``owner`` may see the run (or owns the uploads).
     """
     t = check_time(time_s)
+    # simcore refuses unknown scheduler_params keys by name (as an experiment's scenario does); the
+    # platform adds the bounds it puts on an experiment's scheduler parameters.
     aspec = AnalysisSpec.from_dict(spec)
+    for scheduler, params in aspec.scheduler_params.items():
+        check_web_scheduler_params(scheduler, params)
     if choice.kind == PackingSource.TRACE and aspec.placed_by == AS_IS:
         raise ParameterError("a trace records no placements: place its snapshot with an ordering or a scheduler")
     check_team_choice(owner, team, visibility)

@@ -128,22 +128,26 @@ def execute_evaluation(evaluation_id: int, worker: str = "") -> str:
 
 
 def _simulate(ev: SearchEvaluation, search: Search) -> str:
+    # A scenario that cannot be built (a workload with no jobs) fails every policy alike: its
+    # message names no policy, so that the user fixes the scenario rather than the policy.
+    where = ""
     try:
         cluster, workload = built(search)
+        where = f"policy {ev.policy!r}: "
         result = evaluate(cluster, workload, ev.policy, int(search.sim_seed))
     except Cancelled:
         if not Search.objects.filter(pk=search.pk, status__in=ACTIVE).exists():
             move(SearchEvaluation, ev.pk, EvalStatus.RUNNING, EvalStatus.CANCELLED, EVAL_TRANSITIONS)
         return _current(ev)
     except SimcoreError as e:
-        return _fail(ev, search, f"policy {ev.policy!r}: {_upload_names(str(e), search)}")
+        return _fail(ev, search, f"{where}{_upload_names(str(e), search)}")
     except SchedulingError as e:
         return _fail(ev, search, f"policy {ev.policy!r}: the scheduler made an invalid decision: {e}")
     except MemoryError:
-        return _fail(ev, search, f"policy {ev.policy!r}: the simulation needed more memory than the worker has")
+        return _fail(ev, search, f"{where}the simulation needed more memory than the worker has")
     except Exception as e:  # a bug: the traceback for us, one line for the user
         log.exception("evaluation %s of search %s failed", ev.pk, search.pk)
-        return _fail(ev, search, f"policy {ev.policy!r}: internal error ({type(e).__name__}): {e}")
+        return _fail(ev, search, f"{where}internal error ({type(e).__name__}): {e}")
     data = result.to_dict()
     if not all(math.isfinite(float(data[m])) for m in ("trt", "jms", "njsl", "jwt")):
         return _fail(ev, search, f"policy {ev.policy!r}: the simulation gave a non-finite metric ({data})")

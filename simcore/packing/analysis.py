@@ -46,7 +46,14 @@ from simcore.errors import ParameterError, UnknownNameError
 from simcore.packing.compaction import FIGURE3_TAUS, CompactionResult, check_tau, compact
 from simcore.packing.inflation import FIGURE2_FACTORS, InflationStep, inflate, knee
 from simcore.packing.placement import ORDERINGS, pack
-from simcore.packing.policy import check_scheduler, compact_by, inflate_by, placed_by, scheduler_placer
+from simcore.packing.policy import (
+    check_scheduler,
+    check_scheduler_params,
+    compact_by,
+    inflate_by,
+    placed_by,
+    scheduler_placer,
+)
 from simcore.packing.snapshot import Snapshot
 from simcore.packing.utilisation import FIGURE1_UNITS, aggregate_utilisation, check_unit, hole_filling
 
@@ -150,6 +157,8 @@ class AnalysisSpec:
         for k in ("units", "factors", "taus"):
             if k in d:
                 d[k] = _floats(k, d[k])
+        if "scheduler_params" in d:
+            d["scheduler_params"] = check_scheduler_params(d["scheduler_params"])
         return cls(**d).checked()
 
     def checked(self) -> AnalysisSpec:
@@ -166,6 +175,7 @@ class AnalysisSpec:
                 raise ParameterError(f"unknown ordering {o!r}; valid orderings: {', '.join(ORDERINGS)}")
         for s in self.schedulers:
             check_scheduler(s)
+        check_scheduler_params(self.scheduler_params)  # an unknown key is refused by name, as in experiments
         if "compare" in self.techniques and not (self.orderings or self.schedulers):
             raise ParameterError("compare needs at least one ordering or scheduler")
         for u in self.units:

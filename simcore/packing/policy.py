@@ -67,6 +67,30 @@ def check_scheduler(name: str) -> None:
         )
 
 
+def check_scheduler_params(given: Any) -> dict[str, dict[str, Any]]:
+    """An analysis' ``scheduler_params`` (scheduler name -> parameters) checked as an experiment's are.
+
+    The rule of :func:`simcore.archive.validate_scenario`: each scheduler is a
+    registered one that can place a snapshot, and its parameters go through
+    :func:`~simcore.presets.coerce_params`, which refuses an unknown key by
+    name and lists the valid ones. Returns the given keys with their values
+    converted (``"3"`` -> 3), so that what is stored is what runs.
+    """
+    from simcore.presets import coerce_params
+    from simcore.schedulers import SCHEDULERS
+
+    if not isinstance(given, Mapping):
+        raise ParameterError(f"scheduler_params must be an object of scheduler name -> parameters, got {given!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, params in given.items():
+        check_scheduler(str(name))
+        if not isinstance(params, Mapping):
+            raise ParameterError(f"scheduler_params[{name!r}] must be an object of parameter -> value, got {params!r}")
+        coerced = coerce_params(f"scheduler {name!r}", SCHEDULERS.get(str(name)).params, dict(params))
+        out[str(name)] = {k: coerced[k] for k in params}
+    return out
+
+
 def placing_schedulers() -> list[str]:
     """Registered schedulers that can place a snapshot (those needing nothing beyond requests)."""
     from simcore.schedulers import SCHEDULERS

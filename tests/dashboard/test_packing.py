@@ -36,6 +36,7 @@ from dashboard.models import (
     Visibility,
     fail_lost_analyses,
 )
+from dashboard.packing_forms import initial_from
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment
 from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
@@ -271,6 +272,14 @@ def _form(run: Run, **over: Any) -> dict[str, Any]:
         ({"factors": "0.5"}, "factors", "scale factors must be &gt;= 1, got 0.5"),
         ({"units": "abc"}, "units", "unit sizes: &#x27;abc&#x27; is not a number"),
         ({"trials": "0"}, "trials", "Ensure this value is greater than or equal to 1"),
+        (
+            {"scheduler_params": "tetris.bogus=1"},
+            "scheduler_params",
+            "scheduler &#x27;tetris&#x27; has no parameter &#x27;bogus&#x27;; valid parameters: work_weight",
+        ),
+        ({"scheduler_params": "nope.x=1"}, "scheduler_params", "unknown scheduler &#x27;nope&#x27;"),
+        ({"scheduler_params": "tetris.work_weight=-1"}, "scheduler_params", "must be at least 0.0, got -1.0"),
+        ({"scheduler_params": "tetris=1"}, "scheduler_params", "expected scheduler.parameter=value"),
     ],
 )
 def test_bad_input_is_a_form_error_on_its_field_and_nothing_is_stored(
@@ -284,6 +293,16 @@ def test_bad_input_is_a_form_error_on_its_field_and_nothing_is_stored(
     assert f'id="error-{field}"' in html
     assert message in html, html[html.find("error-") - 200 : html.find("error-") + 400]
     assert not PackingAnalysis.objects.exists()
+
+
+def test_the_form_stores_known_scheduler_params_and_start_again_shows_them(client: Any, owner: User) -> None:
+    run = finished_run(owner)
+    client.force_login(owner)
+    resp = client.post(reverse("packing-new"), _form(run, scheduler_params="tetris.work_weight=0.5"))
+    assert resp.status_code == 302
+    a = PackingAnalysis.objects.get()
+    assert a.spec["scheduler_params"] == {"tetris": {"work_weight": 0.5}}
+    assert initial_from(a)["scheduler_params"] == "tetris.work_weight=0.5"
 
 
 def test_a_trace_must_be_placed_by_a_policy(client: Any, owner: User) -> None:
@@ -369,6 +388,13 @@ def test_the_api_starts_an_analysis_and_reads_it_back(client: Any, owner: User) 
         ({"units": [0]}, "unit size U must be a positive fraction of the median machine, got 0.0"),
         ({"orderings": ["random"]}, "unknown ordering 'random'; valid orderings: arrival, cpu, mem, sum"),
         ({"speed": 1}, "unknown key 'speed'"),
+        (
+            {"schedulers": ["tetris"], "scheduler_params": {"tetris": {"bogus": 1}}},
+            "scheduler 'tetris' has no parameter 'bogus'; valid parameters: work_weight",
+        ),
+        ({"scheduler_params": {"tetris": {"work_weight": -1}}}, "scheduler 'tetris' parameter 'work_weight' must be"),
+        ({"scheduler_params": {"nope": {}}}, "unknown scheduler 'nope'"),
+        ({"scheduler_params": {"tetris": 3}}, "scheduler_params['tetris'] must be an object"),
     ],
 )
 def test_the_api_answers_bad_input_with_a_json_400_naming_it(
@@ -383,6 +409,26 @@ def test_the_api_answers_bad_input_with_a_json_400_naming_it(
     assert resp.status_code == 400
     assert message in resp.json()["detail"]
     assert not PackingAnalysis.objects.exists()
+
+
+def test_the_api_refuses_unknown_scheduler_params_of_a_scenario_source_as_experiments_do(
+    client: Any, owner: User
+) -> None:
+    scenario = {**small_scenario(schedulers=["tetris"]), "scheduler_params": {"tetris": {"bogus": 1}}}
+    resp = _api(client, owner).post(
+        reverse("api-packing-list"),
+        {"source": {"scenario": scenario}, "time_s": T, "spec": SPEC},
+        content_type="application/json",
+    )
+    assert resp.status_code == 400 and not PackingAnalysis.objects.exists()
+    assert "scheduler 'tetris' has no parameter 'bogus'; valid parameters: work_weight" in json.dumps(resp.json())
+
+
+def test_known_scheduler_params_are_stored_converted(owner: User) -> None:
+    run = finished_run(owner)
+    spec = {**SPEC, "schedulers": ["tetris"], "scheduler_params": {"tetris": {"work_weight": "0.5"}}}
+    a = create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=T, spec=spec)
+    assert a.spec["scheduler_params"] == {"tetris": {"work_weight": 0.5}}
 
 
 def test_the_api_refuses_a_run_the_caller_cannot_see(client: Any, owner: User, outsider: User) -> None:

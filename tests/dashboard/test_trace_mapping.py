@@ -119,6 +119,17 @@ def test_bad_choices_are_form_errors(owner_client: Any, changes: dict[str, str],
     assert any(words in e for e in errors), form.errors
 
 
+def test_a_typed_map_with_a_column_minus_itself_is_a_form_error(owner_client: Any) -> None:
+    _send(owner_client)
+    typed = MAP.replace("end_time-start_time", "end_time-end_time")
+    resp = owner_client.post(URL, {"column_map": typed, "on_error": "skip", "action": "import"})
+    assert resp.status_code == 400 and not TraceUpload.objects.exists()
+    assert resp.context["form"].errors["column_map"] == [
+        "--map 'duration_s=end_time-end_time': duration_s = end_time-end_time is always 0 (end_time minus itself); "
+        "subtract another column"
+    ]
+
+
 def test_a_typed_map_with_an_unknown_column_is_a_form_error(owner_client: Any) -> None:
     _send(owner_client)
     resp = owner_client.post(URL, {"column_map": MAP.replace("plan_mem", "mem_plan"), "on_error": "skip"})
@@ -184,6 +195,22 @@ def test_api_upload_with_an_unknown_column_is_a_400_before_any_import(owner: Use
     )
     assert resp.status_code == 400 and not TraceUpload.objects.exists()
     assert "missing column(s) end" in resp.json()["map"][0]
+
+
+SELF_MINUS = MAP.replace("end_time-start_time", "end_time-end_time")
+SELF_MINUS_ERROR = "map: duration_s = end_time-end_time is always 0 (end_time minus itself); subtract another column"
+
+
+def test_api_upload_with_a_column_minus_itself_is_a_400_naming_the_target(owner: User) -> None:
+    resp = _api(owner).post("/api/uploads/trace/", {"file": SimpleUploadedFile("b.csv", ALIBABA), "map": SELF_MINUS})
+    assert resp.status_code == 400 and not TraceUpload.objects.exists()
+    assert resp.json()["map"] == [SELF_MINUS_ERROR]
+
+
+def test_api_a_saved_map_with_a_column_minus_itself_is_a_400(owner: User) -> None:
+    resp = _api(owner).post("/api/trace-mappings/", {"name": "x", "map": SELF_MINUS}, content_type="application/json")
+    assert resp.status_code == 400 and resp.json()["map"] == [SELF_MINUS_ERROR]
+    assert not TraceMapping.objects.exists()
 
 
 def test_api_on_error_skip_applies_to_a_project_csv(owner: User) -> None:

@@ -87,6 +87,8 @@ def test_a_map_keeps_its_order_and_names_its_resources() -> None:
         ("submit_s=a,duration_s=b,2cpu=c", "is not a name"),
         ("submit_s=a,duration_s=b,cpu=", "no expression"),
         ("submit_s=a,duration_s=b,cpu=c*2*3", "unexpected"),
+        ("submit_s=a,duration_s=end-end,cpu=c", "--map 'duration_s=end-end': duration_s = end-end is always 0"),
+        ("submit_s=a,duration_s=(end - end)/1000,cpu=c", "duration_s = (end-end)/1000 is always 0 (end minus itself)"),
     ],
 )
 def test_a_bad_map_is_one_line_naming_the_item(text: str, words: str) -> None:
@@ -118,7 +120,8 @@ _factor = st.one_of(st.integers(1, 10**6).map(float), st.floats(1e-6, 1e9, allow
 @st.composite
 def _exprs(draw: st.DrawFn) -> Expr:
     col = draw(_names)
-    minus = draw(st.one_of(st.none(), _names, st.integers(0, 10**12).map(float), st.floats(0, 1e12)))
+    other = _names.filter(lambda c: c != col)  # a column minus itself is refused
+    minus = draw(st.one_of(st.none(), other, st.integers(0, 10**12).map(float), st.floats(0, 1e12)))
     scaled = draw(st.booleans())
     return Expr(col, minus, draw(st.sampled_from("*/")) if scaled else None, draw(_factor) if scaled else None)
 
@@ -264,6 +267,11 @@ def test_cli_maps_a_foreign_csv_and_writes_a_trace_run_accepts(
         ("submit_s=start_time,duration_s=end_time-start_time/2,cpu=plan_cpu", "parentheses"),
         ("submit_s=start_time,duration_s=end_time^2,cpu=plan_cpu", "cannot read"),
         ("submit_s=start_time,cpu=plan_cpu", "missing duration_s"),
+        (
+            "submit_s=start_time,duration_s=end_time-end_time,cpu=plan_cpu",
+            "--map 'duration_s=end_time-end_time': duration_s = end_time-end_time is always 0 (end_time minus itself); "
+            "subtract another column",
+        ),
     ],
 )
 def test_cli_bad_maps_exit_2_with_one_line(

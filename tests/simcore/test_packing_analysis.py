@@ -65,6 +65,20 @@ def test_a_spec_from_json_refuses_unknown_keys() -> None:
         AnalysisSpec.from_dict({"tau": [0.1]})
 
 
+def test_scheduler_params_follow_the_rule_of_experiments_and_name_an_unknown_key() -> None:
+    # The message an experiment's scenario gives for the same parameters (simcore.archive.validate_scenario).
+    with pytest.raises(ParameterError) as e:
+        AnalysisSpec.from_dict({"schedulers": ["mris"], "scheduler_params": {"mris": {"window": 8}}})
+    assert str(e.value) == "scheduler 'mris' has no parameter 'window'; valid parameters: mris_window"
+    with pytest.raises(ParameterError, match="scheduler 'mris' has no parameter 'window'"):
+        AnalysisSpec(scheduler_params={"mris": {"window": 8}}).checked()
+
+
+def test_scheduler_params_are_kept_as_given_with_their_values_converted() -> None:
+    spec = AnalysisSpec.from_dict({"scheduler_params": {"mris": {"mris_window": "8"}}})
+    assert spec.scheduler_params == {"mris": {"mris_window": 8}}
+
+
 def test_a_spec_round_trips_through_json() -> None:
     assert AnalysisSpec.from_dict(SMALL.to_dict()) == SMALL
 
