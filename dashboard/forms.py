@@ -37,6 +37,7 @@ from dashboard.services.results import load_note
 from dashboard.services.uploads import InputFile, check_upload_size, upload_specs, usable_traces
 from simcore import sweep, sweep_grammar
 from simcore.errors import SimcoreError
+from simcore.limits import MAX_SEED
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
@@ -570,7 +571,7 @@ class TraceUploadForm(forms.Form):
         widget=forms.NumberInput(attrs={"step": "any"}),
         help_text="classes are learnt on the jobs of the first hours",
     )
-    class_seed = forms.IntegerField(required=False, min_value=0, max_value=2**32 - 1, initial=0, label="class seed")
+    class_seed = forms.IntegerField(required=False, min_value=0, max_value=MAX_SEED, initial=0, label="class seed")
     class_duration = forms.BooleanField(required=False, label="cluster on durations too")
 
     OPTIONS = (

@@ -72,7 +72,7 @@ class PackingForm(forms.Form):
         required=False, initial=0.1, min_value=0.001, max_value=24 * 365, widget=_number(), help_text="arrival window"
     )
     scheduler = forms.ChoiceField(required=False, help_text="the scheduler of the simulation")
-    scenario_seed = forms.IntegerField(required=False, initial=0, min_value=0, max_value=2**32 - 1, label="seed")
+    scenario_seed = forms.IntegerField(required=False, initial=0, min_value=0, max_value=MAX_SEED, label="seed")
     time_s = forms.FloatField(
         min_value=0,
         widget=_number(),

@@ -14,6 +14,7 @@ from dashboard.services.uploads import upload_specs
 from simcore.errors import SimcoreError
 from simcore.explore.fitness import METRIC_NAMES
 from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchSettings
+from simcore.limits import MAX_SEED
 from simcore.presets import CLUSTERS, WORKLOADS
 
 METRIC_CHOICES = [
@@ -45,11 +46,11 @@ class SearchForm(ExperimentForm):
         max_value=MAX_WEB_GENERATIONS,
         help_text="most generations; the search stops earlier once the elite's fitness converges",
     )
-    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**32 - 1, help_text="seed of the genetic search")
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=MAX_SEED, help_text="seed of the genetic search")
     sim_seed = forms.IntegerField(
         required=False,
         min_value=0,
-        max_value=2**32 - 1,
+        max_value=MAX_SEED,
         help_text="seed of the simulations (generated workload, Random atoms); blank: the search's seed",
     )
 

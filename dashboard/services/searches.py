@@ -57,6 +57,7 @@ from simcore.explore.search import (
     SearchSettings,
     first_population,
 )
+from simcore.limits import MAX_SEED
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -94,9 +95,9 @@ def check_search(scenario: dict[str, Any], search_settings: SearchSettings, sim_
         raise ParameterError(
             f"generations must be at most {MAX_WEB_GENERATIONS} here, got {search_settings.generations}"
         )
-    if isinstance(sim_seed, bool) or not isinstance(sim_seed, int) or not 0 <= sim_seed < 2**32:
+    if isinstance(sim_seed, bool) or not isinstance(sim_seed, int) or not 0 <= sim_seed <= MAX_SEED:
         raise ParameterError(f"sim_seed must be a whole number from 0 to 2^32 - 1, got {sim_seed!r}")
-    if search_settings.seed >= 2**32:
+    if search_settings.seed > MAX_SEED:
         raise ParameterError(f"seed must be below 2^32, got {search_settings.seed}")
     from dashboard.services.experiments import check_scenario as check_web_scenario
 
