@@ -1,8 +1,9 @@
 """Pages under load (issue 25): what the sweep and experiment pages show is stored when a run finishes.
 
 Runs are finished by the worker's own function (execute_run) in the test
-process, as tests/dashboard/test_sweeps.py does. A page's reads are checked by
-their queries (django's CaptureQueriesContext), never by their timings.
+process, as tests/dashboard/test_sweeps.py does, and once by the session's real
+worker process. A page's reads are checked by their queries (django's
+CaptureQueriesContext), never by their timings.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dashboard.services import aggregates, sweeps
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import check_scenario, create_experiment
 from dashboard.services.results import chart_runs, runs_with_results
+from tests.dashboard.conftest import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -185,3 +187,15 @@ def test_a_second_seed_finishing_updates_its_cells_statistics(owner):
     assert row.run_ids == sorted(ids)
     assert row.stats["runs"] == 2
     assert row.stats["metrics"]["mean_response_s"][0] == 2  # n: both seeds gave a mean
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker")
+def test_a_sweep_run_by_a_real_worker_has_every_cells_statistics_stored(owner_client, owner):
+    exp = wait_for(create_experiment(owner, grid([0.5, 0.9])), timeout=180)
+    assert exp.status == Status.FINISHED
+
+    table = aggregates.sweep_table(exp, sweeps.ordered_runs(exp, page=True))
+    assert table.computed == 0
+    assert table.rows("mean_response_s") == sweeps.aggregated(sweeps.ordered_runs(exp), "mean_response_s")
+    assert owner_client.get(f"/experiments/{exp.pk}/").context["sweep"]["res"].rows == table.rows("mean_response_s")
