@@ -506,11 +506,13 @@ class ExperimentCharts(models.Model):
 
     ``run_ids``: the finished runs they were built from; the page uses them only while those are exactly its
     finished runs, and otherwise builds the figures itself from the runs' series (without storing them).
+    ``figures`` is JSON text, not a JSON column: PostgreSQL's jsonb reorders keys, and the page must send
+    the figures exactly as the builders made them (chart order, Plotly's update dicts).
     """
 
     experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="stored_charts")
     run_ids = models.JSONField(default=list)
-    figures = models.JSONField(default=dict)
+    figures = models.TextField(default="{}")
 
 
 class RunJobs(models.Model):

@@ -52,7 +52,7 @@ class Migration(migrations.Migration):
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
                 ("run_ids", models.JSONField(default=list)),
-                ("figures", models.JSONField(default=dict)),
+                ("figures", models.TextField(default="{}")),
                 (
                     "experiment",
                     models.OneToOneField(

@@ -27,9 +27,10 @@ experiment's row lock, so the second computes over both runs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Model
 
@@ -143,8 +144,7 @@ def _store_charts(m: _Models, exp_id: int, scenario: dict[str, Any]) -> None:
     figures = build_charts(scenario, [(s, seed, series, summary) for _, s, seed, series, summary in done])
     m.charts.objects.update_or_create(
         experiment_id=exp_id,
-        # A list of pairs: the page shows the charts in this order, and jsonb keeps no key order.
-        defaults={"run_ids": sorted(pk for pk, *_ in done), "figures": [[k, v] for k, v in figures.items()]},
+        defaults={"run_ids": sorted(pk for pk, *_ in done), "figures": json.dumps(figures, allow_nan=False)},
     )
 
 
@@ -247,7 +247,7 @@ def experiment_charts(exp: Experiment, done: Sequence[Run]) -> Figures:
     """The experiment page's figures for its finished runs ``done`` (seed, id order): stored, or built now."""
     stored = ExperimentCharts.objects.filter(experiment=exp).values_list("run_ids", "figures").first()
     if stored is not None and stored[0] == sorted(r.pk for r in done):
-        return dict((k, v) for k, v in stored[1])
+        return cast(Figures, json.loads(stored[1]))
     series = dict(
         Run.objects.filter(pk__in=[r.pk for r in done]).values_list("pk", "result__series")  # only for this view
     )
