@@ -245,6 +245,7 @@ def sweep_table(exp: Experiment, runs: Sequence[Run]) -> SweepTable:
 
 def experiment_charts(exp: Experiment, done: Sequence[Run]) -> Figures:
     """The experiment page's figures for its finished runs ``done`` (seed, id order): stored, or built now."""
+    done = [r for r in done if hasattr(r, "result")]
     stored = ExperimentCharts.objects.filter(experiment=exp).values_list("run_ids", "figures").first()
     if stored is not None and stored[0] == sorted(r.pk for r in done):
         return cast(Figures, json.loads(stored[1]))
