@@ -479,6 +479,44 @@ class RunResult(models.Model):
     offline = models.JSONField(null=True, blank=True)
 
 
+class CellAggregate(models.Model):
+    """A sweep's statistics over the seeds of one point and scheduler, stored when one of its runs finishes.
+
+    The sweep pages, their live data and the API read these rows
+    (dashboard.services.aggregates) instead of aggregating every summary on
+    every view. ``run_ids`` are the finished runs they were computed from: a
+    page finding other finished runs in the group computes the group itself
+    (and writes nothing), so a row stored before a change is never shown stale.
+    """
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="cell_aggregates")
+    point_key = models.CharField(max_length=1000, default="", blank=True)
+    scheduler = models.CharField(max_length=100)
+    point = models.JSONField(default=dict, blank=True)
+    run_ids = models.JSONField(default=list)
+    #: dashboard.services.aggregates.group_stats: runs, unstable count, metric keys and each metric's statistics.
+    stats = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["experiment", "point_key", "scheduler"], name="one_aggregate_per_cell")
+        ]
+
+
+class ExperimentCharts(models.Model):
+    """An experiment page's chart figures (dashboard.charts.all_charts), built when one of its runs finishes.
+
+    ``run_ids``: the finished runs they were built from; the page uses them only while those are exactly its
+    finished runs, and otherwise builds the figures itself from the runs' series (without storing them).
+    ``figures`` is JSON text, not a JSON column: PostgreSQL's jsonb reorders keys, and the page must send
+    the figures exactly as the builders made them (chart order, Plotly's update dicts).
+    """
+
+    experiment = models.OneToOneField(Experiment, on_delete=models.CASCADE, related_name="stored_charts")
+    run_ids = models.JSONField(default=list)
+    figures = models.TextField(default="{}")
+
+
 class RunJobs(models.Model):
     """Per-job records as one simcore.archive.pack_jobs blob (36 bytes a job): runs stored before chunks.
 

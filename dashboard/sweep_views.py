@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from dashboard import access, charts_sweep, queueing
 from dashboard.forms import ExtendForm, ReproductionForm
-from dashboard.models import Experiment
+from dashboard.models import Experiment, Run
 from dashboard.services import sweeps
 from dashboard.services.experiments import check_scenario, create_experiment
 from dashboard.services.sweep_results import SweepResults, payload, results
@@ -66,15 +66,16 @@ def _results(request: HttpRequest, exp: Experiment) -> SweepResults:
         raise Http404(str(e)) from None
 
 
-def detail_context(request: HttpRequest, exp: Experiment, base: str, *, owner: bool) -> dict[str, Any]:
-    """The sweep section's context for the experiment page (views._detail adds it under ``sweep``)."""
+def detail_context(request: HttpRequest, exp: Experiment, base: str, runs: list[Run], *, owner: bool) -> dict[str, Any]:
+    """The sweep section's context for the experiment page (views._detail adds it under ``sweep``); ``runs``:
+    the experiment's, in grid order with their summaries (the page's own)."""
     metric, log = _options(request)
     error = ""
     try:
-        res = results(exp, metric, log)
+        res = results(exp, metric, log, runs)
     except SimcoreError as e:  # a page only reads: the problem is shown on it, not stored as a message
         error = str(e)
-        res = results(exp, None, log)
+        res = results(exp, None, log, runs)
     comparisons = [
         {
             "scheduler": c.scheduler,

@@ -28,6 +28,7 @@ from dashboard import access, charts, downloads, imports, lotes_view, queueing, 
 from dashboard.converters import row_id
 from dashboard.forms import ExperimentForm, ShareForm, initial_from_scenario, share_panel, upload_form
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
+from dashboard.services.aggregates import experiment_charts
 from dashboard.services.cache import is_cached
 from dashboard.services.experiments import (
     cancel_experiment,
@@ -192,7 +193,7 @@ def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
-    runs = runs_with_results(exp)
+    runs = runs_with_results(exp, page=True)
     waits = waiting.notes(((r.status, r.queued_at) for r in runs), "short")
     for r, wait in zip(runs, waits, strict=True):
         r.waiting = wait  # type: ignore[attr-defined]
@@ -201,7 +202,7 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
     done = [r for r in runs if r.status == Status.FINISHED]
     is_owner = not shared and exp.owner_id == request.user.pk
     simulated = what_was_simulated(exp, done)
-    sweep = sweep_views.detail_context(request, exp, base, owner=is_owner) if is_sweep_page(exp) else None
+    sweep = sweep_views.detail_context(request, exp, base, runs, owner=is_owner) if is_sweep_page(exp) else None
     ctx = {
         "sweep": sweep,
         "cached": sum(1 for r in runs if is_cached(r)),
@@ -213,9 +214,7 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "simulated": simulated,
         # A grid's runs differ by point too: its own charts (dashboard.charts_sweep) replace the per-run ones,
         # and its LoTES cells' plans are in summary.json, not thirty sections of the page.
-        "charts": charts.all_charts(chart_runs(runs), profile=simulated["profile"])
-        if done and not exp.scenario.get("axes")
-        else None,
+        "charts": experiment_charts(exp, done) if done and not exp.scenario.get("axes") else None,
         "offline": [
             {
                 "run": r,

@@ -26,6 +26,7 @@ from dashboard.models import (
     heartbeat_every_s,
     move,
 )
+from dashboard.services import aggregates
 from dashboard.services.jobs import store_jobs
 from dashboard.services.sweeps import scenario_for
 from dashboard.services.uploads import materialised_files
@@ -344,4 +345,6 @@ def store_outcome(run: Run, outcome: RunOutcome) -> bool:
             offline=clean_json(outcome.offline),
         )
         store_jobs(run, outcome)
+        # What the pages show of it, once, here (issue 25), so no view aggregates summaries or series.
+        aggregates.runs_finished(run.experiment, [run])
     return True

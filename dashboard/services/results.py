@@ -18,13 +18,17 @@ from simcore import archive
 log = logging.getLogger(__name__)
 
 
-def runs_with_results(experiment: Experiment) -> list[Run]:
-    """The experiment's runs with their small results (never the per-job records); a sweep's in grid order."""
-    if experiment.scenario.get("axes"):
-        from dashboard.services.sweeps import ordered_runs
+def runs_with_results(experiment: Experiment, *, page: bool = False) -> list[Run]:
+    """The experiment's runs with their small results (never the per-job records); a sweep's in grid order.
 
-        return ordered_runs(experiment)
-    return list(experiment.runs.select_related("result").order_by("seed", "id"))
+    ``page``: what its page shows only, without the series (the charts are stored, dashboard.services.aggregates).
+    """
+    from dashboard.services.sweeps import PAGE_DEFERRED, ordered_runs
+
+    if experiment.scenario.get("axes"):
+        return ordered_runs(experiment, page=page)
+    qs = experiment.runs.select_related("result").order_by("seed", "id")
+    return list(qs.defer(*PAGE_DEFERRED) if page else qs)
 
 
 def chart_runs(runs: list[Run], group: Callable[[Run], str] | None = None) -> list[ChartRun]:

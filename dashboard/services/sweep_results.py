@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dashboard.models import Experiment, Run
-from dashboard.services import sweeps
+from dashboard.services import aggregates, sweeps
 from simcore import reproductions, sweep_scenario
 from simcore.errors import SimcoreError
 from simcore.sweep_grammar import Axis
-from simcore.sweep_report import Row, check_metric, numeric_keys
+from simcore.sweep_report import Row
 
 DEFAULT_METRIC = "mean_response_s"
 WAIT_METRIC = "mean_response_s"
@@ -56,14 +56,20 @@ def is_sweep_page(exp: Experiment) -> bool:
     return sweep_scenario.is_sweep(exp.scenario) or reproduction_of(exp)[0] is not None
 
 
-def results(exp: Experiment, metric: str | None = None, log_y: bool | None = None) -> SweepResults:
-    """The sweep's progress, aggregates of ``metric`` (default: the reproduction's, else mean response)."""
+def results(
+    exp: Experiment, metric: str | None = None, log_y: bool | None = None, runs: list[Run] | None = None
+) -> SweepResults:
+    """The sweep's progress, aggregates of ``metric`` (default: the reproduction's, else mean response).
+
+    The aggregates are those stored as cells finished (dashboard.services.aggregates); ``runs``: the
+    experiment's runs in grid order with their summaries, when the caller has them already.
+    """
     rep, scale = reproduction_of(exp)
-    runs = sweeps.ordered_runs(exp)
+    if runs is None:
+        runs = sweeps.ordered_runs(exp, page=True)
     metric = metric or (rep.metric if rep else DEFAULT_METRIC)
-    done = sweeps.summaries(runs)
-    if done:
-        check_metric(done[0], metric)
+    table = aggregates.sweep_table(exp, runs)
+    table.check(metric)
     axes = sweep_scenario.axes_of(exp.scenario)
     chart = rep.chart if rep else ("line" if axes else "bars")
     out = SweepResults(
@@ -73,17 +79,17 @@ def results(exp: Experiment, metric: str | None = None, log_y: bool | None = Non
         metric=metric,
         log_y=(rep.log_y if rep else False) if log_y is None else log_y,
         chart=chart,
-        rows=sweeps.aggregated(runs, metric),
+        rows=table.rows(metric),
         progress=sweeps.progress(exp, runs),
-        metrics=[k for k in numeric_keys(done[0]) if k != "seed"] if done else [metric],
+        metrics=table.metrics or [metric],
         reproduction=rep,
         scale=scale,
     )
     if chart == "stacked":
-        out.waits = sweeps.aggregated(runs, WAIT_METRIC)
-        out.completions = sweeps.aggregated(runs, COMPLETION_METRIC)
+        out.waits = table.rows(WAIT_METRIC)
+        out.completions = table.rows(COMPLETION_METRIC)
     if rep is not None:
-        base_rows = out.completions if chart == "stacked" else sweeps.aggregated(runs, rep.metric)
+        base_rows = out.completions if chart == "stacked" else table.rows(rep.metric)
         out.comparisons = reproductions.compare(rep, base_rows)
         try:
             out.command = rep.command(scale)

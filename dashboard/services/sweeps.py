@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from dashboard import queueing
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
-from dashboard.services import cache
+from dashboard.services import aggregates, cache
 from simcore import sweep_scenario
 from simcore.errors import ParameterError
 from simcore.sweep_grammar import parse_axes, parse_seeds
@@ -81,15 +81,17 @@ def create_runs(
         (r.point_key, r.scheduler, r.seed): r
         for r in exp.runs.filter(point_key__in={r.point_key for r in runs}).select_related("cached_from")
     }
-    queued, cached = [], 0
+    queued, copied = [], []
     for r in runs:
         row = stored[(r.point_key, r.scheduler, r.seed)]
         if r.cache_key in found:
             cache.copy_result(row, found[r.cache_key])
-            cached += 1
+            copied.append(row)
         else:
             queued.append(row.pk)
-    return queued, cached
+    if copied:  # finished at once: the pages' aggregates now, as a worker stores them for a run it finishes
+        aggregates.runs_finished(exp, copied)
+    return queued, len(copied)
 
 
 def _queue_after_commit(exp: Experiment, ids: list[int]) -> None:
@@ -177,12 +179,23 @@ def retry(run: Run) -> Run:
 # -- reading a sweep -------------------------------------------------------------------------------------------
 
 
-def ordered_runs(exp: Experiment) -> list[Run]:
-    """The experiment's runs in grid order (points as the axes list them, schedulers, seeds), results joined."""
+#: What a page loads of a result: not the series (about 180 kB of JSON a run), nor the per-class table.
+PAGE_DEFERRED = ("result__series", "result__per_class")
+
+
+def ordered_runs(exp: Experiment, *, page: bool = False) -> list[Run]:
+    """The experiment's runs in grid order (points as the axes list them, schedulers, seeds), results joined.
+
+    ``page``: a page's load, without what it does not show (:data:`PAGE_DEFERRED`) and, for a grid, the
+    offline plans.
+    """
     sc = exp.scenario
     point_order = {sweep_scenario.point_key(p): i for i, p in enumerate(sweep_scenario.points(sc))}
     sched_order = {s: i for i, s in enumerate(sc["schedulers"])}
-    runs = list(exp.runs.select_related("result"))
+    qs = exp.runs.select_related("result")
+    if page:
+        qs = qs.defer(*PAGE_DEFERRED, "result__offline")
+    runs = list(qs)
     runs.sort(
         key=lambda r: (point_order.get(r.point_key, len(point_order)), sched_order.get(r.scheduler, 99), r.seed, r.pk)
     )

@@ -10,6 +10,15 @@
    handling, with the process's peak resident memory in each step and the
    database bytes a job takes.
 3. Experiment page server time with that run stored (median of 10 GETs).
+4. Pages under load (``--pages``, issue 25): a 90-cell sweep (10 loads x 3
+   schedulers x 3 seeds) and a 10-run experiment (2 schedulers x 5 seeds),
+   every result stored through :func:`store_outcome` as a worker stores it
+   (nine distinct simulated outcomes serve the sweep's ten points); the server
+   time of each page (median of ``--repeat`` GETs, with ``--profile`` the top
+   of cProfile), and with ``--load-url`` a bounded load test of a running
+   server (``--clients`` threads for ``--load-seconds`` each, loopback only):
+   requests/s and median latency per page. ``--pages-keep`` keeps the data for
+   the load test; a later ``--pages`` reuses what it finds.
 
 Uses the configured database and broker (DATABASE_URL / REDIS_URL or the
 embedded default); everything it creates belongs to the user ``bench`` and is
@@ -110,6 +119,13 @@ class Command(BaseCommand):
         parser.add_argument("--skip-submit", action="store_true")
         parser.add_argument("--skip-big", action="store_true")
         parser.add_argument("--keep", action="store_true", help="keep what the benchmark created")
+        parser.add_argument("--pages", action="store_true", help="only the pages-under-load figures (4)")
+        parser.add_argument("--pages-keep", action="store_true", help="keep the pages' data (for --load-url)")
+        parser.add_argument("--repeat", type=int, default=10, help="GETs per page for its median server time")
+        parser.add_argument("--profile", action="store_true", help="print cProfile's top functions per page")
+        parser.add_argument("--load-url", default="", help="a running server (http://127.0.0.1:PORT) to load")
+        parser.add_argument("--clients", type=int, default=25)
+        parser.add_argument("--load-seconds", type=float, default=30.0)
         parser.add_argument(
             "--download-run",
             type=int,
@@ -127,6 +143,9 @@ class Command(BaseCommand):
         self.stdout.write(f"database: {connection.vendor}; broker: {settings.CELERY_BROKER_URL.split(':')[0]}")
         if opts["download_run"]:
             self.downloads(client, Run.objects.get(pk=opts["download_run"]))
+            return
+        if opts["pages"]:
+            self.pages(user, client, opts)
             return
         created: list[int] = []
         try:
@@ -247,6 +266,9 @@ class Command(BaseCommand):
         )
         return exp.pk
 
+    def pages(self, user: User, client: Client, opts: dict[str, Any]) -> None:
+        _pages(self.stdout, user, client, opts)
+
     def downloads(self, client: Client, run: Run) -> None:
         exp = run.experiment_id
         for kind, url in (
@@ -261,3 +283,152 @@ class Command(BaseCommand):
                 resp.close()
             dt = time.perf_counter() - t0
             self.stdout.write(f"    download {kind}: {size / 1e6:,.0f} MB in {dt:.1f} s ({mem})")
+
+
+# -- 4: pages under load ------------------------------------------------------------------------------------------
+
+PAGES_SWEEP = "bench pages: 90-cell sweep"
+PAGES_EXPERIMENT = "bench pages: 10-run experiment"
+SWEEP_LOADS = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95]
+PAGES_HOURS = 1.0
+
+
+def _pages_scenario(
+    schedulers: list[str], seeds: list[int], axes: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    sc = _scenario(2, PAGES_HOURS, schedulers)
+    sc["seeds"] = seeds
+    if axes:
+        sc["axes"] = axes
+    return archive.validate_scenario(sc)
+
+
+class _Outcomes:
+    """Simulated outcomes by (scheduler, seed), each simulated once (the sweep's points share them)."""
+
+    def __init__(self) -> None:
+        self.scenario = _pages_scenario(["greedy"], [0])
+        self.done: dict[tuple[str, int], Any] = {}
+
+    def get(self, scheduler: str, seed: int) -> Any:
+        if (scheduler, seed) not in self.done:
+            self.done[(scheduler, seed)] = archive.run_scenario(self.scenario, scheduler, seed)
+        return self.done[(scheduler, seed)]
+
+
+def _store_runs(exp: Experiment, cells: list[tuple[dict[str, Any], str, int]], outcomes: _Outcomes) -> None:
+    from simcore import sweep_scenario
+
+    for point, scheduler, seed in cells:
+        run = Run.objects.create(
+            experiment=exp, scheduler=scheduler, seed=seed, point=point, point_key=sweep_scenario.point_key(point)
+        )
+        run.transition(Status.RUNNING)
+        store_outcome(run, outcomes.get(scheduler, seed))
+    exp.refresh_status()
+
+
+def _pages_data(user: User) -> tuple[Experiment, Experiment]:
+    """The 90-cell sweep and the 10-run experiment, created (as a worker stores results) unless they exist."""
+    from simcore import sweep_scenario
+
+    found = {e.name: e for e in Experiment.objects.filter(owner=user, name__in=[PAGES_SWEEP, PAGES_EXPERIMENT])}
+    outcomes = _Outcomes()
+    if PAGES_SWEEP not in found:
+        sc = _pages_scenario(["greedy", "tetris", "fcfs"], [0, 1, 2], [{"name": "load", "values": SWEEP_LOADS}])
+        exp = Experiment.objects.create(
+            owner=user, name=PAGES_SWEEP, scenario=sc, cluster_label="google-balanced", workload_label="google-like"
+        )
+        _store_runs(exp, sweep_scenario.cells(sc), outcomes)
+        found[PAGES_SWEEP] = exp
+    if PAGES_EXPERIMENT not in found:
+        sc = _pages_scenario(["greedy", "tetris"], [0, 1, 2, 3, 4])
+        exp = Experiment.objects.create(
+            owner=user,
+            name=PAGES_EXPERIMENT,
+            scenario=sc,
+            cluster_label="google-balanced",
+            workload_label="google-like",
+        )
+        _store_runs(exp, sweep_scenario.cells(sc), outcomes)
+        found[PAGES_EXPERIMENT] = exp
+    return found[PAGES_SWEEP], found[PAGES_EXPERIMENT]
+
+
+def _load(url: str, cookie: str, clients: int, seconds: float) -> tuple[int, int, float, list[float]]:
+    """``clients`` threads GET ``url`` back to back for ``seconds``: (ok, errors, wall s, latencies s)."""
+    import urllib.request
+
+    lat: list[float] = []
+    errors = [0]
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+
+    def client() -> None:
+        while time.monotonic() < deadline:
+            req = urllib.request.Request(url, headers={"Cookie": cookie})
+            t0 = time.perf_counter()
+            try:
+                with urllib.request.urlopen(req, timeout=300) as resp:
+                    resp.read()
+                    ok = resp.status == 200
+            except OSError:
+                ok = False
+            dt = time.perf_counter() - t0
+            with lock:
+                if ok:
+                    lat.append(dt)
+                else:
+                    errors[0] += 1
+
+    t0 = time.perf_counter()
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(lat), errors[0], time.perf_counter() - t0, lat
+
+
+def _pages(out: Any, user: User, client: Client, opts: dict[str, Any]) -> None:
+    import cProfile
+    import pstats
+
+    sweep, exp = _pages_data(user)
+    out.write(f"[4] sweep #{sweep.pk} ({sweep.runs.count()} cells), experiment #{exp.pk} ({exp.runs.count()} runs)")
+    for label, e in (("90-cell sweep page", sweep), ("10-run experiment page", exp)):
+        url = e.get_absolute_url()
+        resp = client.get(url)  # warm: templates, imports
+        assert resp.status_code == 200, resp.status_code
+        times = []
+        for _ in range(opts["repeat"]):
+            t0 = time.perf_counter()
+            resp = client.get(url)
+            times.append(time.perf_counter() - t0)
+        out.write(
+            f"    {label}: server time median {statistics.median(times) * 1000:.0f} ms, "
+            f"min {min(times) * 1000:.0f} ms over {len(times)} GETs ({len(resp.content) / 1e3:.0f} kB)"
+        )
+        if opts["profile"]:
+            prof = cProfile.Profile()
+            prof.enable()
+            client.get(url)
+            prof.disable()
+            buf = __import__("io").StringIO()
+            pstats.Stats(prof, stream=buf).sort_stats("cumulative").print_stats(25)
+            out.write(buf.getvalue())
+    if opts["load_url"]:
+        cookie = f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+        base = opts["load_url"].rstrip("/")
+        if not base.startswith(("http://127.0.0.1", "http://localhost", "http://[::1]")):
+            raise ValueError("--load-url: loopback only (http://127.0.0.1:PORT)")
+        for label, e in (("sweep page", sweep), ("experiment page", exp)):
+            ok, err, wall, lat = _load(base + e.get_absolute_url(), cookie, opts["clients"], opts["load_seconds"])
+            med = statistics.median(lat) if lat else float("nan")
+            p90 = sorted(lat)[int(0.9 * (len(lat) - 1))] if lat else float("nan")
+            out.write(
+                f"    load, {label}: {opts['clients']} clients for {opts['load_seconds']:.0f} s: {ok} OK, {err} errors "
+                f"in {wall:.1f} s = {ok / wall:.2f} requests/s; latency median {med:.2f} s, p90 {p90:.2f} s"
+            )
+    if not opts["pages_keep"]:
+        Experiment.objects.filter(pk__in=[sweep.pk, exp.pk]).delete()
