@@ -17,9 +17,13 @@ so every kernel module imports ``njit`` from here.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import importlib.metadata
 import os
-from collections.abc import Callable
+import platform
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -38,17 +42,95 @@ def cache_dir() -> Path:
     return Path(xdg) / "simcore" / "numba"
 
 
-def source_key() -> str:
-    """A digest of every kernel source: the compiled core and each scheduler's ``kernel.py``.
+def kernel_sources(pkg: Path) -> list[Path]:
+    """The files whose code or constants a kernel may compile in, in package ``pkg`` (``simcore/``).
+
+    The compiled core (``compiled/*.py``) and each scheduler's ``kernel.py``, and every module of
+    the package they import, transitively (``import simcore.x`` and ``from simcore.x import y``
+    statements anywhere in a file, relative ones too, and the packages' ``__init__.py`` that
+    importing runs): a kernel compiles ``fit.EPS`` in as a constant, so a change to ``fit.py``
+    must reach the key although no kernel file changed. Imports outside the package end the walk.
+    """
+    todo = sorted(pkg.glob("compiled/*.py")) + sorted(pkg.glob("schedulers/**/kernel.py"))
+    seen: set[Path] = set()
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        for dotted in _imported_names(pkg, f):
+            todo.extend(m for m in _module_files(pkg, dotted) if m not in seen)
+    return sorted(seen)
+
+
+def _imported_names(pkg: Path, f: Path) -> list[str]:
+    """Dotted names ``f`` imports: modules, and ``module.name`` for each ``from module import name``."""
+    parts = list(f.relative_to(pkg.parent).with_suffix("").parts)
+    here = parts[:-1]  # the package holding f (f's own package if f is an __init__.py)
+    names: list[str] = []
+    for node in ast.walk(ast.parse(f.read_bytes(), filename=str(f))):
+        if isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                anchor = here[: len(here) - node.level + 1]
+                module = ".".join([*anchor, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            names.append(module)
+            # ``from simcore.x import y`` may import the module simcore.x.y: try it as one.
+            names.extend(f"{module}.{a.name}" for a in node.names)
+    return names
+
+
+def _module_files(pkg: Path, dotted: str) -> list[Path]:
+    """The files importing ``dotted`` runs within ``pkg`` (its packages' ``__init__.py`` and itself)."""
+    parts = dotted.split(".")
+    if parts[0] != pkg.name:
+        return []
+    files: list[Path] = []
+    for i in range(1, len(parts) + 1):
+        base = pkg.joinpath(*parts[1:i])
+        init = base / "__init__.py"
+        if init.is_file():
+            files.append(init)
+        elif i > 1 and base.with_suffix(".py").is_file():
+            files.append(base.with_suffix(".py"))
+        else:
+            break  # not a module of the package (a name defined in the module before it)
+    return files
+
+
+def toolchain_versions() -> dict[str, str]:
+    """The versions a compiled kernel depends on besides our code: Python, numba and llvmlite.
+
+    Read from the installed distributions' metadata, not by importing numba (which reads
+    the cache directory when it is imported).
+    """
+    out = {"python": f"{platform.python_implementation()} {sys.version}"}
+    for dist in ("numba", "llvmlite"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+def source_key(pkg: Path | None = None, versions: Mapping[str, str] | None = None) -> str:
+    """A digest of every kernel source (:func:`kernel_sources`) and the toolchain's versions.
 
     Numba invalidates a cached function when its own file changes, not when a helper it
-    inlines from another module does; so the cache lives in a subdirectory named after
-    this digest, and any change to any kernel source starts a fresh one.
+    inlines or a constant it reads from another module does; so the cache lives in a
+    subdirectory named after this digest, and any change to any of those files, or to
+    Python's, numba's or llvmlite's version, starts a fresh one. ``pkg`` is the ``simcore``
+    package directory (default: this one); ``versions`` default to :func:`toolchain_versions`.
     """
-    pkg = Path(__file__).resolve().parent.parent
-    files = sorted(pkg.glob("compiled/*.py")) + sorted(pkg.glob("schedulers/**/kernel.py"))
+    pkg = Path(__file__).resolve().parent.parent if pkg is None else pkg
+    versions = toolchain_versions() if versions is None else versions
     h = hashlib.sha256()
-    for f in files:
+    for name in sorted(versions):
+        h.update(f"{name}={versions[name]}\n".encode())
+    for f in kernel_sources(pkg):
         h.update(f.relative_to(pkg).as_posix().encode())
         h.update(f.read_bytes())
     return h.hexdigest()[:16]

@@ -1,0 +1,80 @@
+"""The compiled-kernel cache key (``simcore.compiled.jit.source_key``): no stale kernel after a change.
+
+Numba notices a change to a kernel's own file only; a constant a kernel compiles in from
+another module (``fit.EPS``) or a new numba must start a fresh cache. Each test edits a copy
+of the ``simcore`` package and keys it, as the next process would.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import llvmlite
+import numba
+import pytest
+
+import simcore
+from simcore.compiled.jit import kernel_sources, source_key, toolchain_versions
+
+VERSIONS = {"python": "CPython 3.11.7", "numba": "0.68.1", "llvmlite": "0.50.0"}
+
+
+@pytest.fixture
+def pkg(tmp_path: Path) -> Path:
+    """A copy of the installed ``simcore`` package, to edit."""
+    src = Path(simcore.__file__).resolve().parent
+    dst = tmp_path / "simcore"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def _replace(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} not once in {path}"
+    path.write_text(text.replace(old, new))
+
+
+def test_a_changed_fit_tolerance_changes_the_key(pkg: Path) -> None:
+    # Given the key of the package as shipped, when fit.EPS (compiled into every kernel) changes,
+    before = source_key(pkg, VERSIONS)
+    _replace(pkg / "fit.py", "EPS = 1e-9", "EPS = 1e-6")
+    # then the cache directory's name changes, although no kernel file did.
+    assert source_key(pkg, VERSIONS) != before
+
+
+def test_a_changed_module_imported_through_another_changes_the_key(pkg: Path) -> None:
+    # core.py imports simcore.engine, which imports simcore.model: a change there reaches the key.
+    assert pkg / "model.py" in kernel_sources(pkg)
+    before = source_key(pkg, VERSIONS)
+    with (pkg / "model.py").open("a") as f:
+        f.write("\nLIMIT = 2\n")
+    assert source_key(pkg, VERSIONS) != before
+
+
+def test_a_change_to_a_module_no_kernel_imports_keeps_the_key(pkg: Path) -> None:
+    # The command line's bench module is imported by no kernel, directly or not.
+    assert pkg / "cli" / "bench.py" not in kernel_sources(pkg)
+    before = source_key(pkg, VERSIONS)
+    with (pkg / "cli" / "bench.py").open("a") as f:
+        f.write("\nUNRELATED = 1\n")
+    assert source_key(pkg, VERSIONS) == before
+
+
+def test_the_kernel_sources_are_the_kernels_and_what_they_import(pkg: Path) -> None:
+    names = {f.relative_to(pkg).as_posix() for f in kernel_sources(pkg)}
+    # The kernels themselves, the modules whose EPS they compile in, and the packages importing runs.
+    assert {"compiled/core.py", "schedulers/greedy/kernel.py", "schedulers/tetris/kernel.py"} <= names
+    assert {"fit.py", "view.py", "__init__.py", "schedulers/__init__.py"} <= names
+    assert not any(n.startswith(("cli/", "dashboard")) for n in names)
+
+
+@pytest.mark.parametrize("tool", ["numba", "llvmlite", "python"])
+def test_another_toolchain_version_changes_the_key(pkg: Path, tool: str) -> None:
+    other = {**VERSIONS, tool: VERSIONS[tool] + ".1"}
+    assert source_key(pkg, other) != source_key(pkg, VERSIONS)
+
+
+def test_the_default_versions_are_the_installed_numba_and_llvmlite() -> None:
+    versions = toolchain_versions()
+    assert (versions["numba"], versions["llvmlite"]) == (numba.__version__, llvmlite.__version__)
