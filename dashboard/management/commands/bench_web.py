@@ -41,7 +41,7 @@ from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import Experiment, Run, RunJobsChunk, Status
 from dashboard.services.execution import store_outcome
 from dashboard.services.experiments import create_experiment
-from simcore import archive
+from simcore.scenario import run_scenario, validate_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -205,10 +205,10 @@ class Command(BaseCommand):
     def big_run(self, user: User, client: Client, n_jobs: int) -> int:
         # ~62,300 jobs an hour on 200 machines (20 per configuration) at load 0.9.
         hours = n_jobs / 62_300
-        scenario = archive.validate_scenario(_scenario(20, hours, ["greedy"]))
+        scenario = validate_scenario(_scenario(20, hours, ["greedy"]))
         t0 = time.perf_counter()
         with _Peak() as sim_mem:
-            outcome = archive.run_scenario(scenario, "greedy", 0)
+            outcome = run_scenario(scenario, "greedy", 0)
         t_sim = time.perf_counter() - t0
         exp = Experiment.objects.create(
             owner=user,
