@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST
 from dashboard import access, accounts
 from dashboard.forms import RoleForm, SignupForm, TeamForm, ThrottledAuthenticationForm, TokenForm
 from dashboard.models import ApiToken, Invitation, Membership, Role
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
 
 
 class ThrottledLoginView(LoginView):

@@ -26,7 +26,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from dashboard.models import Invitation, LoginFailure, Membership, Role, Team, token_hash
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 
 # ---------------------------------------------------------------------------- login throttling
 

@@ -2,7 +2,7 @@
 
 Templates only hand these dicts to ``Plotly.newPlot`` (``static/dashboard/app.js``).
 Each builder takes :class:`ChartRun` records: one finished run's stored
-series (:func:`simcore.metrics.series`) and summary, with the ``group`` it
+series (:func:`simcore.core.metrics.series`) and summary, with the ``group`` it
 belongs to (a scheduler; on the compare page an experiment's scheduler).
 Runs of one group differ only in their seed: the charts draw one colour per
 group, the mean over its seeds as a line and the seeds' minimum and maximum
@@ -233,7 +233,7 @@ def _ccdf_of(s: Mapping[str, Any]) -> tuple[list[float], list[float], int | None
     p = np.asarray(cdf.get("p", [])[: len(q)], dtype=np.float64)
     if not len(q):
         return [], [], None, None
-    from simcore.metrics import CCDF_GRID_S
+    from simcore.core.metrics import CCDF_GRID_S
 
     end = int(np.searchsorted(CCDF_GRID_S, q[-1], side="left")) + 1
     grid = CCDF_GRID_S[: min(end, len(CCDF_GRID_S))]

@@ -1,6 +1,6 @@
 """Sweep chart builders: pure functions from aggregated rows to Plotly figure dicts, and the rows behind them.
 
-Input rows are :class:`simcore.sweep_report.Row` (mean, 95% t-interval, min,
+Input rows are :class:`simcore.sweep.report.Row` (mean, 95% t-interval, min,
 max and unstable count of a metric per point and scheduler), the numbers
 ``simcore sweep --table`` prints. Every figure has a table of its data
 (:func:`metric_table`, :func:`stacked_table`) that the page offers as CSV and
@@ -21,7 +21,7 @@ from typing import Any
 
 from dashboard.chartkit import PALETTE
 from dashboard.chartkit import xy_layout as _layout
-from simcore.sweep_report import Row
+from simcore.sweep.report import Row
 
 Figure = dict[str, Any]
 

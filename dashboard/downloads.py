@@ -27,7 +27,7 @@ from dashboard.services.jobs import run_job_chunks
 from dashboard.services.results import runs_with_results, write_experiment_archive
 from simcore.api import NULL_IF_NEGATIVE
 from simcore.archive import JOB_COLUMNS
-from simcore.sweep_report import flatten
+from simcore.sweep.report import flatten
 
 #: Rows per streamed CSV chunk: ~6 MB of text, small against a worker's memory, big enough for pyarrow's speed.
 CSV_CHUNK_ROWS = 65_536

@@ -35,12 +35,13 @@ from dashboard.services.experiments import (
 )
 from dashboard.services.results import load_note
 from dashboard.services.uploads import InputFile, check_upload_size, upload_specs, usable_traces
-from simcore import sweep, sweep_grammar
-from simcore.errors import SimcoreError
-from simcore.limits import MAX_SEED
+from simcore import sweep
+from simcore.core.errors import SimcoreError
+from simcore.core.limits import MAX_SEED
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
+from simcore.sweep import grammar as sweep_grammar
 
 SEP = "__"
 MAX_SEEDS = MAX_SEEDS
@@ -81,7 +82,7 @@ def parse_seeds(text: str) -> list[int]:
     """'0', '0,1,5' or '0-4' -> list of seeds (simcore's rules, as `simcore sweep --seeds`); ValidationError says
     what is wrong."""
     try:
-        return sweep.parse_seeds(text)  # at most MAX_SEEDS seeds, each below 2^32 (simcore.limits)
+        return sweep.parse_seeds(text)  # at most MAX_SEEDS seeds, each below 2^32 (simcore.core.limits)
     except SimcoreError as e:
         raise forms.ValidationError(str(e).removeprefix("--seeds: ")) from None
 
@@ -421,7 +422,7 @@ class ExperimentForm(forms.Form):
                 return key
         if message.startswith("--vary") or message.startswith("scenario axes"):
             return "vary"
-        if message.startswith("the grid has"):  # simcore.sweep_grammar.check_grid_size: the axes or the seeds
+        if message.startswith("the grid has"):  # simcore.sweep.grammar.check_grid_size: the axes or the seeds
             return "vary" if self.cleaned_data.get("vary") else "seeds"
         for name in ("load", "hours", "seeds", "team", "visibility"):
             if message.startswith(name):

@@ -9,8 +9,8 @@ domain logic.
    stores a *pending* :class:`TraceUpload` with its raw files
    (:class:`TraceImportFile`) and, after the commit, enqueues one task.
 2. :func:`execute_import` (in a worker): claims the row with a conditional
-   update, converts the files with :mod:`simcore.importer` (Google 2011, SWF)
-   or :mod:`simcore.tracefile` (the project's CSV), optionally fits k-means job
+   update, converts the files with :mod:`simcore.traces.importer` (Google 2011, SWF)
+   or :mod:`simcore.traces.tracefile` (the project's CSV), optionally fits k-means job
    classes, writing progress (bytes read, rows) to the row; a cancel shows up
    at the next progress write and stops the reader.
 3. Success: one transaction stores the converted trace, the class table and
@@ -53,9 +53,9 @@ from dashboard.models import (
 )
 from dashboard.services.execution import PROGRESS_EVERY_S, Heartbeat, clean_json, status_after_interrupt
 from dashboard.services.uploads import GZIP_MAGIC, InputFile, check_file_type, check_upload_size, safe_filename
-from simcore.errors import Cancelled, InputError, ParameterError, SimcoreError
-from simcore.limits import MAX_SEED
-from simcore.model import Cluster, Workload
+from simcore.core.errors import Cancelled, InputError, ParameterError, SimcoreError
+from simcore.core.limits import MAX_SEED
+from simcore.core.model import Cluster, Workload
 from simcore.traces import ImportProgress, ImportResult
 
 log = logging.getLogger(__name__)
@@ -165,12 +165,12 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
     ``format``: csv, swf or google2011. ``on_error``: ``raise`` stops at the
     first malformed row (file, line, field), ``skip`` skips and counts such
     rows in the report (every format). ``map``/``where``: a CSV with other
-    column names (:mod:`simcore.colmap`'s grammar).
+    column names (:mod:`simcore.traces.colmap`'s grammar).
     ``start_s``/``end_s``: the window (s, Google and SWF). ``unfinished``:
     Google tasks running at the window's end are ``cut`` or ``drop``-ped.
     ``cluster``: a cluster preset to normalise against (default: Google's
     machine_events or the google-2011 preset; SWF's parallel computer; for a
-    CSV, :func:`simcore.importer.csv_default_cluster`, as the CLI); for
+    CSV, :func:`simcore.traces.importer.csv_default_cluster`, as the CLI); for
     ``wfcommons`` instances, the cluster whose largest machine's cores clip
     the tasks' requests (default dse-2020).
     ``classes``: K k-means job classes fitted on the first
@@ -235,7 +235,7 @@ def check_import_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def check_map_options(column_map: Any, where: Any) -> dict[str, str | None]:
     """``map`` and ``where`` parsed and written back in canonical form; ParameterError starts with the option."""
-    from simcore import colmap
+    from simcore.traces import colmap
 
     out: dict[str, str | None] = {"map": None, "where": None}
     for key, parse in (("map", colmap.parse_map), ("where", colmap.parse_where)):
@@ -253,7 +253,7 @@ def check_map_options(column_map: Any, where: Any) -> dict[str, str | None]:
 
 def _check_columns(content: bytes, filename: str, opts: Mapping[str, Any]) -> None:
     """A map or filter naming a column the file's header lacks fails the request (a 400), not the import."""
-    from simcore import colmap
+    from simcore.traces import colmap
 
     if not (opts.get("map") or opts.get("where")):
         return
@@ -543,8 +543,8 @@ def _stem(name: str) -> str:
 
 
 def _read_csv(f: InputFile, options: Mapping[str, Any], name: str, progress: _Reporter) -> ImportResult:
-    """The CSV through :func:`simcore.importer.import_trace`, as ``simcore import --format csv`` reads it."""
-    from simcore import importer
+    """The CSV through :func:`simcore.traces.importer.import_trace`, as ``simcore import --format csv`` reads it."""
+    from simcore.traces import importer
 
     total = len(f.content)
     stream = io.BufferedReader(
@@ -568,8 +568,8 @@ def convert(
     fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *, name: str, progress: _Reporter
 ) -> Converted:
     """Read the raw files with simcore, fit classes if asked, and write the project trace (no database here)."""
-    from simcore import importer
-    from simcore.tracefile import write_trace
+    from simcore.traces import importer
+    from simcore.traces.tracefile import write_trace
 
     by_role: dict[str, list[InputFile]] = {}
     for f in files:

@@ -1,4 +1,4 @@
-"""The column-mapping page's forms: a CSV to map, and a map built from its header (simcore.colmap)."""
+"""The column-mapping page's forms: a CSV to map, and a map built from its header (simcore.traces.colmap)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from django import forms
 
 from dashboard.forms import _check_size
 from dashboard.names import validate_name
-from simcore import colmap
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.presets import CLUSTERS
+from simcore.traces import colmap
 
 #: The fields the page maps (another resource: type the whole map in the text field).
 TARGETS: tuple[tuple[str, str, bool], ...] = (

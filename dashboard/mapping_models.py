@@ -1,6 +1,6 @@
 """Saved column maps (issue 17): how a foreign CSV's columns become jobs, reused by name.
 
-A :class:`TraceMapping` holds the text of a :mod:`simcore.colmap` map and
+A :class:`TraceMapping` holds the text of a :mod:`simcore.traces.colmap` map and
 filter, checked when saved. Like the traces it is used for, it is private to
 its owner (:func:`dashboard.access.own_uploads` rules: no team sharing).
 
@@ -24,9 +24,9 @@ from dashboard.names import validate_name
 class TraceMapping(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="trace_mappings")
     name = models.CharField(max_length=100, validators=[validate_name])
-    #: simcore.colmap map text, e.g. "submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100".
+    #: simcore.traces.colmap map text, e.g. "submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100".
     column_map = models.TextField()
-    #: simcore.colmap filter text ("" : keep every row), e.g. "status=Terminated".
+    #: simcore.traces.colmap filter text ("" : keep every row), e.g. "status=Terminated".
     where = models.TextField(blank=True)
     created = models.DateTimeField(default=timezone.now)
 

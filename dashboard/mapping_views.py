@@ -1,7 +1,7 @@
 """The column-mapping page: send a CSV, see its head, pick a column (or a difference) per field, preview, import.
 
 Thin: the forms check the choices, :mod:`dashboard.services.mappings` stores
-and imports, :mod:`simcore.colmap` converts. Every user error is a form error
+and imports, :mod:`simcore.traces.colmap` converts. Every user error is a form error
 on the page (status 400), never a 500.
 """
 
@@ -18,8 +18,8 @@ from django.views.decorators.http import require_POST
 from dashboard import access, queueing
 from dashboard.mapping_forms import DraftForm, MapForm
 from dashboard.services import mappings
-from simcore import colmap
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
+from simcore.traces import colmap
 
 
 def _initial(request: HttpRequest) -> dict[str, Any]:

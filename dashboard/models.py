@@ -218,10 +218,10 @@ class TraceFormat(models.TextChoices):
 
 
 class TraceUpload(Upload):
-    """A job trace in the project's CSV format (simcore.tracefile), imported from an uploaded file.
+    """A job trace in the project's CSV format (simcore.traces.tracefile), imported from an uploaded file.
 
     The upload request stores the raw files (:class:`TraceImportFile`) and a
-    pending row; a worker converts them with ``simcore.importer`` (Google
+    pending row; a worker converts them with ``simcore.traces.importer`` (Google
     2011, SWF or the project's CSV) and, in one transaction, stores the
     converted trace in ``content_gz``, marks the row ready and deletes the raw
     files. On failure only ``error`` (naming file, line and field) is kept.
@@ -239,9 +239,9 @@ class TraceUpload(Upload):
     bytes_total = models.BigIntegerField(default=0)
     #: A message a user can read (file, line, field), never a stack trace.
     error = models.TextField(blank=True)
-    #: simcore.importer.summary: rows read, skipped and dropped by reason, notes, timings.
+    #: simcore.traces.importer.summary: rows read, skipped and dropped by reason, notes, timings.
     report = models.JSONField(default=dict)
-    #: simcore.importer.class_table_dict when k-means classes were asked for; runs get Workload.classes from it.
+    #: simcore.traces.importer.class_table_dict when k-means classes were asked for; runs get Workload.classes from it.
     classes = models.JSONField(null=True, blank=True)
     #: The machines the import derived (Google machine_events, SWF's parallel computer), stored as a cluster upload.
     cluster_upload = models.ForeignKey(
@@ -401,7 +401,7 @@ class Run(models.Model):
     scheduler = models.CharField(max_length=100, db_index=True)
     seed = models.PositiveIntegerField()
     #: The sweep point ({"phi": 0.003}); {} outside sweeps. ``point_key`` is its canonical text
-    #: (simcore.sweep_scenario.point_key), part of what makes a cell unique.
+    #: (simcore.sweep.scenario.point_key), part of what makes a cell unique.
     point = models.JSONField(default=dict, blank=True)
     point_key = models.CharField(max_length=1000, default="", blank=True)
     #: Hash of everything that determines the result except the code version (dashboard.services.cache).

@@ -18,8 +18,8 @@ from dashboard.names import validate_name
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.packing import DERIVED, SourceChoice
 from dashboard.services.uploads import scenario_file_names, usable_traces
-from simcore.errors import SimcoreError
-from simcore.limits import MAX_SEED, MAX_TRIALS
+from simcore.core.errors import SimcoreError
+from simcore.core.limits import MAX_SEED, MAX_TRIALS
 from simcore.packing.analysis import AS_IS, TECHNIQUES, AnalysisSpec
 from simcore.packing.placement import ORDERINGS
 from simcore.packing.policy import check_scheduler_params, placing_schedulers

@@ -24,7 +24,7 @@ from dashboard.models import Status
 from dashboard.packing_forms import PackingForm, initial_from
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services import packing as svc
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
 from simcore.packing.analysis import series_tables
 
 PAGE_SIZE = 25

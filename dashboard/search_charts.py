@@ -1,6 +1,6 @@
 """Chart builders of design-space searches: pure functions from the elite per generation to Plotly figure dicts.
 
-Input rows are :func:`simcore.explore.report.elite_rows` (one per finished
+Input rows are :func:`simcore.dse.explore.report.elite_rows` (one per finished
 generation: ``generation``, ``policy``, one column per stage, ``fitness``,
 ``trt``, ``jms``, ``njsl``, ``jwt``...). Templates only hand the dicts to
 ``Plotly.newPlot``; the search page's poller swaps them in as generations finish.
@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from simcore.staged.policy import STAGES
+from simcore.dse.staged.policy import STAGES
 
 Figure = dict[str, Any]
 Row = Mapping[str, Any]

@@ -1,6 +1,6 @@
 """Downloads of a design-space search: every generation's individuals and fitness (CSV, Parquet), elites, JSON.
 
-The rows are :mod:`simcore.explore.report`'s, the same ``simcore explore --out``
+The rows are :mod:`simcore.dse.explore.report`'s, the same ``simcore explore --out``
 writes, so a file from the platform and one from the command line have the
 same columns.
 """
@@ -19,7 +19,7 @@ from django.http import FileResponse, Http404, HttpResponse
 
 from dashboard.models import Search
 from dashboard.services.searches import records
-from simcore.explore.report import ELITE_COLUMNS, GENERATION_COLUMNS, elite_rows, generation_rows
+from simcore.dse.explore.report import ELITE_COLUMNS, GENERATION_COLUMNS, elite_rows, generation_rows
 
 #: What can be downloaded for a search.
 SEARCH_KINDS = ("generations.csv", "generations.parquet", "elites.csv", "search.json")

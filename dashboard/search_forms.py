@@ -11,10 +11,10 @@ from dashboard.forms import SEP, ExperimentForm
 from dashboard.models import Search, Visibility
 from dashboard.services.searches import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, check_search
 from dashboard.services.uploads import upload_specs
-from simcore.errors import SimcoreError
-from simcore.explore.fitness import METRIC_NAMES
-from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchSettings
-from simcore.limits import MAX_SEED
+from simcore.core.errors import SimcoreError
+from simcore.core.limits import MAX_SEED
+from simcore.dse.explore.fitness import METRIC_NAMES
+from simcore.dse.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchSettings
 from simcore.presets import CLUSTERS, WORKLOADS
 
 METRIC_CHOICES = [

@@ -8,7 +8,7 @@ rules). Its state lives entirely in these tables, never in a process:
   individuals (policy texts) when it is bred, completed with their fitness,
   the elite and the explanation once they are all evaluated;
 - :class:`SearchEvaluation`: one row per distinct policy of a search (the
-  search's cache, keyed by :func:`simcore.explore.fitness.cache_key`), each
+  search's cache, keyed by :func:`simcore.dse.explore.fitness.cache_key`), each
   the unit of work of one Celery task.
 
 The coordinator (:func:`dashboard.services.search_coordinator.advance`) moves a search
@@ -50,14 +50,14 @@ class Search(models.Model):
     trace_upload = models.ForeignKey(TraceUpload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     cluster_label = models.CharField(max_length=200)
     workload_label = models.CharField(max_length=200)
-    #: simcore.explore.search.SearchSettings: objective, population size, most generations, seed.
+    #: simcore.dse.explore.search.SearchSettings: objective, population size, most generations, seed.
     metric = models.CharField(max_length=8)
     population = models.PositiveIntegerField()
     max_generations = models.PositiveIntegerField()
     seed = models.BigIntegerField()
     #: Seed of the simulations (workload generation, Random atoms).
     sim_seed = models.BigIntegerField()
-    #: simcore.explore.fitness.scenario_fingerprint; with the policy, seed and version it keys evaluations.
+    #: simcore.dse.explore.fitness.scenario_fingerprint; with the policy, seed and version it keys evaluations.
     fingerprint = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     #: The generation being evaluated (or the last one, once the search ended) and its phase.
@@ -104,7 +104,7 @@ class SearchGeneration(models.Model):
     elite_fitness = models.FloatField(null=True, blank=True)
     #: Policy texts of the explanation candidates (the previous elite with one changed stage each).
     candidates = models.JSONField(default=list)
-    #: simcore.explore.explain.Explanation.to_dict(), when the elite changed.
+    #: simcore.dse.explore.explain.Explanation.to_dict(), when the elite changed.
     explanation = models.JSONField(null=True, blank=True)
     #: Distinct policies this search had not evaluated before (individuals and candidates).
     new_evaluations = models.PositiveIntegerField(default=0)
@@ -138,11 +138,11 @@ class SearchEvaluation(models.Model):
     """One distinct policy of a search, simulated once (one Celery task)."""
 
     search = models.ForeignKey(Search, on_delete=models.CASCADE, related_name="evaluations")
-    #: simcore.explore.fitness.cache_key: policy, scenario fingerprint, simulation seed, code version.
+    #: simcore.dse.explore.fitness.cache_key: policy, scenario fingerprint, simulation seed, code version.
     key = models.CharField(max_length=64, db_index=True)
     policy = models.TextField()
     status = models.CharField(max_length=16, choices=EvalStatus.choices, default=EvalStatus.PENDING, db_index=True)
-    #: simcore.explore.fitness.Evaluation.to_dict() once done.
+    #: simcore.dse.explore.fitness.Evaluation.to_dict() once done.
     result = models.JSONField(null=True, blank=True)
     #: True when the result was copied from another search's evaluation of the same key (no simulation).
     reused = models.BooleanField(default=False)

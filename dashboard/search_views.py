@@ -24,9 +24,9 @@ from dashboard.models import Search, Status
 from dashboard.search_forms import SearchForm, initial_from_search
 from dashboard.services.experiments import new_share_link, revoke_share_link, set_sharing
 from dashboard.services.searches import cancel_search, create_search, progress_payload, records
-from simcore.errors import SimcoreError
-from simcore.explore.report import elite_rows
-from simcore.staged.policy import STAGES
+from simcore.core.errors import SimcoreError
+from simcore.dse.explore.report import elite_rows
+from simcore.dse.staged.policy import STAGES
 
 PAGE_SIZE = 25
 

@@ -19,7 +19,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
-from simcore.limits import DEFAULT_MAX_RUNS
+from simcore.core.limits import DEFAULT_MAX_RUNS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -215,7 +215,7 @@ SIMCORE_MAX_UPLOAD_MB = env_int("SIMCORE_MAX_UPLOAD_MB", 200, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 #: Most runs (schedulers x seeds) one experiment may create.
-SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", DEFAULT_MAX_RUNS, minimum=1)  # simcore.limits.max_runs reads it too
+SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", DEFAULT_MAX_RUNS, minimum=1)  # simcore.core.limits.max_runs reads it too
 #: Seconds running work may go without its worker's heartbeat before it is marked failed (the worker died).
 SIMCORE_WORKER_TIMEOUT_S = env_int("SIMCORE_WORKER_TIMEOUT_S", 300, minimum=1)
 #: How many times a run (or trace import) is started before work lost by dying workers counts as failed:

@@ -22,9 +22,10 @@ from dashboard.models import Experiment, Run
 from dashboard.services import sweeps
 from dashboard.services.experiments import check_scenario, create_experiment
 from dashboard.services.sweep_results import SweepResults, payload, results
-from simcore import reproductions, sweep_scenario
-from simcore.errors import SimcoreError
+from simcore import reproductions
+from simcore.core.errors import SimcoreError
 from simcore.reproductions import relative_text
+from simcore.sweep import scenario as sweep_scenario
 
 #: The chart data a sweep offers for download: (chart, format).
 DATA_KINDS = ("metric.csv", "metric.parquet", "stacked.csv", "stacked.parquet")

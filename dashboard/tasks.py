@@ -40,7 +40,7 @@ def run_simulation(run_id: int) -> str:
 
 @shared_task(name="dashboard.import_trace", ignore_result=True, time_limit=hard_time_limit_s())
 def import_trace(upload_id: int) -> str:
-    """Claim trace upload ``upload_id``, convert it with simcore.importer, store it (see imports.execute_import)."""
+    """Claim trace upload ``upload_id``, convert it (simcore.traces.importer), store it (see imports.execute_import)."""
     worker = import_trace.request.hostname or ""
     return imports.execute_import(upload_id, worker=worker)
 

@@ -47,7 +47,7 @@ from dashboard.services.results import (
 )
 from dashboard.services.sweep_results import is_sweep_page
 from dashboard.services.uploads import UPLOAD_KINDS, create_upload, delete_upload
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
 from simcore.version import code_version
 

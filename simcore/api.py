@@ -4,10 +4,10 @@ The command line and the dashboard's workers both go through :func:`run` (or
 :func:`run_objects` when the cluster and workload are already built, e.g.
 from an uploaded trace), so a run gives the same numbers wherever it runs.
 
-Seeds follow the one rule of :mod:`simcore.seeding`: one integer seed is
+Seeds follow the one rule of :mod:`simcore.core.seeding`: one integer seed is
 split into independent streams for the workload generator and the
 scheduler, so every scheduler compared under one seed sees exactly the same
-jobs, and :func:`simcore.engine.simulate` with the same seed reproduces it.
+jobs, and :func:`simcore.core.engine.simulate` with the same seed reproduces it.
 """
 
 from __future__ import annotations
@@ -23,15 +23,15 @@ from typing import Any
 
 import numpy as np
 
-from simcore import metrics
 from simcore.capacity import allocation_lp
-from simcore.engine import ProgressCallback, SimResult, simulate
-from simcore.errors import InputError, ParameterError
-from simcore.jobmetrics import dag_summary, run_job_metrics
-from simcore.model import ClassTable, Cluster, Workload
+from simcore.core import metrics
+from simcore.core.engine import ProgressCallback, SimResult, simulate
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.jobmetrics import dag_summary, run_job_metrics
+from simcore.core.model import ClassTable, Cluster, Workload
+from simcore.core.seeding import scheduler_rng, workload_rng
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS, create
-from simcore.seeding import scheduler_rng, workload_rng
 from simcore.version import code_version
 
 
@@ -225,7 +225,7 @@ def resolve_workload(
         if name.lower().endswith((".json", ".json.gz")):
             wl = _wfcommons_file(name, cluster, hours)
             return replay_at(wl, load) if load_given else wl
-        from simcore.tracefile import read_trace
+        from simcore.traces.tracefile import read_trace
 
         wl = read_trace(name, resources=cluster.resources)
         if load_given:
@@ -234,7 +234,7 @@ def resolve_workload(
         # table (LoTES then needs no k-means of its own), as the dashboard does.
         beside = Path(name).parent / "classes.json"
         if wl.classes is None and wl.n_jobs and int(wl.job_class.min()) >= 0 and beside.is_file():
-            from simcore.classfile import with_classes
+            from simcore.workloads.classfile import with_classes
 
             wl = with_classes(wl, beside, cluster)
         if hours is not None:
@@ -251,7 +251,7 @@ def _wfcommons_file(name: str, cluster: Cluster, hours: float | None) -> Workloa
 
     To replay several instances as a stream, convert them with ``simcore import --format wfcommons``.
     """
-    from simcore.importer import import_trace
+    from simcore.traces.importer import import_trace
 
     wl = import_trace("wfcommons", [name], cluster=cluster).workload
     return cut_to_hours(wl, hours) if hours is not None else wl

@@ -24,8 +24,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix, csr_matrix
 
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FloatArray, IntArray
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, FloatArray, IntArray
 
 #: Allocations below this share of a configuration are treated as zero when
 #: deciding which classes a configuration serves (the sets K^j).

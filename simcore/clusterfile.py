@@ -19,7 +19,7 @@ number of identical machines of the configuration (0 allowed, not all 0).
 times machine-dependent: work times ``max(speed) / speed``; give it for every
 configuration or none.
 
-Errors raise :class:`~simcore.errors.InputError` naming the file and the
+Errors raise :class:`~simcore.core.errors.InputError` naming the file and the
 JSON path of the offending value, e.g. ``configurations[3].capacity.mem``;
 JSON syntax errors name the line and column.
 """
@@ -34,9 +34,9 @@ from typing import IO, Any
 
 import numpy as np
 
-from simcore.errors import InputError
-from simcore.limits import max_machines
-from simcore.model import Cluster
+from simcore.core.errors import InputError
+from simcore.core.limits import max_machines
+from simcore.core.model import Cluster
 from simcore.sources import check_tree, read_json
 
 TOP_KEYS = {"name", "description", "resources", "configurations"}

@@ -39,14 +39,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from simcore.errors import UnknownNameError
+from simcore.core.errors import UnknownNameError
 from simcore.presets import coerce_params
 from simcore.presets.google import ASSIGNMENT_BASIS_MAX_BINS
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
 from simcore.sweep import Sweep
-from simcore.sweep_grammar import Axis
-from simcore.sweep_report import Row
+from simcore.sweep.grammar import Axis
+from simcore.sweep.report import Row
 
 #: The marker of the docstring paragraph a reproduction page quotes.
 DIFFERENCE_MARK = "Versus the paper:"

@@ -11,8 +11,8 @@ import os
 from collections.abc import Iterable
 from typing import IO, Any
 
-from simcore.errors import InputError
-from simcore.limits import max_json_depth
+from simcore.core.errors import InputError
+from simcore.core.limits import max_json_depth
 
 
 def source_label(source: Any) -> str:

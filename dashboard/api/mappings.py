@@ -21,11 +21,11 @@ from dashboard.api.views import _errors
 from dashboard.mapping_models import TraceMapping
 from dashboard.names import validate_name
 from dashboard.services import mappings
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
 
 
 class MappingSerializer(serializers.ModelSerializer):
-    map = serializers.CharField(source="column_map", help_text="simcore.colmap map text (simcore import --map)")
+    map = serializers.CharField(source="column_map", help_text="simcore.traces.colmap map text (simcore import --map)")
 
     class Meta:
         model = TraceMapping

@@ -18,7 +18,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from simcore.sources import check_tree
 
 #: Largest page the list operations return; a larger ``limit`` is served as this.

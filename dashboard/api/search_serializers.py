@@ -14,9 +14,9 @@ from dashboard.models import Search, Visibility
 from dashboard.names import validate_name
 from dashboard.services.experiments import MAX_HOURS, MAX_LOAD
 from dashboard.services.searches import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
-from simcore.explore.fitness import METRIC_NAMES
-from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION
-from simcore.limits import MAX_SEED
+from simcore.core.limits import MAX_SEED
+from simcore.dse.explore.fitness import METRIC_NAMES
+from simcore.dse.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION
 
 
 class SearchScenarioSerializer(StrictSerializer):

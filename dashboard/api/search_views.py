@@ -21,7 +21,7 @@ from dashboard.models import ClusterUpload, Search, Status, TraceUpload, Upload
 from dashboard.services.experiments import set_sharing
 from dashboard.services.searches import cancel_search, check_search, create_search, progress_payload
 from dashboard.services.uploads import upload_specs
-from simcore.explore.search import SearchSettings
+from simcore.dse.explore.search import SearchSettings
 
 
 def _scenario_from(

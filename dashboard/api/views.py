@@ -47,10 +47,11 @@ from dashboard.services.mappings import own_mappings
 from dashboard.services.results import progress_payload, runs_with_results
 from dashboard.services.sweep_results import payload, results
 from dashboard.services.uploads import UPLOAD_KINDS, InputFile, create_upload, delete_upload, upload_specs
-from simcore import reproductions, sweep_scenario
+from simcore import reproductions
 from simcore.catalog import catalog
-from simcore.errors import SimcoreError
-from simcore.sweep_grammar import Axis, parse_axes
+from simcore.core.errors import SimcoreError
+from simcore.sweep import scenario as sweep_scenario
+from simcore.sweep.grammar import Axis, parse_axes
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -141,7 +142,7 @@ def _scenario_from(
     cu, tu = picked["cluster"], picked["workload"]
     sc.update(upload_specs(cu, tu))  # type: ignore[arg-type]
     if vary:
-        # The one grammar of simcore sweep --vary (simcore.sweep_grammar), checked against the chosen presets;
+        # The one grammar of simcore sweep --vary (simcore.sweep.grammar), checked against the chosen presets;
         # the grid's size first, from the axes' lengths, before any axis is expanded.
         axes = parse_axes(
             vary,

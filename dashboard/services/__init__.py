@@ -7,6 +7,6 @@
 
 Views and tasks call these functions and hold no domain logic themselves.
 Scenario dicts follow :mod:`simcore.archive`; a worker runs a run through
-:func:`simcore.archive.run_scenario`, exactly as ``simcore rerun`` does, so
+:func:`simcore.scenario.run_scenario`, exactly as ``simcore rerun`` does, so
 the numbers on the page are the numbers a colleague reproduces.
 """

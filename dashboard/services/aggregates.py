@@ -11,7 +11,7 @@ transaction:
 
 * :class:`~dashboard.models.CellAggregate`: per point and scheduler, every
   metric's statistics over its finished seeds (:func:`group_stats`, the numbers
-  :func:`simcore.sweep_report.aggregate` gives, which ``simcore sweep --table`` prints);
+  :func:`simcore.sweep.report.aggregate` gives, which ``simcore sweep --table`` prints);
 * :class:`~dashboard.models.ExperimentCharts`: an ordinary experiment's chart
   figures (:func:`dashboard.charts.all_charts`).
 
@@ -36,8 +36,8 @@ from django.db.models import Model
 
 from dashboard.charts import ChartRun, all_charts
 from dashboard.models import CellAggregate, Experiment, ExperimentCharts, Run, Status
-from simcore.errors import ParameterError
-from simcore.sweep_report import Row, aggregate, flatten, numeric_keys
+from simcore.core.errors import ParameterError
+from simcore.sweep.report import Row, aggregate, flatten, numeric_keys
 
 Figures = dict[str, Any]
 
@@ -52,9 +52,9 @@ def group_stats(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Statistics of one point and scheduler over its seeds' summaries (each with its ``point``), as stored.
 
     ``keys``: the numeric keys of the first summary (the page's metric menu); ``valid``: the keys
-    :func:`simcore.sweep_report.check_metric` accepts in it (a number or None: a metric no job gave has no
+    :func:`simcore.sweep.report.check_metric` accepts in it (a number or None: a metric no job gave has no
     statistics but is no error); ``metrics``: per metric, :data:`STAT_FIELDS` of
-    :func:`simcore.sweep_report.aggregate`'s row, for every key that is a number or None in each summary.
+    :func:`simcore.sweep.report.aggregate`'s row, for every key that is a number or None in each summary.
     """
     valid = [
         k
@@ -204,7 +204,7 @@ class SweepTable:
         return [k for k in self.groups[0][2]["keys"] if k != "seed"] if self.groups else []
 
     def check(self, metric: str) -> None:
-        """:func:`simcore.sweep_report.check_metric` against the first finished cell, from the stored keys."""
+        """:func:`simcore.sweep.report.check_metric` against the first finished cell, from the stored keys."""
         if not self.groups:
             return
         stats = self.groups[0][2]

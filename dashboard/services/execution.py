@@ -30,10 +30,10 @@ from dashboard.services import aggregates
 from dashboard.services.jobs import store_jobs
 from dashboard.services.sweeps import scenario_for
 from dashboard.services.uploads import materialised_files
-from simcore import archive
 from simcore.api import RunOutcome
-from simcore.engine import Progress
-from simcore.errors import Cancelled, SimcoreError
+from simcore.core.engine import Progress
+from simcore.core.errors import Cancelled, SimcoreError
+from simcore.scenario import run_scenario
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class Heartbeat:
 
     Work that left ``running`` while it is still being done (cancelled, or
     declared lost because the worker looked dead) is stopped at once: the
-    thread raises :class:`~simcore.errors.Cancelled` in the working thread
+    thread raises :class:`~simcore.core.errors.Cancelled` in the working thread
     (at its next Python instruction, whatever phase it is in: building the
     cluster or workload, solving LPs, simulating), so a declared-lost run
     never keeps the worker's only slot.
@@ -240,7 +240,7 @@ def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> s
     over_memory = False
     try:
         with limits.memory(), materialised_files(run.experiment) as files:
-            outcome = archive.run_scenario(scenario_for(run), run.scheduler, run.seed, files, progress=_Reporter(run))
+            outcome = run_scenario(scenario_for(run), run.scheduler, run.seed, files, progress=_Reporter(run))
         if heartbeat is not None:
             heartbeat.finishing()
     except Cancelled:  # cancelled, over the time limit, or declared lost while this worker was too slow to stamp

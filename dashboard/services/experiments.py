@@ -22,9 +22,11 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
-from simcore import archive, limits, sweep_scenario
-from simcore.errors import ParameterError, SimcoreError
-from simcore.sweep_grammar import check_grid_size
+from simcore.core import limits
+from simcore.core.errors import ParameterError, SimcoreError
+from simcore.scenario import build_cluster, labels_of, validate_scenario
+from simcore.sweep import scenario as sweep_scenario
+from simcore.sweep.grammar import check_grid_size
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,7 @@ def check_scenario(scenario: Any) -> dict[str, Any]:
     from simcore.schedulers import SCHEDULERS
 
     try:
-        sc = archive.validate_scenario(scenario)
+        sc = validate_scenario(scenario)
     except SimcoreError:
         raise
     except (TypeError, ValueError, KeyError, AttributeError) as e:  # odd JSON shapes simcore does not expect
@@ -95,7 +97,7 @@ def check_scenario(scenario: Any) -> dict[str, Any]:
             _check_web_params("scheduler", name, SCHEDULERS.get(name).params, cell["scheduler_params"][name])
         if "preset" in cell["cluster"]:
             # Building the cluster is cheap and catches cross-parameter errors now, not in a worker.
-            archive.build_cluster(cell)
+            build_cluster(cell)
     return sc
 
 
@@ -158,10 +160,10 @@ def create_experiment(
     """
     from dashboard.services import sweeps
 
-    scenario = archive.validate_scenario(scenario)
+    scenario = validate_scenario(scenario)
     check_team_choice(owner, team, visibility)
     check_resources(scenario, cluster_upload, trace_upload)
-    names = archive.labels_of(scenario)
+    names = labels_of(scenario)
     with transaction.atomic():
         exp = Experiment.objects.create(
             owner=owner,

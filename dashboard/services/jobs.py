@@ -20,7 +20,7 @@ from django.conf import settings
 from dashboard.models import Run, RunJobs, RunJobsChunk
 from simcore import archive
 from simcore.api import RunOutcome
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 
 
 def store_jobs(run: Run, outcome: RunOutcome) -> int:

@@ -1,6 +1,6 @@
 """Column maps for foreign CSVs (issue 17): saved maps, the mapping page's draft, its preview and import.
 
-The page, the API and the import all use :mod:`simcore.colmap`'s grammar
+The page, the API and the import all use :mod:`simcore.traces.colmap`'s grammar
 (the same text as ``simcore import --map/--where``); this module only stores
 it and moves files between the draft and a trace import
 (:func:`dashboard.imports.create_trace_import`).
@@ -21,8 +21,8 @@ from dashboard.imports import FORMATS, check_map_options, create_trace_import, h
 from dashboard.mapping_models import TraceDraft, TraceMapping
 from dashboard.models import TraceFormat, TraceUpload
 from dashboard.services.uploads import GZIP_MAGIC, check_file_type, check_upload_size, safe_filename
-from simcore import colmap
-from simcore.errors import InputError, ParameterError
+from simcore.core.errors import InputError, ParameterError
+from simcore.traces import colmap
 
 
 def own_mappings(user: Any) -> QuerySet[TraceMapping]:

@@ -8,7 +8,7 @@ Snapshot sources (``PackingAnalysis.source``):
 * ``run``: a finished run at time t. Its stored per-job records give start,
   finish and machine; the requests come from rebuilding its workload, which
   is deterministic under the run's scenario and seed
-  (:func:`simcore.archive.build_workload`). When the rebuilt workload does
+  (:func:`simcore.scenario.build_workload`). When the rebuilt workload does
   not match the records (a code version that generates differently), the run
   is simulated again under its scenario and seed and the snapshot says so.
 * ``trace``: an imported trace at time t, on the machines its import derived
@@ -48,12 +48,12 @@ from dashboard.services.experiments import (
 )
 from dashboard.services.jobs import run_job_chunks
 from dashboard.services.uploads import materialised_files, read_cluster_bytes, scenario_file_names
-from simcore import archive
-from simcore.errors import Cancelled, ParameterError, SimcoreError
-from simcore.model import Cluster, Workload
+from simcore.core.errors import Cancelled, ParameterError, SimcoreError
+from simcore.core.model import Cluster, Workload
 from simcore.packing.analysis import AS_IS, AnalysisSpec, analyse
 from simcore.packing.snapshot import Snapshot
 from simcore.packing.sources import from_record_chunks, from_result, from_trace
+from simcore.scenario import build_cluster, build_workload, labels_of, run_scenario
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ def _trace_cluster_object(trace: TraceUpload, spec: Mapping[str, Any]) -> Cluste
 
 
 def _trace_workload(trace: TraceUpload, cluster: Cluster) -> Workload:
-    from simcore.tracefile import read_trace
+    from simcore.traces.tracefile import read_trace
 
     content = TraceUpload.objects.filter(pk=trace.pk).values_list("content_gz", flat=True).first()
     if not content:
@@ -178,7 +178,7 @@ def _check_scenario(choice: SourceChoice, t: float) -> tuple[dict[str, Any], str
         raise ParameterError("a packing scenario runs one scheduler under one seed")
     if sc["hours"] is not None and t > sc["hours"] * 3600:
         raise ParameterError(f"snapshot time must be in [0, {sc['hours'] * 3600:g}] s (the scenario's window)")
-    names = archive.labels_of(sc)
+    names = labels_of(sc)
     label = (
         f"{sc['schedulers'][0]} on {names['workload']} / {names['cluster']} "
         f"(load {sc['load']:g}, seed {sc['seeds'][0]})"
@@ -302,14 +302,14 @@ def _run_snapshot(a: PackingAnalysis) -> Snapshot:
         raise ParameterError("the run this analysis reads was deleted")
     exp = Experiment.objects.select_related("cluster_upload", "trace_upload").get(pk=run.experiment_id)
     with materialised_files(exp) as files:
-        cluster = archive.build_cluster(exp.scenario, files)
-        wl = archive.build_workload(exp.scenario, cluster, run.seed, files)
+        cluster = build_cluster(exp.scenario, files)
+        wl = build_workload(exp.scenario, cluster, run.seed, files)
         try:
             return from_record_chunks(_same_workload(run_job_chunks(run), wl.submit), wl.request, cluster, a.time_s)
         except _OtherWorkload:
             pass
         # This code version builds another workload from the scenario: simulate the run again.
-        out = archive.run_scenario(exp.scenario, run.scheduler, run.seed, files)
+        out = run_scenario(exp.scenario, run.scheduler, run.seed, files)
     snap = from_result(out.result, out.workload, out.cluster, a.time_s)
     return snap.with_placement(
         snap.placement, {"note": "simulated again: the stored records do not match this code version's workload"}
@@ -343,7 +343,7 @@ def snapshot_of(a: PackingAnalysis) -> Snapshot:
         return from_trace(_trace_workload(trace, cluster), cluster, a.time_s)
     sc = spec["scenario"]
     with _cluster_file(sc, a.cluster_upload) as files:
-        out = archive.run_scenario(sc, sc["schedulers"][0], sc["seeds"][0], files)
+        out = run_scenario(sc, sc["schedulers"][0], sc["seeds"][0], files)
     return from_result(out.result, out.workload, out.cluster, a.time_s)
 
 

@@ -1,7 +1,7 @@
 """The coordinator of design-space searches: it moves a search on when its current step's evaluations are stored.
 
 It holds no state in memory: each step reads the search, computes the next
-one with simcore (:mod:`simcore.explore.search`, the same functions
+one with simcore (:mod:`simcore.dse.explore.search`, the same functions
 ``simcore explore`` calls) and writes it behind a guarded transition of
 ``(generation, phase)``, so two workers calling it at once, or a duplicate
 task, change nothing twice. Steps whose evaluations are all known already
@@ -42,9 +42,9 @@ from dashboard.services.searches import (
     fail_search,
     search_settings_of,
 )
-from simcore.explore.explain import explain, explanation_candidates
-from simcore.explore.fitness import Evaluation
-from simcore.explore.search import make_record, next_population, stop_reason
+from simcore.dse.explore.explain import explain, explanation_candidates
+from simcore.dse.explore.fitness import Evaluation
+from simcore.dse.explore.search import make_record, next_population, stop_reason
 
 # ---------------------------------------------------------------------------- the coordinator
 

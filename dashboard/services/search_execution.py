@@ -1,7 +1,7 @@
 """A worker evaluating one policy of a design-space search: claim, simulate, store, then move the search on.
 
 The cluster and workload are built once per worker process (:func:`built`);
-the simulation is :func:`simcore.explore.fitness.evaluate`, exactly what
+the simulation is :func:`simcore.dse.explore.fitness.evaluate`, exactly what
 ``simcore explore`` runs. A policy the simulation refuses fails its search
 with the message (a search cannot rank an individual it cannot score).
 """
@@ -26,10 +26,10 @@ from dashboard.services.execution import Heartbeat
 from dashboard.services.search_coordinator import advance
 from dashboard.services.searches import ACTIVE, BUILT_CACHE, TRANSITIONS, fail_search
 from dashboard.services.uploads import scenario_file_names
-from simcore.errors import Cancelled, SchedulingError, SimcoreError
-from simcore.explore.fitness import evaluate
-from simcore.explore.pool import build
-from simcore.model import Cluster, Workload
+from simcore.core.errors import Cancelled, SchedulingError, SimcoreError
+from simcore.core.model import Cluster, Workload
+from simcore.dse.explore.fitness import evaluate
+from simcore.dse.explore.pool import build
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)

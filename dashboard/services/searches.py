@@ -1,6 +1,6 @@
 """Design-space searches on the platform: creating one, its evaluations, cancelling, reading it.
 
-The search itself is :mod:`simcore.explore`; the platform only moves its
+The search itself is :mod:`simcore.dse.explore`; the platform only moves its
 state between the database and those pure steps, so a search run here gives
 the generations ``simcore explore`` gives for the same scenario and seeds.
 
@@ -17,7 +17,7 @@ the generations ``simcore explore`` gives for the same scenario and seeds.
   advances searches whose coordinator pass died with its worker.
 
 Identical individuals are simulated once: per search, an evaluation row per
-cache key (:func:`simcore.explore.fitness.cache_key`), and across searches
+cache key (:func:`simcore.dse.explore.fitness.cache_key`), and across searches
 a finished evaluation with the same key (same policy, scenario, seeds and
 code version) is copied instead of simulated again.
 """
@@ -48,16 +48,16 @@ from dashboard.models import (
 )
 from dashboard.services.experiments import check_team_choice, new_share_token
 from dashboard.services.uploads import scenario_file_names
-from simcore import archive
-from simcore.errors import ParameterError
-from simcore.explore.fitness import Evaluation, cache_key, scenario_fingerprint
-from simcore.explore.pool import check_scenario
-from simcore.explore.search import (
+from simcore.core.errors import ParameterError
+from simcore.core.limits import MAX_SEED
+from simcore.dse.explore.fitness import Evaluation, cache_key, scenario_fingerprint
+from simcore.dse.explore.pool import check_scenario
+from simcore.dse.explore.search import (
     GenerationRecord,
     SearchSettings,
     first_population,
 )
-from simcore.limits import MAX_SEED
+from simcore.scenario import labels_of
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -136,7 +136,7 @@ def create_search(
     """
     search_settings.check()
     check_team_choice(owner, team, visibility)
-    names = archive.labels_of(scenario)
+    names = labels_of(scenario)
     individuals = first_population(search_settings)
     with transaction.atomic():
         search = Search.objects.create(
@@ -293,7 +293,7 @@ def records(search: Search) -> tuple[list[GenerationRecord], dict[str, Evaluatio
         for e in SearchEvaluation.objects.filter(search=search, status=EvalStatus.DONE).only("policy", "result")
         if e.result
     }
-    from simcore.explore.explain import Explanation
+    from simcore.dse.explore.explain import Explanation
 
     out = []
     for g in gens:

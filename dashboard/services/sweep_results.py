@@ -7,10 +7,11 @@ from typing import Any
 
 from dashboard.models import Experiment, Run
 from dashboard.services import aggregates, sweeps
-from simcore import reproductions, sweep_scenario
-from simcore.errors import SimcoreError
-from simcore.sweep_grammar import Axis
-from simcore.sweep_report import Row
+from simcore import reproductions
+from simcore.core.errors import SimcoreError
+from simcore.sweep import scenario as sweep_scenario
+from simcore.sweep.grammar import Axis
+from simcore.sweep.report import Row
 
 DEFAULT_METRIC = "mean_response_s"
 WAIT_METRIC = "mean_response_s"

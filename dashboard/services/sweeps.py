@@ -4,7 +4,7 @@ A sweep is an experiment whose scenario has ``axes`` (:mod:`simcore.archive`);
 every cell (point x scheduler x seed) is one :class:`~dashboard.models.Run`
 and one Celery task, so cells run on whichever workers are free. An ordinary
 experiment is the one-point case and goes through the same code. The
-aggregation over seeds is :func:`simcore.sweep_report.aggregate`, the one
+aggregation over seeds is :func:`simcore.sweep.report.aggregate`, the one
 ``simcore sweep --table`` prints.
 """
 
@@ -20,10 +20,10 @@ from django.utils import timezone
 from dashboard import queueing
 from dashboard.models import ClusterUpload, Experiment, Run, Status, TraceUpload
 from dashboard.services import aggregates, cache
-from simcore import sweep_scenario
-from simcore.errors import ParameterError
-from simcore.sweep_grammar import parse_axes, parse_seeds
-from simcore.sweep_report import Row, aggregate
+from simcore.core.errors import ParameterError
+from simcore.sweep import scenario as sweep_scenario
+from simcore.sweep.grammar import parse_axes, parse_seeds
+from simcore.sweep.report import Row, aggregate
 
 Cell = tuple[dict[str, Any], str, int]
 

@@ -27,7 +27,7 @@ from dashboard.models import (
     TraceUpload,
     Upload,
 )
-from simcore.errors import InputError, ParameterError, SimcoreError
+from simcore.core.errors import InputError, ParameterError, SimcoreError
 
 log = logging.getLogger(__name__)
 

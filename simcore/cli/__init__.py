@@ -17,16 +17,17 @@ from collections.abc import Sequence
 from contextlib import closing
 from typing import Any, NoReturn
 
-from simcore import sweep, sweep_report
+from simcore import sweep
 from simcore.cli import packing
 from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError, check_out_file
 from simcore.cli.progress import progress_printer
-from simcore.engine import ENGINES
-from simcore.errors import SchedulingError, SimcoreError
+from simcore.core.engine import ENGINES
+from simcore.core.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, workload_provides
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param, unmet_needs
+from simcore.sweep import report as sweep_report
 
 
 class _Parser(argparse.ArgumentParser):

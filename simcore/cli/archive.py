@@ -8,10 +8,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from simcore.archive import read_archive, run_scenario, same_numbers, validate_scenario
+from simcore.archive import read_archive, same_numbers
 from simcore.cli.progress import progress_printer
-from simcore.errors import ParameterError
-from simcore.sweep_scenario import cell_scenario, point_key, points
+from simcore.core.errors import ParameterError
+from simcore.scenario import run_scenario, validate_scenario
+from simcore.sweep.scenario import cell_scenario, point_key, points
 from simcore.version import code_version
 
 

@@ -12,8 +12,9 @@ import functools
 from collections.abc import Callable
 from typing import TypeVar
 
-from simcore import convert, limits
-from simcore.errors import ParameterError
+from simcore import convert
+from simcore.core import limits
+from simcore.core.errors import ParameterError
 
 T = TypeVar("T")
 
@@ -40,7 +41,7 @@ boolean = argtype(convert.boolean)
 
 
 def _bounded(check: Callable[[int, None], int]) -> Callable[[str], int]:
-    """A non-negative integer held to one of :mod:`simcore.limits`' bounds (the platform's too)."""
+    """A non-negative integer held to one of :mod:`simcore.core.limits`' bounds (the platform's too)."""
 
     def f(v: str) -> int:
         try:

@@ -1,4 +1,4 @@
-"""``simcore bench``: its options, and the report it prints (the measuring is simcore.bench)."""
+"""``simcore bench``: its options, and the report it prints (the measuring is simcore.bench.runs)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from dataclasses import fields
 from typing import Any
 
-from simcore import bench
+from simcore.bench import runs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -22,15 +22,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--scenarios",
-        default=",".join(bench.DEFAULT_SCENARIOS),
+        default=",".join(runs.DEFAULT_SCENARIOS),
         help="comma-separated: google, trace, paper (one paper-scale LoTES Figure 11 point: 1,000 machines per "
         "configuration, Phi 0.015, --paper-hours; only when named), month (google-2011 for 30 days with "
         "--month-jobs jobs, a month of the Google 2011 trace's task count; only when named), packing, "
         "packing-continuous (compaction "
-        "with quantised / continuous requests, simcore.packing.bench), staged (the staged scheduler's policies "
-        "on 10,000 DAG tasks; simcore.staged.bench), wfcommons (reading a 100,000-task instance, simulating "
-        "workflows on dse-2020; simcore.workflowbench), explore (one generation of the design-space search, "
-        "simcore.explore.bench); default all but paper and month",
+        "with quantised / continuous requests, simcore.bench.packing), staged (the staged scheduler's policies "
+        "on 10,000 DAG tasks; simcore.bench.staged), wfcommons (reading a 100,000-task instance, simulating "
+        "workflows on dse-2020; simcore.bench.workflows), explore (one generation of the design-space search, "
+        "simcore.bench.explore); default all but paper and month",
     )
     p.add_argument(
         "--hours",
@@ -54,10 +54,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="stop a run after this many wall seconds and report its rate so far (default 300)",
     )
     p.add_argument(
-        "--big", action="store_true", help=f"also run the {bench.BIG_JOBS:,}-job memory check (several minutes)"
+        "--big", action="store_true", help=f"also run the {runs.BIG_JOBS:,}-job memory check (several minutes)"
     )
     p.add_argument(
-        "--big-jobs", type=int, default=bench.BIG_JOBS, help=f"jobs in the --big check (default {bench.BIG_JOBS:,})"
+        "--big-jobs", type=int, default=runs.BIG_JOBS, help=f"jobs in the --big check (default {runs.BIG_JOBS:,})"
     )
     p.add_argument("--big-scheduler", default="greedy", help="scheduler of the --big check (default greedy)")
     p.add_argument(
@@ -75,8 +75,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--month-jobs",
         type=int,
-        default=bench.MONTH_JOBS,
-        help=f"jobs in the month scenario (default {bench.MONTH_JOBS:,}: the Google 2011 trace's tasks in a month)",
+        default=runs.MONTH_JOBS,
+        help=f"jobs in the month scenario (default {runs.MONTH_JOBS:,}: the Google 2011 trace's tasks in a month)",
     )
     p.add_argument(
         "--engine",
@@ -90,11 +90,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     if args.child:
-        print(json.dumps(bench.child(json.loads(args.child))), flush=True)
+        print(json.dumps(runs.child(json.loads(args.child))), flush=True)
         return 0
-    opts = bench.BenchOptions(**{f.name: getattr(args, f.name) for f in fields(bench.BenchOptions)})
+    opts = runs.BenchOptions(**{f.name: getattr(args, f.name) for f in fields(runs.BenchOptions)})
     opts.check()
-    specs = bench.plan_specs(opts)
+    specs = runs.plan_specs(opts)
     load_before = os.getloadavg()
     results = []
     for spec in specs:
@@ -104,7 +104,7 @@ def main(args: argparse.Namespace) -> int:
                 file=sys.stderr,
                 flush=True,
             )
-        results.append(bench.run_child(spec))
+        results.append(runs.run_child(spec))
     load_after = os.getloadavg()
     report: dict[str, Any] = {
         "results": results,
@@ -115,25 +115,25 @@ def main(args: argparse.Namespace) -> int:
     }
     chosen = opts.scenarios.split(",")
     if "packing" in chosen:  # issue 11: Algorithm 3, 10,000 machines, 100,000 tasks, 11 trials
-        from simcore.packing.bench import compaction_benchmark
+        from simcore.bench.packing import compaction_benchmark
 
         report["packing"] = compaction_benchmark(machines_per_config=opts.machines_per_config)
     if "wfcommons" in chosen:  # issue 13: WfCommons read speed, workflow simulation speed
-        from simcore.workflowbench import wfcommons_benchmark
+        from simcore.bench.workflows import wfcommons_benchmark
 
         report["wfcommons"] = wfcommons_benchmark(seed=opts.seed)
     if "packing-continuous" in chosen:  # the same with every task its own request (a Tetris run's state)
-        from simcore.packing.bench import continuous_benchmark
+        from simcore.bench.packing import continuous_benchmark
 
         report["packing-continuous"] = continuous_benchmark(seed=opts.seed)
     if "explore" in chosen:  # issue 13: 32 individuals, 100 machines, 10,000 tasks, 2 workers
-        from simcore.explore.bench import generation_benchmark
+        from simcore.bench.explore import generation_benchmark
 
         report["explore"] = generation_benchmark()
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        bench.print_table(report)
+        runs.print_table(report)
         for key in ("packing", "packing-continuous"):
             if key in report:
                 print(f"{key} compaction: {json.dumps(report[key])}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
 
 
 class UsageError(SimcoreError):

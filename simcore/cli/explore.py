@@ -1,4 +1,4 @@
-"""``simcore explore``: the genetic search over staged schedulers (simcore.explore), in local processes.
+"""``simcore explore``: the genetic search over staged schedulers (simcore.dse.explore), in local processes.
 
 Prints one progress line per generation on stderr (unless ``--quiet``) and a
 JSON summary on stdout; ``--out DIR`` also writes every generation's
@@ -19,8 +19,8 @@ from typing import Any
 from simcore import sweep
 from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError
-from simcore.explore.fitness import METRIC_NAMES
-from simcore.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchResult, SearchSettings
+from simcore.dse.explore.fitness import METRIC_NAMES
+from simcore.dse.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchResult, SearchSettings
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers.base import Param
 
@@ -146,9 +146,9 @@ def _printer(settings: SearchSettings) -> Any:
 
 
 def main(args: argparse.Namespace) -> int:
-    from simcore.explore.pool import LocalEvaluator, check_scenario
-    from simcore.explore.report import write_outputs
-    from simcore.explore.search import run_search
+    from simcore.dse.explore.pool import LocalEvaluator, check_scenario
+    from simcore.dse.explore.report import write_outputs
+    from simcore.dse.explore.search import run_search
     from simcore.version import code_version
 
     settings = SearchSettings(args.metric, args.population, args.generations, args.seed).check()

@@ -1,4 +1,4 @@
-"""``simcore import``: its options and progress line; the conversion is simcore.importer."""
+"""``simcore import``: its options and progress line; the conversion is simcore.traces.importer."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int, seed_int
-from simcore.errors import InputError, ParameterError
-from simcore.importer import FORMATS, classify, import_trace, stream_google2011, summary, write_outputs
+from simcore.core.errors import InputError, ParameterError
 from simcore.traces import ImportProgress, ProgressFn
+from simcore.traces.importer import FORMATS, classify, import_trace, stream_google2011, summary, write_outputs
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "or skip them and count them in the summary",
     )
     p.add_argument("--gzip", action="store_true", help="write DIR/trace.csv.gz")
-    m = p.add_argument_group("CSV with other column names (simcore.colmap)")
+    m = p.add_argument_group("CSV with other column names (simcore.traces.colmap)")
     m.add_argument(
         "--map",
         dest="column_map",

@@ -8,7 +8,7 @@ from typing import Any
 
 from simcore.cli.argtypes import seed_int, trials_int
 from simcore.cli.errors import UsageError, check_out_file
-from simcore.limits import MAX_TRIALS
+from simcore.core.limits import MAX_TRIALS
 
 
 def add_parser(subparsers: Any) -> None:
@@ -82,7 +82,7 @@ def _packing_snapshot(args: argparse.Namespace) -> Any:
         return snap
     if args.placed_by in ORDERINGS:
         return pack(snap, args.placed_by)
-    from simcore.model import Workload
+    from simcore.core.model import Workload
 
     wl = Workload(
         "snapshot",
@@ -99,7 +99,7 @@ def _packing_snapshot(args: argparse.Namespace) -> Any:
 def _write_rows(path: str, rows: list[dict[str, Any]]) -> None:
     import csv
 
-    from simcore.sweep_report import flatten
+    from simcore.sweep.report import flatten
 
     flat = [flatten(r) for r in rows]
     keys = list(dict.fromkeys(k for r in flat for k in r))

@@ -3,7 +3,7 @@
 A scheduler's kernel (its ``kernel.py``, beside its Python specification) is
 one ``step`` function: the engine's event loop with the scheduler's decisions
 inlined, built from the helpers here. Every helper does exactly what
-:class:`simcore.engine.Simulation` does, in the same order and with the same
+:class:`simcore.core.engine.Simulation` does, in the same order and with the same
 float operations, so a kernel that makes the specification's decisions gives
 the same start time and machine for every job:
 
@@ -29,7 +29,7 @@ import math
 from typing import Any
 
 from simcore.compiled.jit import inline
-from simcore.fit import EPS
+from simcore.core.fit import EPS
 
 # ctr (int64) slots
 ARRIVED, STARTED, COMPLETED, SEQ, HSIZE, ERR, ERR_JOB, ERR_MACHINE, DRAW, SAMPLE = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9

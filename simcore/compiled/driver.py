@@ -1,4 +1,4 @@
-"""Running a scheduler's kernel inside :class:`simcore.engine.Simulation`.
+"""Running a scheduler's kernel inside :class:`simcore.core.engine.Simulation`.
 
 The kernel's ``step`` runs events until one of: the run is over, the next
 event is due at or after the next sample time (the driver samples the state
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from simcore.compiled import core as K
-from simcore.errors import SchedulingError
+from simcore.core.errors import SchedulingError
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
 
 #: Events per kernel call between two progress checks (~0.05 s at a million events a second).
 CHUNK_EVENTS = 65536

@@ -26,7 +26,7 @@ from simcore.compiled.driver import (
 )
 
 if TYPE_CHECKING:
-    from simcore.engine import SimResult, Simulation
+    from simcore.core.engine import SimResult, Simulation
 
 
 def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:

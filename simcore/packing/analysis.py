@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
-from simcore import limits
-from simcore.errors import ParameterError, UnknownNameError
+from simcore.core import limits
+from simcore.core.errors import ParameterError, UnknownNameError
 from simcore.packing.compaction import FIGURE3_TAUS, CompactionResult, check_tau, compact
 from simcore.packing.inflation import FIGURE2_FACTORS, InflationStep, inflate, knee
 from simcore.packing.placement import ORDERINGS, pack
@@ -72,7 +72,7 @@ SCHEMES: tuple[tuple[str, str, bool], ...] = (
     ("vertical-conforming", "vertical", True),
 )
 #: Upper bounds a request may ask for (a web form must not book a worker for days); trials and seeds are
-#: simcore.limits' (the command line's too).
+#: simcore.core.limits' (the command line's too).
 MAX_TRIALS = limits.MAX_TRIALS
 MAX_POINTS = 200
 AS_IS = "as-is"

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.packing.placement import FirstFit, order_tasks
 from simcore.packing.snapshot import IntArray, Snapshot
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.packing.placement import FirstFit, fits_count, order_tasks
 from simcore.packing.snapshot import FloatArray, IntArray, Snapshot
 from simcore.packing.utilisation import utilisation_of

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.packing.snapshot import EPS, FloatArray, IntArray, Snapshot
 
 #: Name -> what the tasks are sorted by (decreasing; ties keep arrival order).

@@ -42,10 +42,10 @@ from typing import Any
 
 import numpy as np
 
-from simcore.engine import simulate
-from simcore.errors import ParameterError
-from simcore.fit import fits_in
-from simcore.model import Cluster, Workload
+from simcore.core.engine import simulate
+from simcore.core.errors import ParameterError
+from simcore.core.fit import fits_in
+from simcore.core.model import Cluster, Workload
 from simcore.packing.compaction import MAX_DOUBLINGS, CompactionResult, check_tau
 from simcore.packing.inflation import FIGURE2_FACTORS, Inflater, InflationStep, check_inflation, inflation_step
 from simcore.packing.snapshot import FloatArray, IntArray, Snapshot
@@ -70,7 +70,7 @@ def check_scheduler(name: str) -> None:
 def check_scheduler_params(given: Any) -> dict[str, dict[str, Any]]:
     """An analysis' ``scheduler_params`` (scheduler name -> parameters) checked as an experiment's are.
 
-    The rule of :func:`simcore.archive.validate_scenario`: each scheduler is a
+    The rule of :func:`simcore.scenario.validate_scenario`: each scheduler is a
     registered one that can place a snapshot, and its parameters go through
     :func:`~simcore.presets.coerce_params`, which refuses an unknown key by
     name and lists the valid ones. Returns the given keys with their values

@@ -1,6 +1,6 @@
 """Snapshots from a run at time t, from a Google 2011 trace at time t, or from a placement policy.
 
-* :func:`from_result`: a :class:`~simcore.engine.SimResult` (fresh or stored)
+* :func:`from_result`: a :class:`~simcore.core.engine.SimResult` (fresh or stored)
   at time ``t``: jobs running at ``t`` on their machines, jobs submitted by
   ``t`` and not yet started pending. The engine runs one task per job, so
   every job is one task (``job`` = job index). :func:`from_records` does the
@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from simcore.engine import SimResult
-from simcore.errors import ParameterError
-from simcore.model import Cluster, Workload
+from simcore.core.engine import SimResult
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster, Workload
 from simcore.packing.snapshot import FloatArray, IntArray, Snapshot
 
 #: Durations long enough that nothing finishes during a policy snapshot's 1 s horizon, and short enough

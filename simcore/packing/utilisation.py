@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.packing.snapshot import EPS, FloatArray, Snapshot
 
 #: Figure 1's unit sizes: 5% to 100% of the median machine in 5% steps.

@@ -1,8 +1,8 @@
 """Named clusters and workloads ("presets"), found through registries.
 
 Each module in this package registers its presets with the decorators
-below. A cluster preset builds a :class:`~simcore.model.Cluster` from its
-parameters; a workload preset builds a :class:`~simcore.model.Workload` for a
+below. A cluster preset builds a :class:`~simcore.core.model.Cluster` from its
+parameters; a workload preset builds a :class:`~simcore.core.model.Workload` for a
 given cluster (the arrival rate is a fraction ``load`` of the cluster's
 allocation-LP bound lambda*), a random generator, and a horizon in hours.
 """
@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from simcore.errors import ParameterError
-from simcore.model import Cluster, Workload
-from simcore.registry import Registry
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster, Workload
+from simcore.core.registry import Registry
 from simcore.schedulers.base import Param
 
 ClusterBuilder = Callable[..., Cluster]

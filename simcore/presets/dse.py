@@ -10,11 +10,11 @@ WfCommons instances, :mod:`simcore.traces.wfcommons`) request cores; memory
 is not modelled (a WfCommons ``memoryInBytes`` is the resident set measured,
 not a request). Speeds are the clock rates: a task's duration is its time on
 a 4.1 GHz core and 4.1 / 3.5 = 1.17 times longer on a 3.5 GHz one
-(:class:`simcore.model.SpeedRuntime`). Deviation: clock rate stands for
+(:class:`simcore.core.model.SpeedRuntime`). Deviation: clock rate stands for
 speed; the paper does not say how OpenDC scales work between the two
 processors.
 
-Workloads (:mod:`simcore.workflowgen`): ``workflows``, random chains,
+Workloads (:mod:`simcore.workloads.workflowgen`): ``workflows``, random chains,
 fork-joins and layered DAGs with size and duration distributions as
 parameters, arriving at the rate that offers ``load`` of the cluster's core
 capacity; ``workflows-short-long``, the issue's crafted case where
@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.model import Cluster, Workload
+from simcore.core.model import Cluster, Workload
 from simcore.presets import cluster_preset, workload_preset
 from simcore.schedulers.base import Param
-from simcore.workflowgen import ARRIVALS, DURATION_DISTS, SHAPES, SIZE_DISTS, WorkflowParams, generate
+from simcore.workloads.workflowgen import ARRIVALS, DURATION_DISTS, SHAPES, SIZE_DISTS, WorkflowParams, generate
 
 #: Section 4.1.3: (name, cores, clock rate in GHz) of the two machine types.
 DSE_MACHINES: tuple[tuple[str, float, float], ...] = (("i7-4c-4.1GHz", 4.0, 4.1), ("i5-2c-3.5GHz", 2.0, 3.5))
@@ -108,7 +108,7 @@ WORKFLOW_PARAMS: tuple[Param, ...] = (
     default_hours=1.0,
 )
 def workflows(cluster: Cluster, rng: np.random.Generator, *, load: float, hours: float, **params: object) -> Workload:
-    """A Poisson stream of random workflows (:func:`simcore.workflowgen.generate`); one hour by default."""
+    """A Poisson stream of random workflows (:func:`simcore.workloads.workflowgen.generate`); one hour by default."""
     return generate(cluster, rng, load=load, hours=hours, params=WorkflowParams(**params))  # type: ignore[arg-type]
 
 

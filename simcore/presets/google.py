@@ -27,7 +27,7 @@ paper's 0.5), *truncated* (conditioned, not clipped) to ``[0, cap_l]``. ``cap_l`
 resource ``l`` in the cluster for ``google-like`` and ``min(1, that)`` for the
 section 5.4 presets (the paper's ``[0, 1]``; identical on Table 1 clusters).
 The class mean is the mean *before* truncation, so a job's expected request
-is 2.8% above it (:func:`simcore.generators.truncated_gaussian`); the LP sees
+is 2.8% above it (:func:`simcore.workloads.generators.truncated_gaussian`); the LP sees
 the class means, as in the paper. ``request_cv=0`` gives every job exactly its
 class mean: the setting in which LoTES leads Tetris on the Phi sweep (with the
 paper's 0.5 Tetris leads; see :class:`simcore.schedulers.lotes.LoTESDispatcher`).
@@ -47,17 +47,17 @@ from typing import Any
 import numpy as np
 
 from simcore.capacity import allocation_lp
-from simcore.errors import ParameterError
-from simcore.generators import (
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, FloatArray, RateRuntime, Workload
+from simcore.presets import cluster_preset, workload_preset
+from simcore.schedulers.base import Param
+from simcore.workloads.generators import (
     choose_classes,
     class_requests,
     exponential,
     poisson_arrivals,
     uniform_open_low,
 )
-from simcore.model import ClassTable, Cluster, FloatArray, RateRuntime, Workload
-from simcore.presets import cluster_preset, workload_preset
-from simcore.schedulers.base import Param
 
 HOUR_S = 3600.0
 
@@ -201,7 +201,7 @@ def _finish(
 
     ``class_mean_work[k]`` is the mean of the exponential ``work`` of class k:
     seconds for machine-independent processing, or the dimensionless work
-    that :class:`~simcore.model.RateRuntime` divides by ``classes.rates``.
+    that :class:`~simcore.core.model.RateRuntime` divides by ``classes.rates``.
     """
     if not (load > 0 and np.isfinite(load)):
         raise ParameterError(f"load must be a positive number, got {load}")

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.model import Cluster, Workload
+from simcore.core.model import Cluster, Workload
 from simcore.presets import cluster_preset, workload_preset
 from simcore.profiles.build import profile_workload
 from simcore.profiles.sizing import cluster_for, default_size

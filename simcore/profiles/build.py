@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from simcore.errors import InputError, ParameterError
-from simcore.model import ClassTable, Cluster, Workload
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.model import ClassTable, Cluster, Workload
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import ProfileTable
 from simcore.profiles.trace import REDUCED_TYPES, arrival_model, ncbi_trace

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.profiles.runtime import ProfileRuntime
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
 
 Key = tuple[int, int]  # (machine type, last job type or -1)
 

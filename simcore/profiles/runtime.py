@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.model import FloatArray, IntArray
+from simcore.core.model import FloatArray, IntArray
 from simcore.profiles.table import ProfileTable
 
 

@@ -18,13 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from simcore.engine import simulate
-from simcore.metrics import summary
-from simcore.model import Cluster
+from simcore.core.engine import simulate
+from simcore.core.metrics import summary
+from simcore.core.model import Cluster
+from simcore.core.seeding import workload_rng
 from simcore.profiles.build import profile_cluster, profile_workload
 from simcore.profiles.table import ProfileTable
 from simcore.schedulers.fcfs import FCFS
-from simcore.seeding import workload_rng
 
 #: FCFS keeps up when its mean wait is at most this fraction of its mean run time.
 WAIT_FRACTION = 0.10

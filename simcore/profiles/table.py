@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from simcore.errors import InputError
-from simcore.model import FloatArray
+from simcore.core.errors import InputError
+from simcore.core.model import FloatArray
 
 #: The paper's Table 2: percentage of each job type in the NCBI trace.
 TABLE2_MIX: dict[str, float] = {

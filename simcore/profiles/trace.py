@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simcore.errors import InputError, ParameterError
-from simcore.model import FloatArray, IntArray
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.model import FloatArray, IntArray
 from simcore.profiles.table import ProfileTable
 
 #: The blastn/blastp-only trace of Figure 13.

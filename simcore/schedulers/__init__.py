@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from simcore.registry import Registry
+from simcore.core.registry import Registry
 from simcore.schedulers.base import Param, Scheduler
 
 SCHEDULERS: Registry[type[Scheduler]] = Registry("scheduler", __name__)

@@ -7,7 +7,7 @@ J on machine M now). Jobs it does not start stay in whatever queues the
 scheduler keeps; the engine counts them as queued. A scheduler may also ask
 for a call at a later time (``sim.wake_at(t)`` then ``on_wake``).
 
-With a task graph (:mod:`simcore.taskgraph`) the units are tasks: ``on_arrival``
+With a task graph (:mod:`simcore.core.taskgraph`) the units are tasks: ``on_arrival``
 means "this task may start now" (its job arrived and its parents finished),
 and ``sim.graph`` gives the jobs and precedence constraints.
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from simcore.compiled.driver import Kernel
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
 
 
 #: What a scheduler may need of a scenario, with the words a user reads when it is missing.

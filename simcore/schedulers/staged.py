@@ -2,9 +2,9 @@
 
 The ``policy`` parameter is a policy text such as ``J1=Interactive
 J2=Limit-Active(100) J3=Job-Size(asc) T1=Always T2=Task-Duration(asc)
-R5=Best-Fit`` (grammar and atoms: :mod:`simcore.staged.policy`). The cycle
-that runs the stages is :mod:`simcore.staged.cycle`, each atom's behaviour is
-:mod:`simcore.staged.atoms`; their docstrings list every choice and every
+R5=Best-Fit`` (grammar and atoms: :mod:`simcore.dse.staged.policy`). The cycle
+that runs the stages is :mod:`simcore.dse.staged.cycle`, each atom's behaviour is
+:mod:`simcore.dse.staged.atoms`; their docstrings list every choice and every
 difference from OpenDC's prototype.
 
 A text that does not read is refused when parameters are validated, with a
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from simcore.engine import Simulation
+from simcore.core.engine import Simulation
+from simcore.dse.staged.cycle import StagedRun
+from simcore.dse.staged.policy import DEFAULT_TEXT, PolicyText
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
-from simcore.staged.cycle import StagedRun
-from simcore.staged.policy import DEFAULT_TEXT, PolicyText
 
 
 @register("staged")

@@ -1,4 +1,4 @@
-"""Readers that turn real cluster traces into :class:`~simcore.model.Workload` objects.
+"""Readers that turn real cluster traces into :class:`~simcore.core.model.Workload` objects.
 
 * :mod:`simcore.traces.google2011`: Google cluster-data 2011 task, job and
   machine events (the LoTES paper's section 5.3 trace).

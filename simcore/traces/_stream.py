@@ -27,8 +27,8 @@ from typing import Any, BinaryIO, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import InputError, ParameterError
-from simcore.limits import DecompressionGuard, check_line_length, max_line_bytes
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.limits import DecompressionGuard, check_line_length, max_line_bytes
 
 Source = str | os.PathLike[str] | bytes | bytearray | memoryview | BinaryIO
 OnError = Literal["raise", "skip"]

@@ -44,11 +44,10 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import InputError, ParameterError
-from simcore.limits import max_trace_seconds
-from simcore.model import Cluster, Workload
-from simcore.taskgraph import TaskGraph
-from simcore.taskorder import number_jobs
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.limits import max_trace_seconds
+from simcore.core.model import Cluster, Workload
+from simcore.core.taskgraph import TaskGraph
 from simcore.traces import window
 from simcore.traces._stream import (
     Block,
@@ -66,6 +65,7 @@ from simcore.traces._stream import (
     source_name,
 )
 from simcore.traces.report import ImportReport, ImportResult, fits_any
+from simcore.workloads.taskorder import number_jobs
 
 MACHINE_CORES = 96.0
 MACHINE_MEM = 100.0

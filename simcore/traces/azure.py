@@ -50,9 +50,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import InputError, ParameterError
-from simcore.limits import max_trace_seconds
-from simcore.model import Cluster, Workload
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.limits import max_trace_seconds
+from simcore.core.model import Cluster, Workload
 from simcore.traces import window
 from simcore.traces._stream import (
     Growing,

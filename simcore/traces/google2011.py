@@ -16,7 +16,7 @@ Task events become jobs the way the LoTES paper does (section 5.3): every
 A task submitted again after it ended (a resubmission after a failure,
 eviction, ...) is a new, unrelated job, as in the paper.
 
-Jobs made of tasks (the design-space paper, :mod:`simcore.taskgraph`): the
+Jobs made of tasks (the design-space paper, :mod:`simcore.core.taskgraph`): the
 task instances keep the job ID they were read with, as a bag of tasks per
 job (``Workload.graph``, IDs in ``graph.job_ids``; the trace written gets a
 ``job`` column), so every task of a job stays together and the job metrics
@@ -91,11 +91,10 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import InputError, ParameterError
-from simcore.limits import max_request, max_trace_seconds
-from simcore.model import Cluster, Workload
-from simcore.taskgraph import TaskGraph
-from simcore.taskorder import number_jobs
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.limits import max_request, max_trace_seconds
+from simcore.core.model import Cluster, Workload
+from simcore.core.taskgraph import TaskGraph
 from simcore.traces._stream import (
     Column,
     Growing,
@@ -112,6 +111,7 @@ from simcore.traces._stream import (
 )
 from simcore.traces.report import ImportReport, ImportResult, fits_any
 from simcore.traces.spill import Spill
+from simcore.workloads.taskorder import number_jobs
 
 #: Google's time stamps count microseconds from 600 s before the trace window.
 TRACE_OFFSET_US = 600_000_000

@@ -36,9 +36,8 @@ from typing import IO, Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import InputError
-from simcore.model import Cluster
-from simcore.tracefile import DURATION, GZIP_LEVEL, SUBMIT, WRITE_ROWS
+from simcore.core.errors import InputError
+from simcore.core.model import Cluster
 from simcore.traces._stream import OnError, ProgressFn, Source
 from simcore.traces.google2011 import (
     RUN_COLUMNS,
@@ -51,7 +50,8 @@ from simcore.traces.google2011 import (
 )
 from simcore.traces.report import ImportReport
 from simcore.traces.spill import LIMIT_BYTES, Spill
-from simcore.tracetasks import JOB
+from simcore.traces.tracefile import DURATION, GZIP_LEVEL, SUBMIT, WRITE_ROWS
+from simcore.traces.tracetasks import JOB
 
 #: Most jobs merged and written at once (about 150 bytes each while sorting and formatting).
 BUCKET_ROWS = 500_000

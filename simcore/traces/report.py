@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.model import Cluster, Workload
+from simcore.core.model import Cluster, Workload
 from simcore.traces._stream import RowErrors
 
 

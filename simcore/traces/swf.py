@@ -45,9 +45,9 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import InputError, ParameterError
-from simcore.limits import max_trace_seconds
-from simcore.model import Cluster, Workload
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.limits import max_trace_seconds
+from simcore.core.model import Cluster, Workload
 from simcore.traces._stream import (
     Block,
     Growing,

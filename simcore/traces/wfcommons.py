@@ -27,7 +27,7 @@ duplicates count once.
 What becomes of a task:
 
 * **duration** = its recorded runtime, taken as its processing time on the
-  cluster's fastest machines (slower ones scale it, :class:`simcore.model.SpeedRuntime`).
+  cluster's fastest machines (slower ones scale it, :class:`simcore.core.model.SpeedRuntime`).
   Transfer and auxiliary tasks of old versions are tasks like the others.
 * **request** = ``coreCount`` (or ``cores``) cores in the resource
   ``cores``, 1 when absent. ``max_cores`` clips larger requests to the
@@ -36,7 +36,7 @@ What becomes of a task:
 * Memory (``memoryInBytes``, the resident set measured) is not a request and
   is not read; neither are files, machines or energy.
 
-Tasks are numbered parents first (:func:`simcore.taskorder.order_tasks`: file
+Tasks are numbered parents first (:func:`simcore.workloads.taskorder.order_tasks`: file
 order, each task moved after its parents when the file lists it earlier).
 
 Errors name the file and the JSON path (``workflow.execution.tasks[3].runtimeInSeconds:
@@ -71,15 +71,15 @@ from typing import Any, Literal
 
 import numpy as np
 
-from simcore import limits
-from simcore.errors import InputError, ParameterError
-from simcore.limits import DecompressionGuard, max_json_depth, max_trace_seconds
-from simcore.model import FloatArray, IntArray, Workload
+from simcore.core import limits
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.limits import DecompressionGuard, max_json_depth, max_trace_seconds
+from simcore.core.model import FloatArray, IntArray, Workload
+from simcore.core.taskgraph import TaskGraph
 from simcore.sources import check_tree
-from simcore.taskgraph import TaskGraph
-from simcore.taskorder import order_tasks
 from simcore.traces._stream import ProgressFn, RowErrors, Source, _decompressed, _open, source_name
 from simcore.traces.report import ImportReport, ImportResult
+from simcore.workloads.taskorder import order_tasks
 
 __all__ = [
     "RESOURCE",

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.traces.report import ImportReport
 
 RunningAtStart = Literal["keep", "drop"]

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from simcore.engine import Simulation
+from simcore.core.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers.base import Scheduler
 

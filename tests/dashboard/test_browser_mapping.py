@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dashboard.models import Experiment, ImportStatus, Status, TraceUpload
-from simcore.tracefile import read_trace
+from simcore.traces.tracefile import read_trace
 from tests.dashboard.conftest import ARTIFACTS
 from tests.dashboard.test_browser import browser_page as browser_page  # the fixture
 from tests.dashboard.test_browser import pytestmark as pytestmark  # browser, live database, the worker

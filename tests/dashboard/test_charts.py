@@ -11,13 +11,13 @@ import pytest
 
 from dashboard import chartkit, charts
 from dashboard.charts import ChartRun
-from simcore.metrics import CCDF_GRID_S, ccdf
+from simcore.core.metrics import CCDF_GRID_S, ccdf
 
 DAY = 86_400.0
 
 
 def series(waits, *, per_day=None, queue=None, cpu=None, mem=None, t=None):
-    """A run's stored series (as simcore.metrics.series writes them) with the given numbers."""
+    """A run's stored series (as simcore.core.metrics.series writes them) with the given numbers."""
     w = np.sort(np.asarray(waits, dtype=float))
     t = [0.0, 3600.0, 7200.0] if t is None else t
     return {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.charts_sweep import MIN_LOG, metric_chart, metric_table, stacked_chart, stacked_table
-from simcore.sweep_report import Row
+from simcore.sweep.report import Row
 
 
 def row(point, scheduler, mean, lo=None, hi=None, unstable=0, runs=5):

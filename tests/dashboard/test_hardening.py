@@ -205,8 +205,8 @@ def test_an_unknown_key_in_a_fork_change_is_refused_by_name(owner) -> None:
 
 
 def test_validate_scenario_refuses_unknown_keys_in_the_library_too() -> None:
-    from simcore.archive import validate_scenario
-    from simcore.errors import ParameterError
+    from simcore.core.errors import ParameterError
+    from simcore.scenario import validate_scenario
 
     with pytest.raises(ParameterError, match="scenario cluster has unknown key 'prest'"):
         validate_scenario({**small_scenario(), "cluster": {"preset": "google-2011", "prest": 1}})
@@ -396,7 +396,7 @@ def test_a_run_error_names_the_upload_not_the_workers_temporary_path(owner) -> N
 
 
 def test_a_trace_and_cluster_with_different_resources_are_refused_at_submission(owner) -> None:
-    from simcore.errors import ParameterError
+    from simcore.core.errors import ParameterError
 
     text = "# simcore trace v1\n# horizon_s: 100\nsubmit_s,duration_s,slot\n0,10,1\n"
     trace = _ready_trace(owner, text, "slots")
@@ -408,7 +408,7 @@ def test_a_trace_and_cluster_with_different_resources_are_refused_at_submission(
 
 def test_deleting_an_upload_used_by_others_private_forks_does_not_reveal_them(owner, outsider) -> None:
     from dashboard.models import ClusterUpload, Experiment
-    from simcore.errors import ParameterError
+    from simcore.core.errors import ParameterError
     from tests.dashboard.conftest import CLUSTER
 
     cluster = create_upload("cluster", owner, "c", "c.json", json.dumps(CLUSTER).encode())
@@ -458,7 +458,7 @@ def test_a_worker_frees_a_finished_runs_simulation_itself(owner) -> None:
     import gc
 
     from dashboard.models import Status
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
 
     exp = create_experiment(owner, small_scenario(schedulers=["tetris"]))
     gc.collect()

@@ -39,6 +39,7 @@ from dashboard.services.results import chart_runs, runs_with_results
 from simcore import archive
 from simcore.api import NULL_IF_NEGATIVE, RunOutcome
 from simcore.packing.sources import from_result
+from simcore.scenario import run_scenario, validate_scenario
 from tests.dashboard.conftest import _test_database_url, small_scenario
 from tests.dashboard.test_worker_loss import _experiment
 
@@ -49,7 +50,7 @@ SCENARIO = small_scenario(schedulers=["greedy"])
 @pytest.fixture(scope="module")
 def engine() -> RunOutcome:
     """What the engine gives for the run the tests store (greedy, seed 0 of the small scenario)."""
-    return archive.run_scenario(archive.validate_scenario(SCENARIO), "greedy", 0)
+    return run_scenario(validate_scenario(SCENARIO), "greedy", 0)
 
 
 def _download_columns(cols: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -203,7 +204,7 @@ _DYING_WORKER = textwrap.dedent(
     from simcore import archive
 
     run = execution.claim_run(int(sys.argv[1]), "doomed@host")
-    outcome = archive.run_scenario(scenario_for(run), run.scheduler, run.seed)
+    outcome = run_scenario(scenario_for(run), run.scheduler, run.seed)
     real = archive.job_chunks
 
     def dying(o, size):

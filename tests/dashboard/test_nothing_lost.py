@@ -48,8 +48,9 @@ from dashboard.recovery import attempts_note, exhausted_message, recover_lost_im
 from dashboard.services.execution import _fail, _Reporter, claim_run, store_outcome
 from dashboard.services.uploads import InputFile
 from simcore import archive
-from simcore.engine import Progress
-from simcore.errors import Cancelled
+from simcore.core.engine import Progress
+from simcore.core.errors import Cancelled
+from simcore.scenario import run_scenario
 from tests.dashboard.conftest import ARTIFACTS, small_scenario
 from tests.dashboard.test_worker_loss import CSV, TIMEOUT_S, Worker, _api, _experiment, _set, _trace_import, _wait_until
 
@@ -145,7 +146,7 @@ def test_a_zombie_worker_stores_nothing_once_its_run_was_given_to_another(
     owner, rule, django_capture_on_commit_callbacks
 ):
     exp = _experiment(owner, small_scenario(schedulers=["greedy"], hours=0.2))
-    outcome = archive.run_scenario(exp.scenario, "greedy", 0)
+    outcome = run_scenario(exp.scenario, "greedy", 0)
     # Worker a claims the run, goes quiet for longer than the timeout (swapped out, say): declared lost.
     zombie = _claim_and_lose(exp.runs.get(), "a@host", T0, T0)
     assert recover_lost_runs(now=T0 + STALE).retried == [zombie.pk]
@@ -364,7 +365,7 @@ def test_workers_killed_mid_run_lose_nothing_and_every_run_completes_exactly_onc
     assert ends == Counter({pk: 1 for pk in rows}), ends
     # A re-run gives the numbers the run would have given undisturbed (same seed, same code).
     rerun = max(rows.values(), key=lambda r: r.attempt)
-    clean = archive.run_scenario(exp.scenario, rerun.scheduler, rerun.seed)
+    clean = run_scenario(exp.scenario, rerun.scheduler, rerun.seed)
     assert rerun.result.summary["mean_response_s"] == pytest.approx(clean.summary["mean_response_s"], rel=1e-12)
     assert Experiment.objects.get(pk=exp.pk).status == Status.FINISHED
 

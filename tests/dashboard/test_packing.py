@@ -44,7 +44,8 @@ from simcore import archive
 from simcore.api import resolve_cluster
 from simcore.packing.analysis import AnalysisSpec, analyse, series_tables
 from simcore.packing.sources import from_result, from_trace
-from simcore.tracefile import read_trace
+from simcore.scenario import run_scenario
+from simcore.traces.tracefile import read_trace
 from tests.dashboard.conftest import CLUSTER, TRACE, small_scenario
 
 #: Small enough for a test: 20 machines, ~240 tasks at 1800 s, two trials.
@@ -87,7 +88,7 @@ def test_an_analysis_of_a_run_stores_the_numbers_the_library_gives(owner: User) 
     a = finished_analysis(owner, finished_run(owner))
     # Independently: simulate the scenario again and take its state at T (not the stored records).
     exp = a.run.experiment
-    out = archive.run_scenario(exp.scenario, "greedy", 0)
+    out = run_scenario(exp.scenario, "greedy", 0)
     want = analyse(from_result(out.result, out.workload, out.cluster, T), AnalysisSpec.from_dict(SPEC))
     assert a.results == json.loads(json.dumps(want))
     assert a.results["snapshot"]["tasks"] > 100 and a.fraction == 1.0 and a.code_version
@@ -450,7 +451,7 @@ def test_the_api_runs_a_new_scenario(client: Any, owner: User) -> None:
     a = PackingAnalysis.objects.get()
     assert execute_analysis(a.pk) == Status.FINISHED
     a.refresh_from_db()
-    out = archive.run_scenario(a.source_spec["scenario"], "tetris", 3)
+    out = run_scenario(a.source_spec["scenario"], "tetris", 3)
     spec = AnalysisSpec.from_dict({**SPEC, "techniques": ["compaction"]})
     assert a.results == json.loads(json.dumps(analyse(from_result(out.result, out.workload, out.cluster, T), spec)))
 
@@ -496,6 +497,6 @@ def test_a_run_whose_records_no_longer_match_its_rebuilt_workload_is_simulated_a
     RunJobsChunk.objects.filter(pk=chunk.pk).update(data=archive.pack_jobs(cols))
     a = finished_analysis(owner, run)
     assert "simulated again" in a.results["snapshot"]["meta"]["note"]
-    out = archive.run_scenario(run.experiment.scenario, "greedy", 0)
+    out = run_scenario(run.experiment.scenario, "greedy", 0)
     want = analyse(from_result(out.result, out.workload, out.cluster, T), AnalysisSpec.from_dict(SPEC))
     assert a.results["compaction"] == json.loads(json.dumps(want["compaction"]))

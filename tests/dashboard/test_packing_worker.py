@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from dashboard.models import PackingAnalysis, Status
 from dashboard.services.experiments import create_experiment
-from simcore import archive
 from simcore.packing.analysis import AnalysisSpec, analyse
 from simcore.packing.sources import from_result
+from simcore.scenario import run_scenario
 from tests.dashboard.conftest import small_scenario, wait_for
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("celery_worker")]
@@ -56,7 +56,7 @@ def test_an_analysis_of_a_run_finishes_in_the_worker_with_the_librarys_numbers(o
     assert a.fraction == 1.0 and a.worker and a.code_version and a.heartbeat_at is not None
 
     # The library on the same state: the run simulated again under its scenario and seed, taken at 1800 s.
-    out = archive.run_scenario(exp.scenario, "tetris", 0)
+    out = run_scenario(exp.scenario, "tetris", 0)
     spec = AnalysisSpec.from_dict(a.spec)
     want = json.loads(json.dumps(analyse(from_result(out.result, out.workload, out.cluster, 1800.0), spec)))
     assert a.results == want

@@ -35,7 +35,7 @@ from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
 from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
 from dashboard.services.searches import check_search, create_search
-from simcore.explore.search import SearchSettings
+from simcore.dse.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, are the sign-in itself, or hold nobody's data:

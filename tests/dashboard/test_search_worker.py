@@ -15,7 +15,7 @@ from dashboard.celery import app
 from dashboard.models import EvalStatus, Search, SearchEvaluation, Status
 from dashboard.services.searches import check_search, create_search
 from simcore.cli import main
-from simcore.explore.search import SearchSettings
+from simcore.dse.explore.search import SearchSettings
 from tests.dashboard.test_worker_loss import TIMEOUT_S, Worker
 
 SCENARIO: dict[str, Any] = {

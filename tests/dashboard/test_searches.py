@@ -25,9 +25,9 @@ from dashboard.services import searches
 from dashboard.services.search_coordinator import advance, repair_searches
 from dashboard.services.search_execution import execute_evaluation
 from dashboard.services.searches import cancel_search, create_search
-from simcore.explore.pool import LocalEvaluator
-from simcore.explore.search import SearchResult, SearchSettings, run_search
-from simcore.staged.policy import STAGES
+from simcore.dse.explore.pool import LocalEvaluator
+from simcore.dse.explore.search import SearchResult, SearchSettings, run_search
+from simcore.dse.staged.policy import STAGES
 
 #: Small enough for a test: 8 machines, about 400 tasks of the crafted short/long workload.
 SCENARIO: dict[str, Any] = {

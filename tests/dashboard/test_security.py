@@ -19,7 +19,7 @@ from django.utils import timezone
 from dashboard.models import ApiToken, ClusterUpload, LoginFailure, TraceUpload
 from dashboard.services.experiments import create_experiment
 from dashboard.services.uploads import create_upload, safe_filename
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from tests.dashboard.conftest import ROOT, small_scenario
 
 # ---------------------------------------------------------------------------- production settings

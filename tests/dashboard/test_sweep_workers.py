@@ -29,7 +29,7 @@ from dashboard.models import Experiment, Run, Status
 from dashboard.services import cache
 from dashboard.services.experiments import create_experiment
 from simcore.cli import main
-from simcore.sweep_scenario import point_key, sweep_of
+from simcore.sweep.scenario import point_key, sweep_of
 from tests.dashboard.conftest import ARTIFACTS, ROOT, _test_database_url, wait_for
 from tests.dashboard.test_sweeps import sweep_scenario
 

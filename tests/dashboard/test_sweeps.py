@@ -25,7 +25,7 @@ from dashboard.services.execution import execute_run
 from dashboard.services.experiments import check_scenario, create_experiment
 from dashboard.services.jobs import run_jobs
 from simcore.cli import build_parser, main, sweep_plan
-from simcore.sweep_scenario import scenario_of
+from simcore.sweep.scenario import scenario_of
 from tests.dashboard.conftest import GOOD
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +44,7 @@ CLI_BASE = "--cluster google-balanced --machines-per-config 2 --workload google-
 
 
 def sweep_scenario(vary: list[str] | None = None, **changes: Any) -> dict[str, Any]:
-    from simcore.sweep_grammar import parse_axes
+    from simcore.sweep.grammar import parse_axes
 
     sc = {**BASE, **changes}
     axes = parse_axes(vary or ["load=0.5,0.9"], sc["cluster"]["preset"], sc["workload"]["preset"], sc["schedulers"])

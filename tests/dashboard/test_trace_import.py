@@ -39,8 +39,10 @@ from dashboard.services.execution import clean_json, execute_run
 from dashboard.services.experiments import check_scenario, create_experiment
 from dashboard.services.results import write_experiment_archive
 from dashboard.services.uploads import InputFile, create_upload, upload_specs, usable_traces
-from simcore import archive, importer
-from simcore.tracefile import read_trace, write_trace
+from simcore import archive
+from simcore.scenario import run_scenario
+from simcore.traces import importer
+from simcore.traces.tracefile import read_trace, write_trace
 from tests.conftest import shared_data
 from tests.dashboard.conftest import wait_for
 
@@ -331,7 +333,7 @@ def test_kmeans_classes_are_stored_with_the_trace_and_runs_get_them(owner_client
         for n, c in arch.files.items():
             (Path(tmp) / n).write_bytes(c)
             files[n] = Path(tmp) / n
-        again = archive.run_scenario(arch.scenario, "lotes", 0, files)
+        again = run_scenario(arch.scenario, "lotes", 0, files)
     assert archive.same_numbers(run.result.summary, json.loads(json.dumps(clean_json(again.summary))))
 
 

@@ -18,8 +18,8 @@ from django.urls import reverse
 from dashboard import imports
 from dashboard.models import Experiment, ImportStatus, Status, TraceImportFile, TraceUpload
 from dashboard.services.uploads import usable_traces
-from simcore import importer
-from simcore.tracefile import read_trace, write_trace
+from simcore.traces import importer
+from simcore.traces.tracefile import read_trace, write_trace
 from tests.dashboard.conftest import wait_for
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "wfcommons"

@@ -17,8 +17,8 @@ from django.test import Client
 from dashboard import imports
 from dashboard.mapping_models import TraceDraft, TraceMapping
 from dashboard.models import ApiToken, ImportStatus, TraceUpload
-from simcore import importer
-from simcore.tracefile import read_trace
+from simcore.traces import importer
+from simcore.traces.tracefile import read_trace
 
 ALIBABA = (
     b"task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem\n"

@@ -134,9 +134,9 @@ def test_a_finished_run_has_all_results_and_a_cancelled_one_none(owner):
     run2 = exp2.runs.get()
     run2.transition(Status.RUNNING)
     cancel_run(Run.objects.get(pk=run2.pk))
-    from simcore import archive
+    from simcore.scenario import run_scenario
 
-    outcome = archive.run_scenario(exp2.scenario, "greedy", 0)
+    outcome = run_scenario(exp2.scenario, "greedy", 0)
     assert store_outcome(run2, outcome) is False  # cancelled meanwhile: nothing written
     assert not RunResult.objects.filter(run=run2).exists() and not RunJobsChunk.objects.filter(run=run2).exists()
 

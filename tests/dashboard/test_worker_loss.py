@@ -53,9 +53,9 @@ from dashboard.recovery import recover_lost_imports, recover_lost_runs
 from dashboard.services.execution import _fail, _Reporter, store_outcome
 from dashboard.services.experiments import cancel_run
 from dashboard.services.uploads import InputFile, usable_traces
-from simcore import archive
-from simcore.engine import Progress
-from simcore.errors import Cancelled
+from simcore.core.engine import Progress
+from simcore.core.errors import Cancelled
+from simcore.scenario import labels_of, run_scenario, validate_scenario
 from tests.dashboard.conftest import ARTIFACTS, ROOT, _test_database_url, small_scenario
 
 T0 = datetime(2031, 3, 4, 14, 0, 0, tzinfo=UTC)
@@ -82,8 +82,8 @@ def _one_attempt(settings: Any) -> None:
 
 def _experiment(owner: User, scenario: dict[str, Any]) -> Experiment:
     """An experiment and its pending runs, stored without enqueuing tasks (the tests choose who runs what)."""
-    sc = archive.validate_scenario(scenario)
-    names = archive.labels_of(sc)
+    sc = validate_scenario(scenario)
+    names = labels_of(sc)
     exp = Experiment.objects.create(
         owner=owner, scenario=sc, cluster_label=names["cluster"], workload_label=names["workload"]
     )
@@ -192,7 +192,7 @@ def test_a_late_worker_cannot_bring_a_lost_run_back(owner, settings, django_capt
     settings.SIMCORE_WORKER_TIMEOUT_S = 60
     exp = _experiment(owner, small_scenario(schedulers=["greedy"], hours=0.2))
     run = exp.runs.get()
-    outcome = archive.run_scenario(exp.scenario, "greedy", 0)
+    outcome = run_scenario(exp.scenario, "greedy", 0)
     # The worker claimed it, then went quiet for longer than the timeout (swapped out, say) and is declared lost.
     assert run.transition(Status.RUNNING, attempt=1, started_at=T0, heartbeat_at=T0)
     with django_capture_on_commit_callbacks(execute=True):

@@ -11,7 +11,8 @@ import pytest
 
 from simcore import api, archive
 from simcore.cli import main
-from simcore.errors import InputError, ParameterError, UnknownNameError
+from simcore.core.errors import InputError, ParameterError, UnknownNameError
+from simcore.scenario import run_scenario, validate_scenario
 
 SCENARIO = {
     "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
@@ -25,7 +26,7 @@ SCENARIO = {
 
 
 def test_validate_fills_defaults_and_keeps_the_choices():
-    s = archive.validate_scenario({**SCENARIO, "drain": 0})
+    s = validate_scenario({**SCENARIO, "drain": 0})
     assert s["scheduler_params"]["fcfs"] == {"pick": "longest-idle"}
     assert s["cluster"]["params"] == {"machines_per_config": 2} and s["drain"] is False
 
@@ -54,11 +55,11 @@ def test_validate_fills_defaults_and_keeps_the_choices():
 )
 def test_bad_scenarios_name_what_is_wrong(change, error, match):
     with pytest.raises(error, match=match):
-        archive.validate_scenario({**SCENARIO, **change})
+        validate_scenario({**SCENARIO, **change})
 
 
 def test_packed_jobs_unpack_to_the_same_columns():
-    outcome = archive.run_scenario(archive.validate_scenario(SCENARIO), "greedy", 1)
+    outcome = run_scenario(validate_scenario(SCENARIO), "greedy", 1)
     cols = outcome.jobs_columns()
     blob = archive.pack_jobs(cols)
     back = archive.unpack_jobs(blob)
@@ -70,10 +71,10 @@ def test_packed_jobs_unpack_to_the_same_columns():
 
 
 def test_an_archive_reads_back_and_reruns_to_the_same_numbers(tmp_path, capsys):
-    sc = archive.validate_scenario(SCENARIO)
+    sc = validate_scenario(SCENARIO)
     runs = []
     for s in sc["schedulers"]:
-        o = archive.run_scenario(sc, s, 1)
+        o = run_scenario(sc, s, 1)
         runs.append(
             archive.ArchivedRun(
                 s,
@@ -97,8 +98,8 @@ def test_an_archive_reads_back_and_reruns_to_the_same_numbers(tmp_path, capsys):
 
 
 def test_rerun_reports_a_mismatch_with_exit_status_1(tmp_path, capsys):
-    sc = archive.validate_scenario({**SCENARIO, "schedulers": ["greedy"]})
-    o = archive.run_scenario(sc, "greedy", 1)
+    sc = validate_scenario({**SCENARIO, "schedulers": ["greedy"]})
+    o = run_scenario(sc, "greedy", 1)
     forged = {**o.summary, "mean_response_s": o.summary["mean_response_s"] + 1.0}
     path = tmp_path / "e.zip"
     archive.write_archive(path, sc, {}, [archive.ArchivedRun("greedy", 1, summary=forged)])
@@ -113,7 +114,7 @@ def test_rerun_reads_uploaded_files_from_the_archive(tmp_path, capsys):
         "configurations": [{"name": "a", "count": 3, "capacity": {"cpu": 1.0, "mem": 1.0}}],
     }
     trace = "submit_s,duration_s,cpu,mem\n0,10,0.5,0.5\n1,10,0.5,0.5\n2,10,0.5,0.5\n"
-    sc = archive.validate_scenario(
+    sc = validate_scenario(
         {
             **SCENARIO,
             "cluster": {"file": "c.json"},
@@ -156,13 +157,13 @@ def test_bad_archives_are_refused_with_a_reason(tmp_path, content, match):
 
 def test_archives_can_be_written_to_a_stream():
     buf = io.BytesIO()
-    archive.write_archive(buf, archive.validate_scenario(SCENARIO), {}, [], version="v-test")
+    archive.write_archive(buf, validate_scenario(SCENARIO), {}, [], version="v-test")
     assert archive.read_archive(io.BytesIO(buf.getvalue())).code_version == "v-test"
 
 
 @pytest.fixture(scope="module")
 def greedy_outcome() -> api.RunOutcome:
-    return archive.run_scenario(archive.validate_scenario(SCENARIO), "greedy", 1)
+    return run_scenario(validate_scenario(SCENARIO), "greedy", 1)
 
 
 @pytest.mark.parametrize("delta", [-1, 0, 1])  # n = size + 1, size, size - 1 jobs
@@ -192,7 +193,7 @@ def test_job_chunks_of_a_small_size_cover_every_job_once(greedy_outcome):
 
 
 def test_an_archive_keeps_a_chunked_runs_records_in_order(tmp_path, greedy_outcome):
-    sc = archive.validate_scenario({**SCENARIO, "schedulers": ["greedy"]})
+    sc = validate_scenario({**SCENARIO, "schedulers": ["greedy"]})
     o = greedy_outcome
     chunked = archive.ArchivedRun("greedy", 1, summary=o.summary, jobs=archive.job_chunks(o, 10))
     path = tmp_path / "e.zip"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.api import resolve_cluster
-from simcore.bench import DEFAULT_SCENARIOS, MONTH_HOURS, BenchOptions, _first_jobs, _month_workload, plan_specs
+from simcore.bench.runs import DEFAULT_SCENARIOS, MONTH_HOURS, BenchOptions, _first_jobs, _month_workload, plan_specs
 
 
 def test_the_month_runs_only_when_named_with_its_job_count() -> None:

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.capacity import allocation_lp
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster
 from simcore.presets import CLUSTERS
 from simcore.presets.google import google_like_classes
 

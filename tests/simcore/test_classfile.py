@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore import archive, importer
-from simcore.classfile import class_table_from_dict, read_classes
-from simcore.errors import InputError
-from simcore.model import ClassTable, Workload
+from simcore.core.errors import InputError
+from simcore.core.model import ClassTable, Workload
+from simcore.scenario import build_cluster, build_workload, run_scenario, validate_scenario
+from simcore.traces import importer
+from simcore.workloads.classfile import class_table_from_dict, read_classes
 
 TABLE = {
     "resources": ["cpu", "mem"],
@@ -65,7 +66,7 @@ def test_a_written_class_table_reads_back_and_runs_get_it(tmp_path: Path):
     assert isinstance(table, ClassTable) and table.n_classes == 2
     np.testing.assert_allclose(table.requests, res.workload.classes.requests)
     # When a scenario names the class file beside the trace, the run's workload has those classes
-    scenario = archive.validate_scenario(
+    scenario = validate_scenario(
         {
             "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
             "workload": {"file": "trace.csv", "classes": "classes.json"},
@@ -74,23 +75,23 @@ def test_a_written_class_table_reads_back_and_runs_get_it(tmp_path: Path):
         }
     )
     paths = {"trace.csv": Path(files["trace"]), "classes.json": Path(files["classes"])}
-    cluster = archive.build_cluster(scenario)
-    built = archive.build_workload(scenario, cluster, 0, paths)
+    cluster = build_cluster(scenario)
+    built = build_workload(scenario, cluster, 0, paths)
     assert built.classes is not None and built.classes.rates.shape == (2, cluster.n_configs)
     np.testing.assert_array_equal(built.job_class, res.workload.job_class)
-    out = archive.run_scenario(scenario, "lotes", 0, paths)
+    out = run_scenario(scenario, "lotes", 0, paths)
     assert out.offline["class_source"] == {"source": "workload"}
     # A class file whose ids do not cover the trace's is refused with both names.
     small = {**json.loads(Path(files["classes"]).read_text())}
     small["table"] = {k: v[:1] for k, v in small["table"].items()}
     Path(files["classes"]).write_text(json.dumps(small))
     with pytest.raises(InputError, match="'classes.json' defines 1 classes"):
-        archive.build_workload(scenario, cluster, 0, paths)
+        build_workload(scenario, cluster, 0, paths)
 
 
 def test_a_classes_file_name_must_be_plain():
     with pytest.raises(Exception, match="plain file name"):
-        archive.validate_scenario(
+        validate_scenario(
             {
                 "cluster": {"preset": "google-2011"},
                 "workload": {"file": "t.csv", "classes": "../x.json"},

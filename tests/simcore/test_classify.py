@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.classify import kmeans_classes, lloyd
-from simcore.errors import ParameterError
-from simcore.model import Workload
+from simcore.core.errors import ParameterError
+from simcore.core.model import Workload
+from simcore.workloads.classify import kmeans_classes, lloyd
 
 CENTRES = np.array([[0.10, 0.10], [0.50, 0.20], [0.20, 0.60]])
 

@@ -21,7 +21,7 @@ import pytest
 from simcore.cli import main
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS, Scheduler, register
-from simcore.tracefile import write_trace
+from simcore.traces.tracefile import write_trace
 
 TEST_SCHEDULER = "test-first-fit"
 SIMCORE = Path(sys.executable).with_name("simcore")

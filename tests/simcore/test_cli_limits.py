@@ -1,4 +1,4 @@
-"""The command line holds the platform's bounds (simcore.limits): grid size, seeds, trials, replayed jobs.
+"""The command line holds the platform's bounds (simcore.core.limits): grid size, seeds, trials, replayed jobs.
 
 Each refusal is one line on stderr and exit status 2, before any work is done; the messages are the ones
 the dashboard's form and API give (tests/dashboard/test_sweeps.py).

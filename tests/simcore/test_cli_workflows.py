@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from simcore.cli import main
-from simcore.tracefile import read_trace
+from simcore.traces.tracefile import read_trace
 
 SIMCORE = Path(sys.executable).with_name("simcore")
 DATA = Path(__file__).resolve().parents[1] / "data" / "wfcommons"

@@ -13,7 +13,7 @@ import pytest
 
 from simcore import api
 from simcore.clusterfile import read_cluster, write_cluster
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from simcore.presets import CLUSTERS
 
 GOOD: dict[str, Any] = {

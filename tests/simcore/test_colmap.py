@@ -1,4 +1,4 @@
-"""simcore.colmap: the --map / --where grammar, the mapped reader, and `simcore import --format csv --map`."""
+"""simcore.traces.colmap: the --map / --where grammar, the mapped reader, and `simcore import --format csv --map`."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore import cli
-from simcore.colmap import Expr, Mapping, Where, parse_expr, parse_map, parse_where, preview, read_mapped
-from simcore.errors import InputError, ParameterError
-from simcore.importer import import_trace
-from simcore.tracefile import read_trace
+from simcore.core.errors import InputError, ParameterError
+from simcore.traces.colmap import Expr, Mapping, Where, parse_expr, parse_map, parse_where, preview, read_mapped
+from simcore.traces.importer import import_trace
+from simcore.traces.tracefile import read_trace
 
 ALIBABA = (
     "task_name,instance_num,job_name,task_type,status,start_time,end_time,plan_cpu,plan_mem\n"

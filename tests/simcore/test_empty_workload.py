@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from simcore import api
-from simcore.errors import ParameterError
-from simcore.explore.pool import build
-from simcore.model import Cluster, Workload
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster, Workload
+from simcore.dse.explore.pool import build
 from simcore.presets import CLUSTERS
-from simcore.tracefile import write_trace
+from simcore.traces.tracefile import write_trace
 
 SIMCORE = Path(sys.executable).with_name("simcore")
 EMPTY = "the workload 'workflows' generated no jobs in 0.05 h at load 0.5; raise hours or load (seed 0)"

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcore.engine import EPS, SimResult, Simulation, simulate
-from simcore.errors import SchedulingError
-from simcore.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.core.engine import EPS, SimResult, Simulation, simulate
+from simcore.core.errors import SchedulingError
+from simcore.core.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.profiles.build import RESOURCES, profile_cluster
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import ProfileTable

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.archive import validate_scenario
 from simcore.catalog import catalog
-from simcore.engine import EPS, SimResult, Simulation, simulate
-from simcore.errors import ParameterError, SchedulingError
-from simcore.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.core.engine import EPS, SimResult, Simulation, simulate
+from simcore.core.errors import ParameterError, SchedulingError
+from simcore.core.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.scenario import validate_scenario
 from simcore.schedulers import SCHEDULERS, create
 from simcore.schedulers.base import Scheduler
 
@@ -218,7 +218,7 @@ def test_the_catalogue_lists_each_schedulers_needs_and_each_workloads_offer() ->
 
 
 def test_bench_runs_each_scheduler_where_its_needs_are_met() -> None:
-    from simcore.bench import BenchOptions, plan_specs
+    from simcore.bench.runs import BenchOptions, plan_specs
 
     args = BenchOptions(scenarios="google", machines_per_config=10, hours=0.01)
     specs = plan_specs(args)
@@ -235,7 +235,7 @@ def test_no_scheduler_touches_a_private_engine_attribute() -> None:
     # The rule: under simcore/schedulers, no attribute whose name starts with "_" is read from an
     # expression that names the simulation or its view (sim, self.sim, view, self.view, ...).
     offenders = []
-    # simcore/staged holds the staged scheduler's cycle and atoms: scheduler code too.
+    # simcore/dse/staged holds the staged scheduler's cycle and atoms: scheduler code too.
     paths = [*(ROOT / "simcore" / "schedulers").rglob("*.py"), *(ROOT / "simcore" / "staged").rglob("*.py")]
     for path in sorted(paths):
         tree = ast.parse(path.read_text())

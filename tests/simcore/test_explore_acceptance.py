@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.explore.fitness import evaluate
-from simcore.explore.pool import LocalEvaluator
-from simcore.explore.search import SearchSettings, run_search
+from simcore.dse.explore.fitness import evaluate
+from simcore.dse.explore.pool import LocalEvaluator
+from simcore.dse.explore.search import SearchSettings, run_search
 
 SCENARIO = {
     "cluster": {"preset": "dse-2020", "params": {"machines": 16}},

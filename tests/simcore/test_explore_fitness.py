@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from simcore import api
-from simcore.explore.fitness import (
+from simcore.core.taskgraph import TaskGraph
+from simcore.dse.explore.fitness import (
     PENALTY_FACTOR,
     Evaluation,
     cache_key,
@@ -16,8 +17,7 @@ from simcore.explore.fitness import (
     evaluate,
     scenario_fingerprint,
 )
-from simcore.explore.pool import LocalEvaluator, build
-from simcore.taskgraph import TaskGraph
+from simcore.dse.explore.pool import LocalEvaluator, build
 
 # Job 0: task 1 after task 0; job 1: task 2 alone (submitted at 5).
 GRAPH = TaskGraph.from_parent_lists([0, 0, 1], [[], [0], []])

@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.explore import genetic
-from simcore.explore.genetic import (
+from simcore.dse.explore import genetic
+from simcore.dse.explore.genetic import (
     CROSSOVER_SWAP,
     MAX_GENES,
     best_index,
@@ -21,7 +21,7 @@ from simcore.explore.genetic import (
     length_mutation,
     tournament,
 )
-from simcore.staged.policy import STAGES, Atom, Policy, parse_policy, random_policy
+from simcore.dse.staged.policy import STAGES, Atom, Policy, parse_policy, random_policy
 
 A = parse_policy("J1=Interactive J2=Always J3=Job-Size(asc).Submission-Time(asc) T1=Always T2=Random R5=Best-Fit")
 B = parse_policy("J1=Batch(60) J2=Limit-Active(5) J3=Random T1=Limit-Job(3) T2=Task-Duration(desc) R5=Cheap")

@@ -12,11 +12,11 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from simcore.errors import ParameterError
-from simcore.explore.explain import explain, explanation_candidates
-from simcore.explore.fitness import Evaluation
-from simcore.explore.search import SearchSettings, converged, run_search, stop_reason
-from simcore.staged.policy import STAGES, parse_policy
+from simcore.core.errors import ParameterError
+from simcore.dse.explore.explain import explain, explanation_candidates
+from simcore.dse.explore.fitness import Evaluation
+from simcore.dse.explore.search import SearchSettings, converged, run_search, stop_reason
+from simcore.dse.staged.policy import STAGES, parse_policy
 
 TARGET = parse_policy("J1=Interactive J2=Always J3=Job-Size(asc) T1=Always T2=Task-Duration(asc) R5=Best-Fit")
 

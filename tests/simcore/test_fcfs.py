@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcore.engine import Simulation
-from simcore.model import Cluster, Workload
+from simcore.core.engine import Simulation
+from simcore.core.model import Cluster, Workload
+from simcore.core.seeding import scheduler_rng
 from simcore.schedulers.fcfs import FCFS
-from simcore.seeding import scheduler_rng
 from tests.simcore.test_kernels import both, fcfs_scenarios
 
 

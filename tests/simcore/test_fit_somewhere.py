@@ -1,6 +1,6 @@
-"""The model's "fits some machine" check applies the engine's one fit rule (:mod:`simcore.fit`).
+"""The model's "fits some machine" check applies the engine's one fit rule (:mod:`simcore.core.fit`).
 
-:func:`simcore.model._fits_chunked` tests the largest configurations first and the others only on
+:func:`simcore.core.model._fits_chunked` tests the largest configurations first and the others only on
 the jobs still without one; it must say what testing every configuration with ``fits_in`` says,
 at the rule's edges (requests equal to a capacity, within EPS of it, just above it, zero).
 """
@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore import model
-from simcore.fit import EPS, fits_in
-from simcore.model import Cluster, Workload, check_compatible
+from simcore.core import model
+from simcore.core.fit import EPS, fits_in
+from simcore.core.model import Cluster, Workload, check_compatible
 
 EDGES = [0.0, 0.1, 0.25, 0.5, 0.5 - EPS / 2, 0.5 + EPS / 2, 0.5 + 2 * EPS, 1.0, 1.0 + 2 * EPS]
 

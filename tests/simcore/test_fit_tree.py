@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from simcore.compiled import core as K
 from simcore.compiled.driver import FIT_TREE_K, build_fit_tree, fit_weights
 from simcore.compiled.jit import njit
-from simcore.fit import EPS
+from simcore.core.fit import EPS
 
 
 @njit

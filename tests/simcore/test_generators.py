@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from simcore import generators as g
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
+from simcore.workloads import generators as g
 
 
 def rng(seed: int = 0) -> np.random.Generator:

@@ -7,8 +7,8 @@ import gzip
 import numpy as np
 import pytest
 
-from simcore import importer
-from simcore.model import Cluster
+from simcore.core.model import Cluster
+from simcore.traces import importer
 from simcore.traces.google2011 import K_ORPHAN_END, K_ORPHAN_SCHED, R_END_ORPHAN, R_SCHED_ORPHAN, read_google2011
 from tests.conftest import shared_data
 from tests.simcore.test_traces_google2011 import PART0, _row

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from simcore import importer
-from simcore.tracefile import write_trace
+from simcore.traces import importer
 from simcore.traces.google2011 import read_google2011
 from simcore.traces.google_stream import _buckets, import_google2011_to
+from simcore.traces.tracefile import write_trace
 from tests.simcore.test_google_partial import PART
 from tests.simcore.test_traces_google2011 import JOBS, TASKS, _row
 

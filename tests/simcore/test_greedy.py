@@ -6,11 +6,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from simcore.engine import SimResult, simulate
-from simcore.model import Cluster, Workload
+from simcore.core.engine import SimResult, simulate
+from simcore.core.model import Cluster, Workload
+from simcore.core.seeding import scheduler_rng
 from simcore.schedulers import create
 from simcore.schedulers.greedy import DRAW_BATCH
-from simcore.seeding import scheduler_rng
 
 RES = ("cpu", "mem")
 
@@ -180,7 +180,7 @@ def test_greedy_properties(run_: tuple[Workload, SimResult, Cluster]) -> None:
 
 def test_chunked_first_fit_agrees_with_the_single_pass() -> None:
     # Clusters larger than one chunk are scanned chunk by chunk; the answer must not change.
-    from simcore.view import EngineView
+    from simcore.core.view import EngineView
 
     rng = np.random.default_rng(3)
     cluster = Cluster("c", RES, ("a", "b"), np.array([20, 17]), np.array([[1.0, 0.5], [0.5, 1.0]]))

@@ -14,10 +14,10 @@ import pytest
 from simcore import cli
 from simcore.api import cut_to_hours, run_objects
 from simcore.clusterfile import read_cluster
-from simcore.importer import classify, import_trace
-from simcore.model import Cluster, Workload
+from simcore.core.model import Cluster, Workload
 from simcore.schedulers import SCHEDULERS
-from simcore.tracefile import read_trace
+from simcore.traces.importer import classify, import_trace
+from simcore.traces.tracefile import read_trace
 from tests.conftest import shared_data
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -218,7 +218,7 @@ def test_google_part_0_imports_classifies_and_runs_every_scheduler(
     wl = read_trace(tmp_path / "trace.csv")
     cluster = read_cluster(tmp_path / "cluster.json")
     assert wl.n_jobs == 189_994 and sorted(set(wl.job_class.tolist())) == [0, 1, 2, 3]
-    from simcore.classify import kmeans_classes
+    from simcore.workloads.classify import kmeans_classes
 
     labels, table = kmeans_classes(wl, 4, 24 * 3600.0, np.random.default_rng(0), n_configs=cluster.n_configs)
     np.testing.assert_array_equal(labels, wl.job_class)  # the file holds the seed-0 classes

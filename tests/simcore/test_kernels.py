@@ -26,15 +26,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcore.api import resolve_cluster, resolve_workload
-from simcore.engine import SimResult, Simulation
-from simcore.errors import Cancelled, SchedulingError
-from simcore.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.core.engine import SimResult, Simulation
+from simcore.core.errors import Cancelled, SchedulingError
+from simcore.core.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.core.seeding import scheduler_rng
 from simcore.presets import WORKLOADS
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import ProfileTable
 from simcore.schedulers import SCHEDULERS, Scheduler, create
 from simcore.schedulers.tetris import Tetris
-from simcore.seeding import scheduler_rng
 
 #: Built-in schedulers with a kernel, with the options that select different kernel paths.
 KERNELS: list[tuple[str, dict[str, Any]]] = [
@@ -576,7 +576,7 @@ def test_the_compiled_start_enforces_capacity() -> None:
 
 
 def test_bench_reports_the_engine_and_plans_the_paper_point_only_when_asked() -> None:
-    from simcore.bench import DEFAULT_SCENARIOS, BenchOptions, child, plan_specs
+    from simcore.bench.runs import DEFAULT_SCENARIOS, BenchOptions, child, plan_specs
 
     assert "paper" not in DEFAULT_SCENARIOS
     specs = plan_specs(BenchOptions(schedulers="greedy", scenarios="paper", paper_hours=0.01))

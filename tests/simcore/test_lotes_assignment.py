@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.model import ClassTable, Cluster
+from simcore.core.model import ClassTable, Cluster
 from simcore.presets.google import google_2011, google_balanced, google_like_classes
 from simcore.schedulers.lotes.assignment import (
     assignment_from_counts,

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster
 from simcore.schedulers.lotes.bins import config_bins, nondominated_bins
 
 

@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore import api
-from simcore.classify import kmeans_classes
-from simcore.engine import SimResult, Simulation
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.core.engine import SimResult, Simulation
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.lotes import LoTES
 from simcore.schedulers.lotes.assignment import OfflinePlan, assignment_from_counts
 from simcore.schedulers.lotes.stage1 import solve_stage1
+from simcore.workloads.classify import kmeans_classes
 from tests.conftest import NoClass0OnConfig0
 
 Job = tuple[float, int, float, float]  # submit (s), class, request (one resource), duration (s)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from simcore import api
 from simcore.capacity import allocation_problem
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster
 from simcore.presets.google import google_2011, google_like_classes
 from simcore.schedulers.lotes.assignment import plan_offline, plan_to_dict
 from simcore.schedulers.lotes.stage1 import FACE_TOL, solve_stage1

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore import metrics
-from simcore.engine import SimResult
+from simcore.core import metrics
+from simcore.core.engine import SimResult
 
 
 def _result(submit, start, finish, *, queue=None, util=None, horizon=10.0) -> SimResult:

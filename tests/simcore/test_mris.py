@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.api import run_objects
-from simcore.engine import simulate
-from simcore.errors import ParameterError
-from simcore.model import Cluster, Workload
+from simcore.core.engine import simulate
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster, Workload
 from simcore.schedulers import SCHEDULERS, create
 from simcore.schedulers.mris import (
     MRIS,

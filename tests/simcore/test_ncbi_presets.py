@@ -10,7 +10,7 @@ import pytest
 
 from simcore import cli
 from simcore.api import RunSpec, lambda_star, resolve_cluster, resolve_workload, run
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.profiles.sizing import WAIT_FRACTION, default_size, smallest_size
 from simcore.profiles.table import load_profile

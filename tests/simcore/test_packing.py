@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import InputError, ParameterError
+from simcore.core.errors import InputError, ParameterError
 from simcore.packing import (
     Snapshot,
     aggregate_utilisation,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.errors import ParameterError, UnknownNameError
-from simcore.model import Cluster, Workload
+from simcore.core.errors import ParameterError, UnknownNameError
+from simcore.core.model import Cluster, Workload
 from simcore.packing import Snapshot, compact, hole_filling
 from simcore.packing.analysis import AnalysisSpec, analyse, band, series_tables
 from simcore.packing.placement import FirstFit
@@ -66,7 +66,7 @@ def test_a_spec_from_json_refuses_unknown_keys() -> None:
 
 
 def test_scheduler_params_follow_the_rule_of_experiments_and_name_an_unknown_key() -> None:
-    # The message an experiment's scenario gives for the same parameters (simcore.archive.validate_scenario).
+    # The message an experiment's scenario gives for the same parameters (simcore.scenario.validate_scenario).
     with pytest.raises(ParameterError) as e:
         AnalysisSpec.from_dict({"schedulers": ["mris"], "scheduler_params": {"mris": {"window": 8}}})
     assert str(e.value) == "scheduler 'mris' has no parameter 'window'; valid parameters: mris_window"

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.errors import ParameterError
-from simcore.model import Cluster
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster
 from simcore.packing.sources import from_google2011
 from simcore.traces.google2011 import PRODUCTION_PRIORITY, read_google2011
 from tests.simcore.test_packing_cli import _run

@@ -9,11 +9,11 @@ import pytest
 
 from simcore import api
 from simcore.capacity import allocation_lp
-from simcore.errors import ParameterError
-from simcore.generators import truncated_gaussian_mean
-from simcore.model import ClassTable, Cluster, RateRuntime, Workload
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.presets.google import TABLE1, TABLE2
+from simcore.workloads.generators import truncated_gaussian_mean
 
 
 def cluster(name: str, **params: Any) -> Cluster:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.engine import SimResult, simulate
-from simcore.errors import ParameterError
-from simcore.model import Workload
+from simcore.core.engine import SimResult, simulate
+from simcore.core.errors import ParameterError
+from simcore.core.model import Workload
 from simcore.profiles.build import profile_cluster, table_for_cluster
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import profile_from_dict

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from simcore.api import workload_rng
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import SHIPPED, TABLE2_MIX, load_profile, parse_profile
 from simcore.profiles.trace import arrival_model, ncbi_trace

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.errors import ParameterError, UnknownNameError
+from simcore.core.errors import ParameterError, UnknownNameError
+from simcore.core.registry import Registry
 from simcore.presets import coerce_params
-from simcore.registry import Registry
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
 

@@ -10,9 +10,9 @@ import pytest
 
 from simcore import api
 from simcore.cli import main
-from simcore.errors import ParameterError
-from simcore.model import Cluster, Workload
-from simcore.tracefile import write_trace
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster, Workload
+from simcore.traces.tracefile import write_trace
 
 CLUSTER = Cluster("one", ("cpu", "mem"), ("a",), np.array([1]), np.array([[1.0, 1.0]]))
 

@@ -7,10 +7,10 @@ import shlex
 import pytest
 
 from simcore.cli import build_parser, sweep_plan
-from simcore.errors import SimcoreError
+from simcore.core.errors import SimcoreError
 from simcore.reproductions import REPRODUCTIONS, compare, get, paper_difference, relative_text
-from simcore.sweep_report import Row
-from simcore.sweep_scenario import cells, scenario_of, sweep_of
+from simcore.sweep.report import Row
+from simcore.sweep.scenario import cells, scenario_of, sweep_of
 
 
 @pytest.mark.parametrize("name", list(REPRODUCTIONS))

@@ -13,12 +13,12 @@ import pytest
 
 from simcore import api
 from simcore.capacity import allocation_lp
-from simcore.model import Cluster
+from simcore.core.model import Cluster
 from simcore.presets.google import TABLE1
 from simcore.schedulers.lotes.assignment import plan_offline
 from simcore.sweep import Sweep, execute
-from simcore.sweep_grammar import Axis
-from simcore.sweep_report import aggregate
+from simcore.sweep.grammar import Axis
+from simcore.sweep.report import aggregate
 
 
 @pytest.fixture(scope="module")

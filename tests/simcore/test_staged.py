@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcore.cli import main as cli_main
-from simcore.engine import SimResult, simulate
-from simcore.errors import ParameterError
-from simcore.model import Cluster, RateRuntime, Workload
+from simcore.core.engine import SimResult, simulate
+from simcore.core.errors import ParameterError
+from simcore.core.model import Cluster, RateRuntime, Workload
+from simcore.core.taskgraph import TaskGraph
+from simcore.dse.staged.cycle import DRAW_BATCH
+from simcore.dse.staged.policy import DEFAULT_TEXT, format_policy, random_policy
 from simcore.presets import coerce_params
 from simcore.schedulers import SCHEDULERS, create
-from simcore.staged.cycle import DRAW_BATCH
-from simcore.staged.policy import DEFAULT_TEXT, format_policy, random_policy
-from simcore.taskgraph import TaskGraph
 from tests.simcore.test_engine import check_invariants, scenarios
 from tests.simcore.test_taskgraph import dag_scenarios
 
@@ -459,7 +459,7 @@ def test_another_seed_gives_another_schedule() -> None:
     ],
 )
 def test_a_reused_staged_scheduler_runs_each_scenario_as_a_fresh_one(policy: str) -> None:
-    from simcore.staged.bench import bench_cluster, bench_workload
+    from simcore.bench.staged import bench_cluster, bench_workload
 
     c1, c2 = bench_cluster(6), bench_cluster(10)
     w1 = bench_workload(c1, tasks=300, load=1.1, kind="dag", seed=1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.bench import BenchOptions, child, plan_specs
-from simcore.staged.bench import POLICIES, bench_cluster, bench_workload
-from simcore.staged.policy import format_policy, parse_policy
+from simcore.bench.runs import BenchOptions, child, plan_specs
+from simcore.bench.staged import POLICIES, bench_cluster, bench_workload
+from simcore.dse.staged.policy import format_policy, parse_policy
 
 
 def test_the_cluster_is_half_4_cores_at_4_1_ghz_and_half_2_cores_at_3_5_ghz() -> None:

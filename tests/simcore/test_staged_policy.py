@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import ParameterError
-from simcore.staged.policy import (
+from simcore.core.errors import ParameterError
+from simcore.dse.staged.policy import (
     ATOMS,
     DEFAULT_TEXT,
     STAGES,

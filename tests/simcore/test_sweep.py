@@ -20,9 +20,9 @@ import pytest
 
 from simcore import api
 from simcore.cli import main
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
 from simcore.sweep import Axis, Sweep, parse_seeds, seeds_text
-from simcore.sweep_report import aggregate, format_table
+from simcore.sweep.report import aggregate, format_table
 
 SIMCORE = Path(sys.executable).with_name("simcore")
 #: Wall-clock measurements: the only summary values allowed to differ between two runs of one spec.
@@ -414,7 +414,7 @@ def test_the_script_reports_a_bad_vary_value_in_one_line() -> None:
 def test_a_scenarios_runs_share_one_workload_and_give_what_separate_runs_give() -> None:
     """The schedulers of one point and seed run on one copy of the workload (run_group), and each summary
     is the one api.run gives for its spec alone; a failing spec fails alone."""
-    from simcore.sweep import _groups, execute, run_group
+    from simcore.sweep.run import _groups, execute, run_group
 
     sw = Sweep(
         cluster="google-balanced",
@@ -487,8 +487,8 @@ def test_a_group_leaves_no_simulation_behind_for_the_cycle_collector() -> None:
     collector happens to run (a Figure 11 worker grew to 13.7 GB and was killed)."""
     import gc
 
-    from simcore.engine import Simulation
-    from simcore.sweep import run_group
+    from simcore.core.engine import Simulation
+    from simcore.sweep.run import run_group
 
     spec = api.RunSpec(
         "google-balanced", "lotes-phi", "tetris", load=0.95, hours=0.5, cluster_params={"machines_per_config": 1}

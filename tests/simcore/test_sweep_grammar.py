@@ -1,4 +1,4 @@
-"""The one grid grammar (simcore.sweep_grammar): ranges, preset axes, and the data form of axes.
+"""The one grid grammar (simcore.sweep.grammar): ranges, preset axes, and the data form of axes.
 
 The command line, the dashboard's form and its API all read ``--vary`` texts
 through these functions; tests/dashboard/test_sweeps.py checks that they
@@ -11,8 +11,8 @@ import tracemalloc
 
 import pytest
 
-from simcore.errors import ParameterError
-from simcore.sweep_grammar import (
+from simcore.core.errors import ParameterError
+from simcore.sweep.grammar import (
     Axis,
     axes_from_values,
     axis_length,

@@ -1,6 +1,6 @@
-"""A sweep as a stored scenario (simcore.sweep_scenario): points, each point's own scenario, and equal numbers.
+"""A sweep as a stored scenario (simcore.sweep.scenario): points, each point's own scenario, and equal numbers.
 
-The dashboard runs a cell through ``archive.run_scenario(cell_scenario(...))``;
+The dashboard runs a cell through ``run_scenario(cell_scenario(...))``;
 ``simcore sweep`` runs it through ``api.run(Sweep.spec(...))``. They must
 give the same numbers: that is what "the same numbers from simcore sweep"
 on a reproduction page promises.
@@ -16,10 +16,11 @@ import pytest
 
 from simcore import api, archive
 from simcore.cli import main
-from simcore.errors import ParameterError
+from simcore.core.errors import ParameterError
+from simcore.scenario import run_scenario, validate_scenario
 from simcore.sweep import Sweep
-from simcore.sweep_grammar import Axis, parse_axes
-from simcore.sweep_scenario import cell_scenario, cells, point_key, points, scenario_of, sweep_of
+from simcore.sweep.grammar import Axis, parse_axes
+from simcore.sweep.scenario import cell_scenario, cells, point_key, points, scenario_of, sweep_of
 
 TIMING = ("wall_s", "jobs_per_s", "compile_s")
 
@@ -97,8 +98,8 @@ def test_a_parameter_both_fixed_and_varied_is_refused_but_a_default_is_not_fixed
     assert "phi" not in sc["workload"]["params"]  # the default the validation filled in gives way to the axis
     bad = {**sc, "workload": {"preset": "lotes-phi", "params": {"phi": 0.003}}}
     with pytest.raises(ParameterError, match="--phi is both fixed and varied"):
-        archive.validate_scenario(bad)
-    assert archive.validate_scenario(sc) == sc  # validation is idempotent on a stored sweep
+        validate_scenario(bad)
+    assert validate_scenario(sc) == sc  # validation is idempotent on a stored sweep
 
 
 def test_a_preset_axis_on_an_uploaded_file_is_refused() -> None:
@@ -110,7 +111,7 @@ def test_a_preset_axis_on_an_uploaded_file_is_refused() -> None:
         "axes": [{"name": "cluster", "values": ["google-2011"]}],
     }
     with pytest.raises(ParameterError, match="the scenario's cluster is a file, not a preset"):
-        archive.validate_scenario(sc)
+        validate_scenario(sc)
 
 
 def test_every_cell_gives_the_numbers_simcore_sweep_prints(capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,7 +121,7 @@ def test_every_cell_gives_the_numbers_simcore_sweep_prints(capsys: pytest.Captur
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert code == 0 and len(lines) == len(cells(sc)) == 8
     for (point, scheduler, seed), line in zip(cells(sc), lines, strict=True):
-        web = archive.run_scenario(cell_scenario(sc, point), scheduler, seed).summary
+        web = run_scenario(cell_scenario(sc, point), scheduler, seed).summary
         lib = api.run(plan.spec(point, scheduler, seed)).summary
         assert line["point"] == point and line["scheduler"] == scheduler and line["seed"] == seed
         assert untimed(web) == untimed(lib) == untimed({k: v for k, v in line.items() if k != "point"})
@@ -132,7 +133,7 @@ def test_a_sweep_archive_reruns_cell_by_cell(tmp_path: Path, capsys: pytest.Capt
     sc = scenario_of(plan)
     runs = []
     for point, scheduler, seed in cells(sc):
-        out = archive.run_scenario(cell_scenario(sc, point), scheduler, seed)
+        out = run_scenario(cell_scenario(sc, point), scheduler, seed)
         runs.append(
             archive.ArchivedRun(
                 scheduler=scheduler,

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from simcore.clusterfile import cluster_from_dict
-from simcore.engine import SimResult, Simulation, simulate
-from simcore.errors import InputError, SchedulingError
-from simcore.jobmetrics import job_metrics, run_job_metrics
-from simcore.model import Cluster, SpeedRuntime, Workload
+from simcore.core.engine import SimResult, Simulation, simulate
+from simcore.core.errors import InputError, SchedulingError
+from simcore.core.jobmetrics import job_metrics, run_job_metrics
+from simcore.core.model import Cluster, SpeedRuntime, Workload
+from simcore.core.taskgraph import TaskGraph
 from simcore.schedulers import SCHEDULERS, create
 from simcore.schedulers.base import Scheduler
-from simcore.taskgraph import TaskGraph
 from tests.simcore.test_engine import scenarios
 
 # -- the graph ---------------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import InputError
-from simcore.taskgraph import TaskGraph
-from simcore.taskorder import order_tasks, parents_csr, subset
+from simcore.core.errors import InputError
+from simcore.core.taskgraph import TaskGraph
+from simcore.workloads.taskorder import order_tasks, parents_csr, subset
 
 
 def _fail(r: int, message: str) -> InputError:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.engine import SimResult, simulate
-from simcore.model import Cluster, RateRuntime, Workload
+from simcore.core.engine import SimResult, simulate
+from simcore.core.model import Cluster, RateRuntime, Workload
 from simcore.schedulers import create
 from simcore.schedulers.tetris import Tetris
 from tests.conftest import NoClass0OnConfig0

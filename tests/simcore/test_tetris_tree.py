@@ -17,10 +17,10 @@ import pytest
 
 from simcore.api import resolve_cluster, resolve_workload
 from simcore.compiled.driver import Kernel
-from simcore.engine import Simulation
+from simcore.core.engine import Simulation
+from simcore.core.seeding import scheduler_rng
 from simcore.schedulers.tetris import Tetris
 from simcore.schedulers.tetris import kernel as TK
-from simcore.seeding import scheduler_rng
 
 
 class KeptTetris(Tetris):

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from simcore.errors import InputError
-from simcore.tracefile import read_trace
+from simcore.core.errors import InputError
 from simcore.traces.google2011 import read_google2011
 from simcore.traces.swf import read_swf
+from simcore.traces.tracefile import read_trace
 
 HEADER = b"submit_s,duration_s,cpu,mem\n"
 ROW = b"1.0,10.0,0.25,0.25\n"

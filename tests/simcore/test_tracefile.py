@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore import tracefile
-from simcore.errors import InputError, ParameterError
-from simcore.model import Cluster, Workload, check_compatible
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.model import Cluster, Workload, check_compatible
 from simcore.presets import CLUSTERS, WORKLOADS
-from simcore.tracefile import read_trace, write_trace
+from simcore.traces import tracefile
+from simcore.traces.tracefile import read_trace, write_trace
 
 HEADER = "submit_s,duration_s,cpu,mem\n"
 

@@ -12,10 +12,10 @@ import pytest
 from simcore.api import run_objects
 from simcore.cli import main
 from simcore.clusterfile import read_cluster
-from simcore.errors import InputError
-from simcore.importer import import_trace
-from simcore.tracefile import read_trace, write_trace
+from simcore.core.errors import InputError
 from simcore.traces.google2011 import read_google2011
+from simcore.traces.importer import import_trace
+from simcore.traces.tracefile import read_trace, write_trace
 from tests.conftest import shared_data
 
 GOOGLE = Path(__file__).resolve().parents[1] / "data" / "google2011"

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from simcore.traces.alibaba import R_NO_PEAK, R_NO_PLAN, R_NO_RUN, assumed_cluster, read_alibaba
 from simcore.traces.window import K_RUNNING_AT_START, R_RUNNING_AT_START
 

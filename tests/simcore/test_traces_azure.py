@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.errors import InputError
+from simcore.core.errors import InputError
 from simcore.traces.azure import R_NO_TYPE, infer_machines, read_azure
 from simcore.traces.window import K_CUT_AT_END, K_RUNNING_AT_START, R_ENDED_BEFORE, R_RUNNING_AT_START
 

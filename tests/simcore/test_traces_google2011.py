@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import simcore.traces._stream as stream
-from simcore.errors import Cancelled, InputError, ParameterError
-from simcore.model import Cluster
+from simcore.core.errors import Cancelled, InputError, ParameterError
+from simcore.core.model import Cluster
 from simcore.traces import ImportProgress
 from simcore.traces.google2011 import (
     R_BEFORE_START,

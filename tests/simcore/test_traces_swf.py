@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from simcore.errors import InputError, ParameterError
-from simcore.model import Cluster
+from simcore.core.errors import InputError, ParameterError
+from simcore.core.model import Cluster
 from simcore.traces.swf import R_NO_RUN, R_TOO_BIG, read_swf
 from tests.conftest import shared_data
 

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from simcore.api import run_objects
-from simcore.errors import InputError, ParameterError
+from simcore.core.errors import InputError, ParameterError
 from simcore.presets import CLUSTERS
 from simcore.traces.wfcommons import instance_dict, read_instance, read_wfcommons, wfcommons_workload
-from simcore.workflowgen import WorkflowParams, draw_jobs
+from simcore.workloads.workflowgen import WorkflowParams, draw_jobs
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "wfcommons"
 CHAIN = DATA / "helloworld-chain-5-chameleon.json"

@@ -16,15 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.api import resolve_workload
-from simcore.engine import Simulation, simulate
-from simcore.errors import ParameterError
-from simcore.jobmetrics import dag_summary, run_job_metrics
-from simcore.model import Workload
+from simcore.core.engine import Simulation, simulate
+from simcore.core.errors import ParameterError
+from simcore.core.jobmetrics import dag_summary, run_job_metrics
+from simcore.core.model import Workload
+from simcore.core.seeding import scheduler_rng
+from simcore.core.taskgraph import TaskGraph
 from simcore.presets import CLUSTERS
 from simcore.schedulers.base import Scheduler
-from simcore.seeding import scheduler_rng
-from simcore.taskgraph import TaskGraph
-from simcore.workflowgen import WorkflowParams, core_capacity, draw_jobs, generate, mean_size, size_pmf
+from simcore.workloads.workflowgen import WorkflowParams, core_capacity, draw_jobs, generate, mean_size, size_pmf
 
 DSE = CLUSTERS.get("dse-2020")
 

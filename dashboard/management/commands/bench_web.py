@@ -50,7 +50,7 @@ from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import Experiment, Run, RunJobsChunk, Status
 from dashboard.services.execution import store_outcome
 from dashboard.services.experiments import create_experiment
-from simcore import archive
+from simcore.scenario import run_scenario, validate_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -224,10 +224,10 @@ class Command(BaseCommand):
     def big_run(self, user: User, client: Client, n_jobs: int) -> int:
         # ~62,300 jobs an hour on 200 machines (20 per configuration) at load 0.9.
         hours = n_jobs / 62_300
-        scenario = archive.validate_scenario(_scenario(20, hours, ["greedy"]))
+        scenario = validate_scenario(_scenario(20, hours, ["greedy"]))
         t0 = time.perf_counter()
         with _Peak() as sim_mem:
-            outcome = archive.run_scenario(scenario, "greedy", 0)
+            outcome = run_scenario(scenario, "greedy", 0)
         t_sim = time.perf_counter() - t0
         exp = Experiment.objects.create(
             owner=user,
@@ -300,7 +300,7 @@ def _pages_scenario(
     sc["seeds"] = seeds
     if axes:
         sc["axes"] = axes
-    return archive.validate_scenario(sc)
+    return validate_scenario(sc)
 
 
 class _Outcomes:
@@ -312,12 +312,12 @@ class _Outcomes:
 
     def get(self, scheduler: str, seed: int) -> Any:
         if (scheduler, seed) not in self.done:
-            self.done[(scheduler, seed)] = archive.run_scenario(self.scenario, scheduler, seed)
+            self.done[(scheduler, seed)] = run_scenario(self.scenario, scheduler, seed)
         return self.done[(scheduler, seed)]
 
 
 def _store_runs(exp: Experiment, cells: list[tuple[dict[str, Any], str, int]], outcomes: _Outcomes) -> None:
-    from simcore import sweep_scenario
+    from simcore.sweep import scenario as sweep_scenario
 
     for point, scheduler, seed in cells:
         run = Run.objects.create(
@@ -330,7 +330,7 @@ def _store_runs(exp: Experiment, cells: list[tuple[dict[str, Any], str, int]], o
 
 def _pages_data(user: User) -> tuple[Experiment, Experiment]:
     """The 90-cell sweep and the 10-run experiment, created (as a worker stores results) unless they exist."""
-    from simcore import sweep_scenario
+    from simcore.sweep import scenario as sweep_scenario
 
     found = {e.name: e for e in Experiment.objects.filter(owner=user, name__in=[PAGES_SWEEP, PAGES_EXPERIMENT])}
     outcomes = _Outcomes()

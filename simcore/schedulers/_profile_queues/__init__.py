@@ -11,7 +11,7 @@ from collections import deque
 
 import numpy as np
 
-from simcore.engine import Simulation
+from simcore.core.engine import Simulation
 from simcore.profiles.pool import IdlePool, initial_pool, require_profile
 from simcore.schedulers.base import Scheduler
 

@@ -28,7 +28,7 @@ import numpy as np
 from simcore.compiled.jit import inline
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers._profile_queues import ProfileQueueScheduler
 
 # st[0] (int64) slots: job types, machine types, jobs waiting, idle machines, the pool's last

@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcore.engine import Simulation
+from simcore.core.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers._profile_queues import ProfileQueueScheduler
 from simcore.schedulers.base import Param

@@ -25,7 +25,7 @@ from simcore.compiled.jit import inline, njit
 from simcore.schedulers._profile_queues import kernel as Q
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.affinity import Affinity
 
 # meta slot: hit groups

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simcore.engine import Simulation
+from simcore.core.engine import Simulation
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
 

@@ -40,7 +40,7 @@ from simcore.compiled.driver import Kernel
 from simcore.compiled.jit import inline, njit
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.fcfs import FCFS
 
 # st[0] (int64) slots

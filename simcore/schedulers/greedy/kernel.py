@@ -19,7 +19,7 @@ from simcore.compiled.driver import Kernel
 from simcore.compiled.jit import inline, njit
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.greedy import Greedy
 
 # -- the buckets, as the specification keeps them, without allocation --------------------------

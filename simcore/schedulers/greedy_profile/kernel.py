@@ -28,7 +28,7 @@ from simcore.compiled.jit import inline, njit
 from simcore.schedulers._profile_queues import kernel as Q
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.greedy_profile import _GreedyProfile
 
 # meta slots: Greedy-3 learns (1) or not (0)

@@ -28,11 +28,11 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FloatArray, IntArray
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, FloatArray, IntArray
+from simcore.core.view import EPS
 from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS, config_bins
 from simcore.schedulers.lotes.stage1 import Stage1, fit_classes, solve_stage1
-from simcore.view import EPS
 
 #: x_ij within this distance of an integer count as integral when rounding.
 INT_TOL = 1e-7

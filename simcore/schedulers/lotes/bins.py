@@ -21,7 +21,7 @@ multiplies the work (the paper also suggests ordering classes by size).
 Combinatorial explosion is guarded: the number of candidate mixes (one per
 feasible mix of all classes but the last, an upper bound on the number of
 bins) is checked before every expansion against ``max_bins``, and a
-:class:`~simcore.errors.ParameterError` names the configuration and the
+:class:`~simcore.core.errors.ParameterError` names the configuration and the
 count. Nothing is allocated beyond the limit, so enumeration never hangs.
 """
 
@@ -30,12 +30,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FloatArray, IntArray
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, FloatArray, IntArray
 
-# The engine's one fit rule and tolerance (simcore.view): a mix that fits exactly on
+# The engine's one fit rule and tolerance (simcore.core.view): a mix that fits exactly on
 # paper must fit in floating point too, and exactly when the engine would take it.
-from simcore.view import EPS
+from simcore.core.view import EPS
 
 #: Default cap on candidate bins per configuration (memory: about
 #: ``(classes + resources) * 8`` bytes per candidate).

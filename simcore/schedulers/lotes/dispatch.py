@@ -8,7 +8,7 @@ kept. Choosing a machine in a configuration is then an argmax on a contiguous
 slice: first the machine of highest v alone (it usually fits: a scalar
 check), otherwise a few vectorised comparisons over the configuration.
 Scalar reads and updates go through flat memoryviews (cheaper than numpy
-scalar indexing). Fits use the engine's one rule (:mod:`simcore.view`):
+scalar indexing). Fits use the engine's one rule (:mod:`simcore.core.view`):
 free capacity ``>= request - EPS`` in every resource.
 """
 
@@ -22,19 +22,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.classify import kmeans_classes
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime
+from simcore.core.view import EPS, flat_view
 from simcore.schedulers.base import Param, Scheduler
 from simcore.schedulers.lotes.assignment import OfflinePlan, plan_offline, plan_to_dict
 from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS
 from simcore.schedulers.lotes.queues import ClassQueue
 from simcore.schedulers.lotes.stage1 import K_SETS
-from simcore.view import EPS, flat_view
+from simcore.workloads.classify import kmeans_classes
 
 if TYPE_CHECKING:
     from simcore.compiled.driver import Kernel
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
 
 #: Added to every score v so that scores are positive (v >= -jobs on a machine).
 OFFSET = float(2**40)
@@ -62,7 +62,7 @@ class LoTESDispatcher(Scheduler):
     it stays idle rather than take a class with Delta_jk = 0.
 
     Classes: the workload's own (``Workload.classes`` and ``job_class``) when
-    every job has one; otherwise k-means (:func:`simcore.classify.kmeans_classes`)
+    every job has one; otherwise k-means (:func:`simcore.workloads.classify.kmeans_classes`)
     on the requests of the jobs of the first ``kmeans_window_hours``, as in
     section 5.3.2, with later jobs labelled by the nearest centroid.
 
@@ -424,7 +424,7 @@ class LoTESDispatcher(Scheduler):
         R = self._R
         req = self._req
         jb = job * R
-        fl = [req[jb + r] - EPS for r in range(R)]  # fit floors (simcore.view.fit_floor, inlined)
+        fl = [req[jb + r] - EPS for r in range(R)]  # fit floors (simcore.core.view.fit_floor, inlined)
         cfgs = self._wheel_cfg[k]
         if cfgs:
             # Roulette wheel (inlined uniform draw: this is the hot path).

@@ -35,7 +35,7 @@ from simcore.compiled.driver import Kernel
 from simcore.compiled.jit import inline, njit
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.lotes.dispatch import LoTESDispatcher
 
 # st[14] (int64) slots: uniforms consumed, uniforms written, most an arrival uses, jobs queued, runtime mode

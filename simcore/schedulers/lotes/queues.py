@@ -1,7 +1,7 @@
 """The per-class job queues of the LoTES dispatcher (section 4.3).
 
 Each queue keeps job ids and their fit floors (request - EPS, see
-:mod:`simcore.view`) in growable numpy buffers in arrival order, so "the first
+:mod:`simcore.core.view`) in growable numpy buffers in arrival order, so "the first
 queued job, in arrival order, that fits on this machine" is one vectorised
 comparison instead of a Python loop over the queue, and it is the engine's
 own test (``free >= request - EPS``). Jobs leave from anywhere in the queue
@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from simcore.model import FloatArray
-from simcore.view import fit_floor
+from simcore.core.model import FloatArray
+from simcore.core.view import fit_floor
 
 
 class ClassQueue:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from simcore.capacity import TOL, Allocation, AllocationProblem, allocation_problem
-from simcore.errors import ParameterError
-from simcore.model import ClassTable, Cluster, FloatArray
+from simcore.core.errors import ParameterError
+from simcore.core.model import ClassTable, Cluster, FloatArray
 
 #: The choices of the ``k_sets`` option.
 K_SETS = ("vertex", "interior")
@@ -65,7 +65,7 @@ def fit_classes(classes: ClassTable, cluster: Cluster) -> ClassTable:
     """``classes`` with rates of shape (K, M) for ``cluster``.
 
     A table whose rates have a single column (machine-independent processing,
-    e.g. from :func:`simcore.classify.kmeans_classes`) is broadcast to every
+    e.g. from :func:`simcore.workloads.classify.kmeans_classes`) is broadcast to every
     configuration.
     """
     rates = classes.rates

@@ -105,7 +105,7 @@ is a pool of its own):
 * Starvation: MRIS favours efficient jobs and may keep passing over a large
   one, as the paper's heuristic does; the window bounds how many younger jobs
   compete with it.
-* Tolerance: the project's one fit rule (:mod:`simcore.fit`, ``free >=
+* Tolerance: the project's one fit rule (:mod:`simcore.core.fit`, ``free >=
   request - EPS``) decides every start: first fit uses the engine view's
   mask, and each job the selection picks is checked with ``sim.view.fits``
   before it starts (the selection's arithmetic subtracts ``x * w`` where the
@@ -124,14 +124,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from simcore.errors import ParameterError
-from simcore.fit import EPS
+from simcore.core.errors import ParameterError
+from simcore.core.fit import EPS
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
 
 if TYPE_CHECKING:
     from simcore.compiled.driver import Kernel
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

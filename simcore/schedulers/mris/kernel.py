@@ -36,7 +36,7 @@ from simcore.compiled.driver import Kernel
 from simcore.compiled.jit import inline, njit
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.mris import MRIS
 
 # st[6] (int64) slots: slots in use, logical size of the slot arrays, candidates, backlog head and

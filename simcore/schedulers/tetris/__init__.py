@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from simcore.engine import Simulation
-from simcore.model import FixedRuntime, FloatArray, IntArray, RateRuntime
+from simcore.core.engine import Simulation
+from simcore.core.model import FixedRuntime, FloatArray, IntArray, RateRuntime
+from simcore.core.view import EPS
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
 from simcore.schedulers.tetris.score_index import ScoreIndex
-from simcore.view import EPS
 
 if TYPE_CHECKING:
     from simcore.compiled.driver import Kernel
@@ -72,9 +72,9 @@ class Tetris(Scheduler):
     where it cannot run stays queued). It therefore never chooses a machine
     where the job cannot run. (With a runtime that does not depend on the
     machine the processing time is the job's ``work``, finite by
-    :class:`~simcore.model.Workload`'s validation.)
+    :class:`~simcore.core.model.Workload`'s validation.)
 
-    **Fits** use the engine's one rule (:mod:`simcore.view`): a job fits
+    **Fits** use the engine's one rule (:mod:`simcore.core.view`): a job fits
     where free capacity ``>= request - EPS`` in every resource. The request
     minus EPS is computed once per job (its *fit floor*) and compared with
     the engine's own free capacity, so Tetris and the engine never disagree.

@@ -27,7 +27,7 @@ subtracted), so every maximum and every tie comes out the same:
   rounding of either side. Subtrees whose bound is below the best score found,
   or equal to it but holding only higher machine indices, are skipped, as are
   those where the job fits on no machine (the fit rule on the per-resource
-  maxima). (Requests are non-negative: :class:`~simcore.model.Workload`
+  maxima). (Requests are non-negative: :class:`~simcore.core.model.Workload`
   refuses others.) The work term per configuration is the specification's:
   left out when it is the same everywhere (mode ``config``), exact per
   machine from its last class (mode ``general``, where the bound subtracts
@@ -60,10 +60,10 @@ import numpy as np
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
 from simcore.compiled.jit import inline, njit
-from simcore.view import EPS
+from simcore.core.view import EPS
 
 if TYPE_CHECKING:
-    from simcore.engine import Simulation
+    from simcore.core.engine import Simulation
     from simcore.schedulers.tetris import Tetris
 
 # The specification's runtime modes

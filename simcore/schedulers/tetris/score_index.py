@@ -7,7 +7,7 @@ freed machine with free capacity ``f`` as
 
 and starts the best-scoring job that fits (ties: the lowest queue slot,
 i.e. the earliest arrival). A job fits by the engine's one rule
-(:mod:`simcore.view`): ``f >= request - EPS`` in every resource. Tetris
+(:mod:`simcore.core.view`): ``f >= request - EPS`` in every resource. Tetris
 stores each queued job's *fit floors* ``fl = request - EPS`` (computed once),
 so "fits" is ``fl <= f`` here, the very float comparison of the engine. Scoring every queued job costs O(queue) per
 completion. This index cuts it to a few buckets.
@@ -49,8 +49,8 @@ from bisect import bisect_right
 
 import numpy as np
 
-from simcore.model import FloatArray
-from simcore.view import flat_view
+from simcore.core.model import FloatArray
+from simcore.core.view import flat_view
 
 NEG_INF = -math.inf
 INF = math.inf
