@@ -45,8 +45,10 @@ import numpy as np
 from pydantic import BeforeValidator, ConfigDict, Field
 
 from simcore.core.errors import InputError
+from simcore.core.limits import max_json_depth
 from simcore.core.model import FloatArray
 from simcore.documents import Document, fail, parse, says
+from simcore.sources import check_tree
 
 #: The paper's Table 2: percentage of each job type in the NCBI trace.
 TABLE2_MIX: dict[str, float] = {
@@ -180,8 +182,11 @@ def parse_profile(text: str, name: str = "<profile>") -> ProfileTable:
     if text.lstrip().startswith("{"):
         try:
             data = json.loads(text)
+        except RecursionError:  # as the other JSON readers (simcore.sources): a message, not a traceback
+            raise InputError(f"JSON nested too deeply (the limit is {max_json_depth()} levels)", file=name) from None
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON: {e.msg}", file=name, line=e.lineno) from None
+        check_tree(data, name)  # SIMCORE_MAX_JSON_DEPTH and NUL characters, as for clusters
         return profile_from_dict(data, name=name)
     return _parse_csv(text, name)
 

@@ -15,6 +15,7 @@ from pydantic import Field, model_validator
 from simcore.clusterfile import cluster_from_dict
 from simcore.core.errors import InputError, ParameterError, SimcoreError
 from simcore.documents import Document, Problem, fail, json_path, parse, says
+from simcore.profiles.table import parse_profile
 from simcore.scenario import validate_scenario
 from simcore.workloads.classfile import class_table_from_dict
 
@@ -231,3 +232,25 @@ def test_a_deep_cluster_is_refused_before_the_schema_reads_it(monkeypatch: pytes
     doc = _replaced(CLUSTER, ("configurations", 0, "attributes"), deep)
     with pytest.raises(InputError, match="nested deeper than 8 levels"):
         cluster_from_dict(json.loads(json.dumps(doc)), label="c.json")
+
+
+@pytest.mark.parametrize("depth", [30, 100_000])
+def test_a_deep_profile_table_is_refused_with_a_message(monkeypatch: pytest.MonkeyPatch, depth: int) -> None:
+    monkeypatch.setenv("SIMCORE_MAX_JSON_DEPTH", "20")
+    text = '{"runtimes": [], "notes": ' + "[" * depth + "]" * depth + "}"
+    with pytest.raises(InputError, match="(nested deeper than 20 levels|nested too deeply)"):
+        parse_profile(text, name="deep.json")
+
+
+def test_a_null_preset_parameter_means_its_default() -> None:
+    # It used to reach the preset as None and fail there with a TypeError.
+    cluster = {"preset": "google-balanced", "params": {"machines_per_config": None}}
+    sc = validate_scenario({**SCENARIO, "cluster": cluster})
+    assert sc["cluster"]["params"] == {"machines_per_config": 1000}
+
+
+def test_a_preset_cluster_beyond_int64_is_refused_by_the_machine_limit() -> None:
+    # 1e19 machines per configuration overflowed int64 before the limit was checked.
+    cluster = {"preset": "google-balanced", "params": {"machines_per_config": 1e19}}
+    with pytest.raises(InputError, match="exceeds the limit of"):
+        validate_scenario({**SCENARIO, "cluster": cluster})
