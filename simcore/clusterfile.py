@@ -69,7 +69,7 @@ def _within_machine_limit(count: int) -> int:
 def _unique(values: list[str]) -> list[str]:
     for i, v in enumerate(values):
         if v in values[:i]:
-            raise fail(f"resource {v!r} is listed twice", at=(i,))
+            raise fail("resource {name!r} is listed twice", at=(i,), name=v)
     return values
 
 
@@ -118,13 +118,14 @@ class ClusterDoc(Document):
     @model_validator(mode="after")
     def _configurations_fit(self) -> ClusterDoc:
         """Names unique, capacities for exactly the resources, a speed for every configuration or none."""
+        listed = ", ".join(self.resources)
         for j, cfg in enumerate(self.configurations):
             at: Loc = ("configurations", j)
             if any(c.name == cfg.name for c in self.configurations[:j]):
-                raise fail(f"configuration name {cfg.name!r} is used twice", at=(*at, "name"))
+                raise fail("configuration name {name!r} is used twice", at=(*at, "name"), name=cfg.name)
             for r in cfg.capacity:
                 if r not in self.resources:
-                    raise fail(f"not one of the resources ({', '.join(self.resources)})", at=(*at, "capacity", r))
+                    raise fail("not one of the resources ({listed})", at=(*at, "capacity", r), listed=listed)
             for r in self.resources:
                 if r not in cfg.capacity:
                     raise fail("missing", at=(*at, "capacity", r))

@@ -17,7 +17,9 @@ model carries the project's wording:
 A message is a template: ``{path}`` is the value's JSON path
 (``configurations[3].capacity.mem``), ``{parent}`` the path of the object
 holding it, ``{key}`` (or ``{key!r}``) its own key and ``{got}`` the repr of
-the value. :func:`problem` turns a :class:`pydantic.ValidationError` into
+the value; :func:`fail` may name more values (``{name!r}``). What a user
+wrote always goes in through a placeholder, never into the template, so a
+name such as ``"{path}"`` is shown as written. :func:`problem` turns a :class:`pydantic.ValidationError` into
 the first problem's path and message; each reader raises its own error type
 with them (:class:`~simcore.errors.InputError` naming the file,
 :class:`~simcore.errors.ParameterError` for a scenario).
@@ -49,7 +51,7 @@ Loc = tuple[str | int, ...]
 D = TypeVar("D", bound="Document")
 
 _NO_VALUE = object()
-_FIELDS = re.compile(r"\{(path|parent|key|key!r|got)\}")
+_PLACEHOLDER = re.compile(r"\{(\w+)(!r)?\}")
 
 
 class Problem(NamedTuple):
@@ -70,12 +72,13 @@ def json_path(loc: Iterable[str | int]) -> str:
     return out
 
 
-def fail(template: str, *, at: Loc = (), got: Any = _NO_VALUE) -> PydanticCustomError:
+def fail(template: str, *, at: Loc = (), got: Any = _NO_VALUE, **values: Any) -> PydanticCustomError:
     """An error with the project's wording, ``at`` a place below the value being validated.
 
-    ``got`` is the value ``{got}`` shows when it is not the validated one (a value found ``at`` a sub-path).
+    ``got`` is the value ``{got}`` shows when it is not the validated one (a value found ``at`` a sub-path);
+    ``values`` fill the template's other placeholders (``{name}``, or ``{name!r}`` for the repr).
     """
-    ctx: dict[str, Any] = {"template": template, "at": at}
+    ctx: dict[str, Any] = {"template": template, "at": at, "values": values}
     if got is not _NO_VALUE:
         ctx["got"] = got
     # The template goes in the context, not as pydantic's own message template, so that braces in it are
@@ -110,17 +113,24 @@ def problem(error: ValidationError) -> Problem:
         template = str(ctx["template"])
     else:  # pydantic's wording: only for checks a model left without a message of its own
         template = {"missing": "missing", "extra_forbidden": "unknown key"}.get(err["type"], err["msg"])
-    got = ctx.get("got", err.get("input"))
-    key = loc[-1] if loc else ""
-    values = {
+    values: dict[str, Any] = {
         "path": json_path(loc),
         "parent": json_path(loc[:-1]),
-        "key": str(key),
-        "key!r": repr(key),
-        "got": repr(got),
+        "key": loc[-1] if loc else "",
+        **ctx.get("values", {}),
     }
-    # One pass, so a "{path}" inside a user's value is never filled in.
-    return Problem(values["path"], _FIELDS.sub(lambda m: values[m.group(1)], template))
+    got = ctx.get("got", err.get("input"))
+
+    def fill(m: re.Match[str]) -> str:
+        name, as_repr = m.group(1), m.group(2)
+        if name == "got":  # the value as written: always its repr ("x" and "3" differ from x and 3)
+            return repr(got)
+        if name not in values:  # literal braces, e.g. "{'name': ..., 'values': [...]}"
+            return m.group(0)
+        return repr(values[name]) if as_repr else str(values[name])
+
+    # One pass over the template only, so a "{path}" inside a user's value is never filled in.
+    return Problem(values["path"], _PLACEHOLDER.sub(fill, template))
 
 
 def parse(model: type[D], data: Any, error: Callable[[Problem], Exception]) -> D:
@@ -172,7 +182,7 @@ class Document(BaseModel):
             unknown = sorted(k for k in data if k not in keys)
             if unknown:
                 allowed = ", ".join(sorted(keys))
-                raise fail(cls.UNKNOWN.replace("{allowed}", allowed), at=(unknown[0],), got=data[unknown[0]])
+                raise fail(cls.UNKNOWN, at=(unknown[0],), got=data[unknown[0]], allowed=allowed)
         for name, f in cls.model_fields.items():
             key = f.alias or name
             if f.is_required() and key not in data:

@@ -50,15 +50,15 @@ def _lax_number(name: str) -> BeforeValidator:
 
     def convert(value: Any) -> float:
         if isinstance(value, bool):
-            raise fail(f"{name} must be a number, got {value!r}")
+            raise fail(f"{name} must be a number, got {{got}}")
         try:
             x = float(value)
         except (TypeError, ValueError):
-            raise fail(f"{name} must be a number, got {value!r}") from None
+            raise fail(f"{name} must be a number, got {{got}}") from None
         if not math.isfinite(x):
-            raise fail(f"{name} must be finite, got {value!r}")
+            raise fail(f"{name} must be finite, got {{got}}")
         if x <= 0:
-            raise fail(f"{name} must be a positive number, got {x}")
+            raise fail(f"{name} must be a positive number, got {{x}}", x=x)
         return x
 
     return BeforeValidator(convert)
@@ -69,7 +69,7 @@ def _plain_name(what: str, *, empty: bool = False) -> AfterValidator:
 
     def check(name: str) -> str:
         if (not name and not empty) or "/" in name or "\\" in name or name.startswith("."):
-            raise fail(f"scenario {{parent}} {what} must be a plain file name, got {name!r}")
+            raise fail(f"scenario {{parent}} {what} must be a plain file name, got {{name!r}}", name=name)
         return name
 
     return AfterValidator(check)
@@ -140,7 +140,7 @@ class ScenarioDoc(Document):
     @classmethod
     def _known_engine(cls, engine: Any) -> Any:
         if engine not in ENGINES:
-            raise fail(f"scenario engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+            raise fail(f"scenario engine must be one of {', '.join(ENGINES)}, got {{got}}", got=engine)
         return engine
 
     @model_validator(mode="after")

@@ -201,13 +201,13 @@ def _shipped() -> ProfileTable:
 
 
 def _as_number(value: Any, *, positive: bool = False) -> float:
-    """A finite non-negative (or positive) float as ``float()`` reads it; ValueError says what is wrong."""
+    """A finite non-negative (or positive) float as ``float()`` reads it; ValueError says what it must be."""
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"must be a number, got {value!r}") from None
+        raise ValueError("a number") from None
     if not math.isfinite(x) or x < 0 or (positive and x == 0):
-        raise ValueError(f"must be a finite {'positive' if positive else 'non-negative'} number, got {value!r}")
+        raise ValueError(f"a finite {'positive' if positive else 'non-negative'} number")
     return x
 
 
@@ -216,7 +216,7 @@ def _number(value: Any, what: str, name: str, line: int | None = None, *, positi
     try:
         return _as_number(value, positive=positive)
     except ValueError as e:
-        raise InputError(f"{what} {e}", file=name, line=line) from None
+        raise InputError(f"{what} must be {e}, got {value!r}", file=name, line=line) from None
 
 
 def _seconds(*, positive: bool = False, optional: bool = False) -> BeforeValidator:
@@ -228,7 +228,7 @@ def _seconds(*, positive: bool = False, optional: bool = False) -> BeforeValidat
         try:
             return _as_number(value, positive=positive)
         except ValueError as e:
-            raise fail(f"{{path}} {e}") from None
+            raise fail(f"{{path}} must be {e}, got {{got}}", got=value) from None
 
     return BeforeValidator(convert)
 

@@ -91,6 +91,14 @@ def test_a_placeholder_in_the_users_value_is_not_filled_in() -> None:
     assert _problem({"items": [{"size": "{path}"}]}).message == "items[0].size must be a positive integer, got '{path}'"
 
 
+@pytest.mark.parametrize("name", ["{path}", "{got}", "{key!r}"])
+def test_a_users_name_that_looks_like_a_placeholder_is_shown_as_written(name: str) -> None:
+    doc = _replaced(CLUSTER, ("resources",), ["cpu", name, name])
+    with pytest.raises(InputError) as e:
+        cluster_from_dict(doc, label="c.json")
+    assert e.value.reason == f"resources[2]: resource {name!r} is listed twice"
+
+
 def test_fail_can_name_a_place_below_the_value() -> None:
     class Pair(Document):
         a: int
