@@ -19,10 +19,12 @@ A message is a template: ``{path}`` is the value's JSON path
 holding it, ``{key}`` (or ``{key!r}``) its own key and ``{got}`` the repr of
 the value; :func:`fail` may name more values (``{name!r}``). What a user
 wrote always goes in through a placeholder, never into the template, so a
-name such as ``"{path}"`` is shown as written. :func:`problem` turns a :class:`pydantic.ValidationError` into
-the first problem's path and message; each reader raises its own error type
-with them (:class:`~simcore.errors.InputError` naming the file,
-:class:`~simcore.errors.ParameterError` for a scenario).
+name such as ``"{path}"`` is shown as written.
+
+:func:`problem` turns a :class:`pydantic.ValidationError` into the first
+problem's path and message; each reader raises its own error type with them
+(:class:`~simcore.core.errors.InputError` naming the file,
+:class:`~simcore.core.errors.ParameterError` for a scenario).
 
 Pure library code: no Django here.
 """
