@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
 import numpy as np
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
 from simcore.core.errors import InputError
 from simcore.core.limits import max_machines
 from simcore.core.model import Cluster
+from simcore.documents import Document, Loc, fail, finite, non_blank, parse, says
 from simcore.sources import check_tree, read_json
 
 TOP_KEYS = {"name", "description", "resources", "configurations"}
@@ -53,8 +54,86 @@ def _fail(label: str | None, path: str, message: str) -> InputError:
     return InputError(f"{path}: {message}" if path else message, file=label)
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+def _integral(value: Any) -> Any:
+    # A count written 2.0 is 2 (some tools write every number as a float); 2.5 stays a float and is refused.
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _within_machine_limit(count: int) -> int:
+    if count > max_machines():
+        limit = f"the limit of {max_machines():,} machines per cluster (setting SIMCORE_MAX_MACHINES)"
+        raise fail(f"{count} exceeds {limit}")
+    return count
+
+
+def _unique(values: list[str]) -> list[str]:
+    for i, v in enumerate(values):
+        if v in values[:i]:
+            raise fail("resource {name!r} is listed twice", at=(i,), name=v)
+    return values
+
+
+NonEmpty = Annotated[str, AfterValidator(non_blank)]
+Count = Annotated[
+    int,
+    Field(ge=0),
+    BeforeValidator(_integral),
+    says("must be a non-negative integer, got {got}"),
+    AfterValidator(_within_machine_limit),
+]
+Amount = Annotated[float, AfterValidator(finite), Field(ge=0), says("must be a finite non-negative number, got {got}")]
+Speed = Annotated[float, AfterValidator(finite), Field(gt=0), says("must be a finite positive number, got {got}")]
+
+
+class ConfigurationDoc(Document):
+    """One machine configuration: ``count`` identical machines of ``capacity``."""
+
+    NOT_OBJECT = "must be an object with name, count and capacity"
+
+    name: Annotated[NonEmpty, says("must be a non-empty string, got {got}")]
+    count: Count
+    capacity: Annotated[dict[str, Amount], says("must be an object mapping each resource to a number")]
+    speed: Speed | None = None
+    attributes: Annotated[dict[str, Any], says("must be an object")] = {}
+
+
+class ClusterDoc(Document):
+    """A cluster document (see the module docstring); capacities are checked against ``resources`` here."""
+
+    MISSING_KEY = {
+        "resources": 'missing; e.g. "resources": ["cpu", "mem"]',
+        "configurations": "missing; a list of machine configurations",
+    }
+
+    name: Annotated[NonEmpty, says("must be a non-empty string")] = ""  # "": not given (a given "" is refused)
+    description: Annotated[str, says("must be a string")] = ""
+    resources: Annotated[
+        list[Annotated[NonEmpty, says("must be a non-empty string, got {got}")]],
+        Field(min_length=1),
+        says("must be a non-empty list of resource names"),
+        AfterValidator(_unique),
+    ]
+    configurations: Annotated[list[ConfigurationDoc], Field(min_length=1), says("must be a non-empty list")]
+
+    @model_validator(mode="after")
+    def _configurations_fit(self) -> ClusterDoc:
+        """Names unique, capacities for exactly the resources, a speed for every configuration or none."""
+        listed = ", ".join(self.resources)
+        for j, cfg in enumerate(self.configurations):
+            at: Loc = ("configurations", j)
+            if any(c.name == cfg.name for c in self.configurations[:j]):
+                raise fail("configuration name {name!r} is used twice", at=(*at, "name"), name=cfg.name)
+            for r in cfg.capacity:
+                if r not in self.resources:
+                    raise fail("not one of the resources ({listed})", at=(*at, "capacity", r), listed=listed)
+            for r in self.resources:
+                if r not in cfg.capacity:
+                    raise fail("missing", at=(*at, "capacity", r))
+            if j and (cfg.speed is None) != (self.configurations[0].speed is None):
+                raise fail("give a speed for every configuration or for none", at=(*at, "speed"))
+        if sum(c.count for c in self.configurations) == 0:
+            raise fail("every count is 0; the cluster needs at least one machine", at=("configurations",))
+        return self
 
 
 def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None = None) -> Cluster:
@@ -65,99 +144,18 @@ def cluster_from_dict(data: Any, *, label: str | None = None, name: str | None =
     if not isinstance(data, dict):
         raise _fail(label, "", f"the top level must be a JSON object, got {type(data).__name__}")
     check_tree(data, label)  # depth and NUL characters, also for documents not read by read_json
-    unknown = sorted(set(data) - TOP_KEYS)
-    if unknown:
-        raise _fail(label, unknown[0], f"unknown key; allowed keys: {', '.join(sorted(TOP_KEYS))}")
-    cname = data.get("name", name or _stem(label))
-    if not isinstance(cname, str) or not cname.strip():
-        raise _fail(label, "name", "must be a non-empty string")
-    description = data.get("description", "")
-    if not isinstance(description, str):
-        raise _fail(label, "description", "must be a string")
-    if "resources" not in data:
-        raise _fail(label, "resources", 'missing; e.g. "resources": ["cpu", "mem"]')
-    resources = data["resources"]
-    if not isinstance(resources, list) or not resources:
-        raise _fail(label, "resources", "must be a non-empty list of resource names")
-    for i, r in enumerate(resources):
-        if not isinstance(r, str) or not r.strip():
-            raise _fail(label, f"resources[{i}]", f"must be a non-empty string, got {r!r}")
-        if r in resources[:i]:
-            raise _fail(label, f"resources[{i}]", f"resource {r!r} is listed twice")
-    if "configurations" not in data:
-        raise _fail(label, "configurations", "missing; a list of machine configurations")
-    configs = data["configurations"]
-    if not isinstance(configs, list) or not configs:
-        raise _fail(label, "configurations", "must be a non-empty list")
-    names: list[str] = []
-    counts: list[int] = []
-    caps: list[list[float]] = []
-    attrs: list[dict[str, Any]] = []
-    speeds: list[float | None] = []
-    for j, cfg in enumerate(configs):
-        at = f"configurations[{j}]"
-        if not isinstance(cfg, dict):
-            raise _fail(label, at, "must be an object with name, count and capacity")
-        unknown = sorted(set(cfg) - CONFIG_KEYS)
-        if unknown:
-            raise _fail(label, f"{at}.{unknown[0]}", f"unknown key; allowed keys: {', '.join(sorted(CONFIG_KEYS))}")
-        for key in ("name", "count", "capacity"):
-            if key not in cfg:
-                raise _fail(label, f"{at}.{key}", "missing")
-        nm = cfg["name"]
-        if not isinstance(nm, str) or not nm.strip():
-            raise _fail(label, f"{at}.name", f"must be a non-empty string, got {nm!r}")
-        if nm in names:
-            raise _fail(label, f"{at}.name", f"configuration name {nm!r} is used twice")
-        count = cfg["count"]
-        if isinstance(count, float) and count.is_integer():
-            count = int(count)
-        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-            raise _fail(label, f"{at}.count", f"must be a non-negative integer, got {cfg['count']!r}")
-        if count > max_machines():
-            raise _fail(
-                label,
-                f"{at}.count",
-                f"{count} exceeds the limit of {max_machines():,} machines per cluster (setting SIMCORE_MAX_MACHINES)",
-            )
-        cap = cfg["capacity"]
-        if not isinstance(cap, dict):
-            raise _fail(label, f"{at}.capacity", "must be an object mapping each resource to a number")
-        for r in cap:
-            if r not in resources:
-                raise _fail(label, f"{at}.capacity.{r}", f"not one of the resources ({', '.join(resources)})")
-        row = []
-        for r in resources:
-            if r not in cap:
-                raise _fail(label, f"{at}.capacity.{r}", "missing")
-            v = cap[r]
-            if not _is_number(v) or not math.isfinite(v) or v < 0:
-                raise _fail(label, f"{at}.capacity.{r}", f"must be a finite non-negative number, got {v!r}")
-            row.append(float(v))
-        attributes = cfg.get("attributes", {})
-        if not isinstance(attributes, dict):
-            raise _fail(label, f"{at}.attributes", "must be an object")
-        speed = cfg.get("speed")
-        if speed is not None and (not _is_number(speed) or not math.isfinite(speed) or speed <= 0):
-            raise _fail(label, f"{at}.speed", f"must be a finite positive number, got {speed!r}")
-        if j and (speed is None) != (speeds[0] is None):
-            raise _fail(label, f"{at}.speed", "give a speed for every configuration or for none")
-        speeds.append(None if speed is None else float(speed))
-        names.append(nm)
-        counts.append(count)
-        caps.append(row)
-        attrs.append(attributes)
-    if sum(counts) == 0:
-        raise _fail(label, "configurations", "every count is 0; the cluster needs at least one machine")
+    doc = parse(ClusterDoc, data, lambda p: _fail(label, p.path, p.message))
+    configs = doc.configurations
+    speeds = [c.speed for c in configs]
     try:
         return Cluster(
-            name=cname,
-            resources=tuple(resources),
-            config_names=tuple(names),
-            counts=np.array(counts, dtype=object),  # the model checks the machine limit before int64
-            capacity=np.array(caps, dtype=np.float64),
-            attributes=tuple(attrs),
-            description=description,
+            name=doc.name or name or _stem(label),
+            resources=tuple(doc.resources),
+            config_names=tuple(c.name for c in configs),
+            counts=np.array([c.count for c in configs], dtype=object),  # the model checks the limit before int64
+            capacity=np.array([[c.capacity[r] for r in doc.resources] for c in configs], dtype=np.float64),
+            attributes=tuple(c.attributes for c in configs),
+            description=doc.description,
             speed=None if speeds[0] is None else np.array(speeds, dtype=np.float64),
         )
     except InputError as e:  # anything the model still rejects, with the file named

@@ -31,125 +31,181 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
 from simcore import api
 from simcore.core.engine import ENGINES, ProgressCallback
 from simcore.core.errors import InputError, ParameterError
 from simcore.core.model import Cluster, Workload
+from simcore.documents import Document, fail, parse, says
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params, workload_provides
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import unmet_needs
 
-#: The keys a scenario may have; anything else is refused by name rather than dropped.
-SCENARIO_KEYS = frozenset(
-    {"cluster", "workload", "load", "hours", "drain", "schedulers", "scheduler_params", "seeds", "axes", "engine"}
-)
-SOURCE_KEYS = {
-    "cluster": frozenset({"preset", "params", "file", "name"}),
-    "workload": frozenset({"preset", "params", "file", "name", "classes"}),
-}
+
+def _lax_number(name: str) -> BeforeValidator:
+    """A number as ``float()`` reads it (``"0.9"`` too, as scenarios always allowed), never a boolean."""
+
+    def convert(value: Any) -> float:
+        if isinstance(value, bool):
+            raise fail(f"{name} must be a number, got {{got}}")
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            raise fail(f"{name} must be a number, got {{got}}") from None
+        if not math.isfinite(x):
+            raise fail(f"{name} must be finite, got {{got}}")
+        if x <= 0:
+            raise fail(f"{name} must be a positive number, got {{x}}", x=x)
+        return x
+
+    return BeforeValidator(convert)
+
+
+def _plain_name(what: str, *, empty: bool = False) -> AfterValidator:
+    """A file name beside the scenario's other files: no folders, nothing hidden (``empty``: "" passes)."""
+
+    def check(name: str) -> str:
+        if (not name and not empty) or "/" in name or "\\" in name or name.startswith("."):
+            raise fail(f"scenario {{parent}} {what} must be a plain file name, got {{name!r}}", name=name)
+        return name
+
+    return AfterValidator(check)
+
+
+_Text = BeforeValidator(str)  # names in a scenario were always read with str(), so 3 names "3"
+_OrEmpty = BeforeValidator(lambda v: v or {})  # an empty or null object is no parameters
+
+
+class ClusterSpec(Document):
+    """A scenario's cluster: a preset with its parameters, or an uploaded file."""
+
+    NOT_OBJECT = "scenario {path} must be an object with either 'preset' or 'file'"
+    UNKNOWN = "scenario {parent} has unknown key {key!r}; valid keys: {allowed}"
+
+    # Exactly one of preset and file is given (precheck); "" stands for the one that is not.
+    preset: Annotated[str, _Text] = ""
+    params: Annotated[dict[str, Any], _OrEmpty, says("scenario {parent} params must be an object")] = {}
+    file: Annotated[str, _plain_name("file"), _Text] = ""
+    name: Any = None
+
+    @classmethod
+    def precheck(cls, data: dict[str, Any]) -> None:
+        if ("preset" in data) == ("file" in data):
+            raise fail(cls.NOT_OBJECT)
+
+
+class WorkloadSpec(ClusterSpec):
+    """A scenario's workload; a trace file may come with its job-class table (``classes``, simcore.classfile)."""
+
+    classes: Annotated[str, _plain_name("classes", empty=True), BeforeValidator(lambda v: str(v) if v else "")] = ""
+
+
+class ScenarioDoc(Document):
+    """The scenario document (module docstring); names are checked against the registries afterwards."""
+
+    NOT_OBJECT = "scenario must be a JSON object"
+    UNKNOWN = "scenario has unknown key {key!r}; valid keys: {allowed}"
+    MISSING_KEY = {
+        "cluster": "scenario cluster must be an object with either 'preset' or 'file'",
+        "workload": "scenario workload must be an object with either 'preset' or 'file'",
+        "schedulers": "scenario needs a non-empty list of schedulers",
+        "seeds": "scenario needs a non-empty list of seeds",
+    }
+
+    cluster: ClusterSpec
+    workload: WorkloadSpec
+    load: Annotated[float, _lax_number("load")] = 0.9
+    hours: Annotated[float, _lax_number("hours")] | None = None
+    drain: Annotated[bool, BeforeValidator(bool)] = False
+    schedulers: Annotated[
+        list[Annotated[str, _Text]], Field(min_length=1), says("scenario needs a non-empty list of schedulers")
+    ]
+    scheduler_params: Annotated[
+        dict[str, Annotated[dict[str, Any], _OrEmpty, says("scenario scheduler_params.{key} must be an object")]],
+        _OrEmpty,
+        says("scenario scheduler_params must be an object"),
+    ] = {}
+    seeds: Annotated[
+        list[Annotated[int, Field(ge=0), says("seeds must be non-negative integers, got {got}")]],
+        Field(min_length=1),
+        says("scenario needs a non-empty list of seeds"),
+    ]
+    axes: Any = None  # a sweep's grid, checked by simcore.sweep.grammar once the presets and schedulers are known
+    engine: Any = "compiled"
+
+    @field_validator("engine")
+    @classmethod
+    def _known_engine(cls, engine: Any) -> Any:
+        if engine not in ENGINES:
+            raise fail(f"scenario engine must be one of {', '.join(ENGINES)}, got {{got}}", got=engine)
+        return engine
+
+    @model_validator(mode="after")
+    def _no_repeats(self) -> ScenarioDoc:
+        if len(set(self.schedulers)) != len(self.schedulers):
+            raise fail("scenario lists a scheduler twice")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise fail("scenario lists a seed twice")
+        return self
 
 
 def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     """A normalised copy of ``scenario``; raises ParameterError/UnknownNameError naming the bad part."""
-    if not isinstance(scenario, Mapping):
-        raise ParameterError("scenario must be a JSON object")
-    unknown = sorted(set(scenario) - SCENARIO_KEYS)
-    if unknown:
-        raise ParameterError(f"scenario has unknown key {unknown[0]!r}; valid keys: {', '.join(sorted(SCENARIO_KEYS))}")
-    out: dict[str, Any] = {}
-    varied = _varied_presets(scenario.get("axes"))
-    for part, registry in (("cluster", CLUSTERS), ("workload", WORKLOADS)):
-        spec = scenario.get(part)
-        if not isinstance(spec, Mapping) or ("preset" in spec) == ("file" in spec):
-            raise ParameterError(f"scenario {part} must be an object with either 'preset' or 'file'")
-        allowed = SOURCE_KEYS[part]
-        extra = sorted(set(spec) - allowed)
-        if extra:
-            raise ParameterError(
-                f"scenario {part} has unknown key {extra[0]!r}; valid keys: {', '.join(sorted(allowed))}"
-            )
-        if "preset" in spec:
-            preset = registry.get(str(spec["preset"]))
-            params = spec.get("params") or {}
-            if not isinstance(params, Mapping):
-                raise ParameterError(f"scenario {part} params must be an object")
-            if part in varied:
-                # A sweep over presets: each parameter goes to the presets of the axis that take it.
-                out[part] = {"preset": preset.name, "params": _varied_params(part, registry, varied[part], params)}
-                continue
-            out[part] = {
-                "preset": preset.name,
-                "params": coerce_params(f"{part} {preset.name!r}", preset.params, dict(params)),
-            }
-            if part == "cluster" and not out[part]["params"].get("profile"):
-                # Building a preset cluster is cheap (counts, not machines) and applies the
-                # machine limit (SIMCORE_MAX_MACHINES) at submission, as for uploads. A cluster
-                # sized from an uploaded profile needs a simulation and is checked when it runs.
-                api.resolve_cluster(preset.name, out[part]["params"])
-        else:
-            name = str(spec["file"])
-            if not name or "/" in name or "\\" in name or name.startswith("."):
-                raise ParameterError(f"scenario {part} file must be a plain file name, got {name!r}")
-            out[part] = {"file": name}
-            if spec.get("name"):
-                out[part]["name"] = str(spec["name"])
-            if part == "workload" and spec.get("classes"):
-                # The trace's job-class table (simcore.workloads.classfile), a file beside the trace.
-                cname = str(spec["classes"])
-                if "/" in cname or "\\" in cname or cname.startswith("."):
-                    raise ParameterError(f"scenario workload classes must be a plain file name, got {cname!r}")
-                out[part]["classes"] = cname
-    load = _number(scenario.get("load", 0.9), "load")
-    if load <= 0:
-        raise ParameterError(f"load must be a positive number, got {load}")
-    hours = scenario.get("hours")
-    if hours is not None:
-        hours = _number(hours, "hours")
-        if hours <= 0:
-            raise ParameterError(f"hours must be a positive number, got {hours}")
-    out["load"] = load
-    out["hours"] = hours
-    out["drain"] = bool(scenario.get("drain", False))
-    engine = scenario.get("engine", "compiled")
-    if engine not in ENGINES:
-        raise ParameterError(f"scenario engine must be one of {', '.join(ENGINES)}, got {engine!r}")
-    if engine != "compiled":
+    raw = dict(scenario) if isinstance(scenario, Mapping) else scenario
+    doc = parse(ScenarioDoc, raw, lambda p: ParameterError(p.message))
+    varied = _varied_presets(doc.axes)
+    out: dict[str, Any] = {
+        "cluster": _source("cluster", doc.cluster, CLUSTERS, varied),
+        "workload": _source("workload", doc.workload, WORKLOADS, varied),
+        "load": doc.load,
+        "hours": doc.hours,
+        "drain": doc.drain,
+    }
+    if doc.engine != "compiled":
         # Kept only when it is not the default, so the scenarios (and result-cache keys) of before stay the same.
-        out["engine"] = engine
-    names = scenario.get("schedulers")
-    if not isinstance(names, list) or not names:
-        raise ParameterError("scenario needs a non-empty list of schedulers")
-    for n in names:
-        SCHEDULERS.get(str(n))  # raises UnknownNameError listing the registered schedulers
-    out["schedulers"] = [str(n) for n in names]
-    if len(set(out["schedulers"])) != len(out["schedulers"]):
-        raise ParameterError("scenario lists a scheduler twice")
+        out["engine"] = doc.engine
+    for n in doc.schedulers:
+        SCHEDULERS.get(n)  # raises UnknownNameError listing the registered schedulers
+    out["schedulers"] = list(doc.schedulers)
     provides, workload_name = workload_provides(out["workload"])
     for n in out["schedulers"]:
         why = unmet_needs(SCHEDULERS.get(n), provides, workload_name)
         if why:
             raise ParameterError(why)
-    given = scenario.get("scheduler_params") or {}
-    if not isinstance(given, Mapping):
-        raise ParameterError("scenario scheduler_params must be an object")
-    out["scheduler_params"] = {}
-    for n in out["schedulers"]:
-        cls = SCHEDULERS.get(n)
-        out["scheduler_params"][n] = coerce_params(f"scheduler {n!r}", cls.params, dict(given.get(n) or {}))
-    seeds = scenario.get("seeds")
-    if not isinstance(seeds, list) or not seeds:
-        raise ParameterError("scenario needs a non-empty list of seeds")
-    for s in seeds:
-        if isinstance(s, bool) or not isinstance(s, int) or s < 0:
-            raise ParameterError(f"seeds must be non-negative integers, got {s!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ParameterError("scenario lists a seed twice")
-    out["seeds"] = [int(s) for s in seeds]
-    if scenario.get("axes"):
-        out["axes"] = _check_axes(scenario, out)
+    out["scheduler_params"] = {
+        n: coerce_params(f"scheduler {n!r}", SCHEDULERS.get(n).params, dict(doc.scheduler_params.get(n, {})))
+        for n in out["schedulers"]
+    }
+    out["seeds"] = list(doc.seeds)
+    if doc.axes:
+        out["axes"] = _check_axes(raw, out)
     return out
+
+
+def _source(part: str, spec: ClusterSpec, registry: Any, varied: dict[str, list[str]]) -> dict[str, Any]:
+    """The normalised cluster or workload of a scenario: its preset's parameters checked, or its file names."""
+    if "preset" not in spec.model_fields_set:
+        out: dict[str, Any] = {"file": spec.file}
+        if spec.name:
+            out["name"] = str(spec.name)
+        if isinstance(spec, WorkloadSpec) and spec.classes:
+            # The trace's job-class table (simcore.classfile), a file beside the trace.
+            out["classes"] = spec.classes
+        return out
+    preset = registry.get(spec.preset)
+    if part in varied:
+        # A sweep over presets: each parameter goes to the presets of the axis that take it.
+        return {"preset": preset.name, "params": _varied_params(part, registry, varied[part], spec.params)}
+    params = coerce_params(f"{part} {preset.name!r}", preset.params, dict(spec.params))
+    if part == "cluster" and not params.get("profile"):
+        # Building a preset cluster is cheap (counts, not machines) and applies the
+        # machine limit (SIMCORE_MAX_MACHINES) at submission, as for uploads. A cluster
+        # sized from an uploaded profile needs a simulation and is checked when it runs.
+        api.resolve_cluster(preset.name, params)
+    return {"preset": preset.name, "params": params}
 
 
 #: Scenario parts a sweep can vary by preset name.
@@ -205,18 +261,6 @@ def _check_axes(raw: Mapping[str, Any], out: dict[str, Any]) -> list[dict[str, A
         for params in out["scheduler_params"].values():
             params.pop(ax.name, None)
     return [{"name": ax.name, "values": list(ax.values)} for ax in axes]
-
-
-def _number(value: Any, name: str) -> float:
-    if isinstance(value, bool):
-        raise ParameterError(f"{name} must be a number, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"{name} must be a number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise ParameterError(f"{name} must be finite, got {value!r}")
-    return x
 
 
 def _file(files: Mapping[str, Path], part: str, name: str) -> str:

@@ -101,7 +101,9 @@ def coerce_params(kind: str, params: tuple[Param, ...], given: dict[str, Any]) -
             valid = ", ".join(sorted(known)) or "none"
             raise ParameterError(f"{kind} has no parameter {key!r}; valid parameters: {valid}")
     for p in params:
-        value = given.get(p.name, p.default)
+        value = given.get(p.name)
+        if value is None:  # not given, or null in a JSON scenario: the default
+            value = p.default
         if value is None:
             out[p.name] = None
             continue

@@ -119,7 +119,7 @@ def _table1_cluster(name: str, counts: list[int], description: str) -> Cluster:
         name=name,
         resources=RESOURCES,
         config_names=tuple(f"G{i + 1}" for i in range(len(TABLE1))),
-        counts=np.array(counts, dtype=np.int64),
+        counts=np.array(counts, dtype=object),  # the model checks the machine limit before int64
         capacity=np.array([[c, m] for _, c, m, _ in TABLE1]),
         attributes=tuple({"table1_row": i + 1, "paper_K_j": kj} for i, (_, _, _, kj) in enumerate(TABLE1)),
         description=description,

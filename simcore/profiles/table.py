@@ -39,12 +39,16 @@ import json
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
+from pydantic import BeforeValidator, ConfigDict, Field
 
 from simcore.core.errors import InputError
+from simcore.core.limits import max_json_depth
 from simcore.core.model import FloatArray
+from simcore.documents import Document, fail, parse, says
+from simcore.sources import check_tree
 
 #: The paper's Table 2: percentage of each job type in the NCBI trace.
 TABLE2_MIX: dict[str, float] = {
@@ -178,8 +182,11 @@ def parse_profile(text: str, name: str = "<profile>") -> ProfileTable:
     if text.lstrip().startswith("{"):
         try:
             data = json.loads(text)
+        except RecursionError:  # as the other JSON readers (simcore.sources): a message, not a traceback
+            raise InputError(f"JSON nested too deeply (the limit is {max_json_depth()} levels)", file=name) from None
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON: {e.msg}", file=name, line=e.lineno) from None
+        check_tree(data, name)  # SIMCORE_MAX_JSON_DEPTH and NUL characters, as for clusters
         return profile_from_dict(data, name=name)
     return _parse_csv(text, name)
 
@@ -193,82 +200,115 @@ def _shipped() -> ProfileTable:
     return _SHIPPED_CACHE[0]
 
 
-def _number(value: Any, what: str, name: str, line: int | None = None, *, positive: bool = False) -> float:
-    """A finite non-negative (or positive) float, or an InputError naming ``what``."""
+def _as_number(value: Any, *, positive: bool = False) -> float:
+    """A finite non-negative (or positive) float as ``float()`` reads it; ValueError says what it must be."""
     try:
         x = float(value)
     except (TypeError, ValueError):
-        raise InputError(f"{what} must be a number, got {value!r}", file=name, line=line) from None
+        raise ValueError("a number") from None
     if not math.isfinite(x) or x < 0 or (positive and x == 0):
-        kind = "positive" if positive else "non-negative"
-        raise InputError(f"{what} must be a finite {kind} number, got {value!r}", file=name, line=line)
+        raise ValueError(f"a finite {'positive' if positive else 'non-negative'} number")
     return x
+
+
+def _number(value: Any, what: str, name: str, line: int | None = None, *, positive: bool = False) -> float:
+    """A finite non-negative (or positive) float, or an InputError naming ``what``."""
+    try:
+        return _as_number(value, positive=positive)
+    except ValueError as e:
+        raise InputError(f"{what} must be {e}, got {value!r}", file=name, line=line) from None
+
+
+def _seconds(*, positive: bool = False, optional: bool = False) -> BeforeValidator:
+    """A profile number (a string such as "60" too, as the CSV form reads them); ``optional``: null is none."""
+
+    def convert(value: Any) -> float | None:
+        if value is None and optional:
+            return None
+        try:
+            return _as_number(value, positive=positive)
+        except ValueError as e:
+            raise fail(f"{{path}} must be {e}, got {{got}}", got=value) from None
+
+    return BeforeValidator(convert)
+
+
+def _database(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise fail("{path} must be a non-empty string")
+    return value.strip()
+
+
+_NAMED = "{parent} needs a string 'name'"
+_RUNTIMES = "'runtimes' must be a non-empty list of {job_type, machine_type, cpu_s, io_s[, warm_s]} objects"
+
+
+class _Declared(Document):
+    """A declared machine or job type: a string ``name`` and attributes (any other keys)."""
+
+    model_config = ConfigDict(extra="allow")
+    NOT_OBJECT = "{path} needs a string 'name'"
+    MISSING = _NAMED
+
+    name: Annotated[str, says(_NAMED)]
+
+
+class MachineTypeDoc(_Declared):
+    """A machine type; its other keys (``cpu_mhz``, ``memory_mb``, ...) are its attributes."""
+
+
+class JobTypeDoc(_Declared):
+    """A job type with its share of the mix and the database it searches (both optional)."""
+
+    proportion: Annotated[float | None, _seconds()] = None
+    database: Annotated[str | None, BeforeValidator(_database)] = None
+
+
+class RuntimeDoc(Document):
+    """The run time of one job type on one machine type, in seconds (other keys are ignored)."""
+
+    model_config = ConfigDict(extra="allow")
+    NOT_OBJECT = "{path} must be an object"
+    MISSING = "{parent} has no {key!r}"
+
+    job_type: Annotated[str, BeforeValidator(str)]
+    machine_type: Annotated[str, BeforeValidator(str)]
+    cpu_s: Annotated[float, _seconds()]
+    io_s: Annotated[float, _seconds()]
+    warm_s: Annotated[float | None, _seconds(positive=True, optional=True)] = None
+
+
+class ProfileDoc(Document):
+    """The JSON profile table (module docstring); other top-level keys are kept as the table's ``meta``."""
+
+    model_config = ConfigDict(extra="allow")
+    NOT_OBJECT = "a JSON profile must be an object with 'runtimes'"
+    MISSING_KEY = {"runtimes": _RUNTIMES}
+
+    runtimes: Annotated[list[RuntimeDoc], Field(min_length=1), says(_RUNTIMES)]
+    machine_types: Annotated[
+        list[MachineTypeDoc] | None, says("'machine_types' must be a list of objects with a 'name'")
+    ] = None
+    job_types: Annotated[list[JobTypeDoc] | None, says("'job_types' must be a list of objects with a 'name'")] = None
 
 
 def profile_from_dict(data: Any, name: str = "<profile>") -> ProfileTable:
     """Build and validate a table from the JSON format's parsed object."""
-    if not isinstance(data, dict):
-        raise InputError("a JSON profile must be an object with 'runtimes'", file=name)
-    rows = data.get("runtimes")
-    if not isinstance(rows, list) or not rows:
-        raise InputError(
-            "'runtimes' must be a non-empty list of {job_type, machine_type, cpu_s, io_s[, warm_s]} objects", file=name
-        )
-    mtypes_decl = data.get("machine_types")
-    jtypes_decl = data.get("job_types")
-    attrs: dict[str, dict[str, Any]] = {}
-    mix: dict[str, float] = {}
-    dbs: dict[str, str] = {}
-    if mtypes_decl is not None:
-        if not isinstance(mtypes_decl, list):
-            raise InputError("'machine_types' must be a list of objects with a 'name'", file=name)
-        for i, m in enumerate(mtypes_decl):
-            if not isinstance(m, dict) or not isinstance(m.get("name"), str):
-                raise InputError(f"machine_types[{i}] needs a string 'name'", file=name)
-            attrs[m["name"]] = {k: v for k, v in m.items() if k not in ("name", "source")}
-    if jtypes_decl is not None:
-        if not isinstance(jtypes_decl, list):
-            raise InputError("'job_types' must be a list of objects with a 'name'", file=name)
-        for i, jt in enumerate(jtypes_decl):
-            if not isinstance(jt, dict) or not isinstance(jt.get("name"), str):
-                raise InputError(f"job_types[{i}] needs a string 'name'", file=name)
-            if "proportion" in jt:
-                mix[jt["name"]] = _number(jt["proportion"], f"job_types[{i}].proportion", name)
-            if "database" in jt:
-                if not isinstance(jt["database"], str) or not jt["database"].strip():
-                    raise InputError(f"job_types[{i}].database must be a non-empty string", file=name)
-                dbs[jt["name"]] = jt["database"].strip()
-    records = []
-    for i, r in enumerate(rows):
-        where = f"runtimes[{i}]"
-        if not isinstance(r, dict):
-            raise InputError(f"{where} must be an object", file=name)
-        for key in CSV_REQUIRED:
-            if key not in r:
-                raise InputError(f"{where} has no {key!r}", file=name)
-        records.append(
-            {
-                "job_type": str(r["job_type"]),
-                "machine_type": str(r["machine_type"]),
-                "cpu_s": _number(r["cpu_s"], f"{where}.cpu_s", name),
-                "io_s": _number(r["io_s"], f"{where}.io_s", name),
-                "warm_s": None
-                if r.get("warm_s") is None
-                else _number(r["warm_s"], f"{where}.warm_s", name, positive=True),
-                "where": where,
-                "line": None,
-            }
-        )
-    meta = {k: v for k, v in data.items() if k not in ("runtimes", "machine_types", "job_types")}
+    doc = parse(ProfileDoc, data, lambda p: InputError(p.message, file=name))
+    mtypes, jtypes = doc.machine_types or [], doc.job_types or []
+    keys = {"job_type", "machine_type", "cpu_s", "io_s", "warm_s"}  # a row's other keys are ignored
+    records = [
+        {**r.model_dump(include=keys), "where": f"runtimes[{i}]", "line": None} for i, r in enumerate(doc.runtimes)
+    ]
     return _assemble(
         records,
-        mix,
-        attrs,
+        {jt.name: jt.proportion for jt in jtypes if jt.proportion is not None},
+        {m.name: {k: v for k, v in (m.model_extra or {}).items() if k != "source"} for m in mtypes},
         name,
-        meta,
-        dbs,
-        job_order=[j["name"] for j in jtypes_decl] if jtypes_decl else None,
-        machine_order=[m["name"] for m in mtypes_decl] if mtypes_decl else None,
+        dict(doc.model_extra or {}),
+        {jt.name: jt.database for jt in jtypes if jt.database is not None},
+        job_order=[j.name for j in jtypes] or None,
+        machine_order=[m.name for m in mtypes] or None,
     )
 
 
@@ -366,12 +406,37 @@ def _assemble(
         raise InputError("duplicate job type names", file=name)
     if len(set(machines)) != len(machines):
         raise InputError("duplicate machine type names", file=name)
-    K, M = len(jobs), len(machines)
+    cpu, iot, warm = _runtime_grid(records, jobs, machines, name)
+    p = _proportions(jobs, mix, name)
+    unknown_db = [jt for jt in dbs if jt not in jobs]
+    if unknown_db:
+        raise InputError(f"database given for undeclared job type(s) {', '.join(unknown_db)}", file=name)
+    # Databases: as given; a job type without one searches its own. With none given at all, the paper's five
+    # job types get the paper's databases (nt / nr).
+    databases = tuple(dbs.get(jt, jt) if dbs else PAPER_DATABASES.get(jt, jt) for jt in jobs)
+    return ProfileTable(
+        job_types=tuple(jobs),
+        machine_types=tuple(machines),
+        cpu_s=cpu,
+        io_s=iot,
+        warm_s=warm,
+        proportions=p / p.sum(),
+        machine_attributes=tuple(attrs.get(m, {}) for m in machines),
+        meta=meta,
+        source=name,
+        databases=databases,
+    )
+
+
+def _runtime_grid(
+    records: list[dict[str, Any]], jobs: list[str], machines: list[str], name: str
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The (job type x machine type) cpu, io and warm seconds; every pair exactly once."""
     ji = {n: i for i, n in enumerate(jobs)}
     mi = {n: i for i, n in enumerate(machines)}
-    cpu = np.full((K, M), np.nan)
-    iot = np.full((K, M), np.nan)
-    warm = np.full((K, M), np.nan)
+    cpu = np.full((len(jobs), len(machines)), np.nan)
+    iot = np.full_like(cpu, np.nan)
+    warm = np.full_like(cpu, np.nan)
     for r in records:
         if r["job_type"] not in ji:
             raise InputError(
@@ -407,6 +472,11 @@ def _assemble(
             "every job type needs a row for every machine type",
             file=name,
         )
+    return cpu, iot, warm
+
+
+def _proportions(jobs: list[str], mix: dict[str, float], name: str) -> FloatArray:
+    """Each job type's share as given, or the paper's Table 2 when none is given and all are the paper's."""
     props = []
     for jt in jobs:
         if jt in mix:
@@ -422,21 +492,4 @@ def _assemble(
     p = np.array(props, dtype=np.float64)
     if p.sum() <= 0:
         raise InputError("job type proportions must not all be zero", file=name)
-    unknown_db = [jt for jt in dbs if jt not in ji]
-    if unknown_db:
-        raise InputError(f"database given for undeclared job type(s) {', '.join(unknown_db)}", file=name)
-    # Databases: as given; a job type without one searches its own. With none given at all, the paper's five
-    # job types get the paper's databases (nt / nr).
-    databases = tuple(dbs.get(jt, jt) if dbs else PAPER_DATABASES.get(jt, jt) for jt in jobs)
-    return ProfileTable(
-        job_types=tuple(jobs),
-        machine_types=tuple(machines),
-        cpu_s=cpu,
-        io_s=iot,
-        warm_s=warm,
-        proportions=p / p.sum(),
-        machine_attributes=tuple(attrs.get(m, {}) for m in machines),
-        meta=meta,
-        source=name,
-        databases=databases,
-    )
+    return p

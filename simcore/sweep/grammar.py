@@ -24,11 +24,14 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator
 
 from simcore.convert import BadValue, boolean, finite_float, positive_float
 from simcore.core import limits
 from simcore.core.errors import ParameterError, SimcoreError
+from simcore.documents import Document, parse, says
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
 from simcore.schedulers import SCHEDULERS
 from simcore.schedulers.base import Param
@@ -489,6 +492,25 @@ def parse_axes(
     return axes
 
 
+_AXIS = "scenario {parent} must be an object with 'name' and a list 'values'"
+
+
+class AxisDoc(Document):
+    """One axis of a grid kept as data: ``{"name": "phi", "values": [0, 0.003]}``."""
+
+    NOT_OBJECT = _AXIS.replace("{parent}", "{path}")
+    UNKNOWN = MISSING = _AXIS
+
+    name: Annotated[str, BeforeValidator(str)]
+    values: Annotated[list[Any], says(_AXIS)]
+
+
+class GridDoc(Document):
+    """A grid's axes as a scenario keeps them; the names and values are checked by the grammar's rules."""
+
+    axes: Annotated[list[AxisDoc], says("scenario axes must be a list of {'name': ..., 'values': [...]} objects")]
+
+
 def axes_from_values(
     raw: Any, cluster: str, workload: str, schedulers: Sequence[str], fixed: Mapping[str, Any] | None = None
 ) -> list[Axis]:
@@ -496,28 +518,24 @@ def axes_from_values(
     the same rules as the text form."""
     if raw is None:
         return []
-    if not isinstance(raw, list):
-        raise ParameterError("scenario axes must be a list of {'name': ..., 'values': [...]} objects")
+    doc = parse(GridDoc, {"axes": raw}, lambda p: ParameterError(p.message))
     grid = Grid(cluster, workload, schedulers)
-    items: list[tuple[int, str, list[Any]]] = []
-    for i, a in enumerate(raw):
-        if not isinstance(a, Mapping) or set(a) != {"name", "values"} or not isinstance(a["values"], list):
-            raise ParameterError(f"scenario axes[{i}] must be an object with 'name' and a list 'values'")
-        items.append((i, _canonical_name(str(a["name"])), list(a["values"])))
     out: dict[int, Axis] = {}
-    for i, name, values in sorted(items, key=lambda t: t[1] not in PRESET_AXES):
+    # Preset axes first: the presets they name decide which parameters the other axes may vary.
+    for i, a in sorted(enumerate(doc.axes), key=lambda t: _canonical_name(t[1].name) not in PRESET_AXES):
+        name = _canonical_name(a.name)
         shown = name.replace("_", "-")
         owners = _check_name(name, shown, grid)
-        if not values:
+        if not a.values:
             raise ParameterError(f"--vary {shown}: no values")
-        if len(values) > MAX_AXIS_VALUES:
+        if len(a.values) > MAX_AXIS_VALUES:
             raise ParameterError(f"--vary {shown}: more than {MAX_AXIS_VALUES} values")
-        checked = [_check_value(name, shown, v, owners) for v in values]
-        _no_repeats(shown, checked, [_value_text(v) for v in values])
+        checked = [_check_value(name, shown, v, owners) for v in a.values]
+        _no_repeats(shown, checked, [_value_text(v) for v in a.values])
         ax = Axis(name, tuple(checked))
         grid.add_presets(ax)
         out[i] = ax
-    axes = [out[i] for i in range(len(raw))]
+    axes = [out[i] for i in range(len(doc.axes))]
     check_axes_distinct(axes, fixed or {})
     return axes
 

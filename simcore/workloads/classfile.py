@@ -28,39 +28,83 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Sequence
+from typing import IO, Annotated, Any
 
 import numpy as np
+from pydantic import BeforeValidator, ConfigDict
 
 from simcore.core.errors import InputError
-from simcore.core.model import ClassTable, Cluster, Workload
+from simcore.core.model import ClassTable, Cluster, FloatArray, Workload
+from simcore.documents import Document, fail, parse, says
 from simcore.sources import read_json, source_label
+
+_OBJECT = "expected an object with 'resources' and 'table' (simcore import --classes output)"
+_RESOURCES = "'resources' must be a list of resource names"
+_NAMES = "'table.names' must be a list of class names"
+_NUMBERS = "'table' needs names, requests, rates and proportions as numbers ({path} is {got})"
+
+# np.asarray(dtype=float64) read these tables before, so a number may be written "0.1" (or true, as 1.0).
+_Number = Annotated[float, BeforeValidator(lambda v: float(v) if isinstance(v, (bool, str)) else v), says(_NUMBERS)]
+_Row = Annotated[list[_Number], says(_NUMBERS)]
+
+
+class TableDoc(Document):
+    """:meth:`ClassTable.to_dict`: names, per-class requests (class x resource) and rates (class x config)."""
+
+    model_config = ConfigDict(extra="ignore")
+    NOT_OBJECT = _OBJECT
+    MISSING = "'table' needs names, requests, rates and proportions as numbers ({path} is missing)"
+    MISSING_KEY = {"names": _NAMES}
+
+    names: Annotated[list[Annotated[str, BeforeValidator(str)]], says(_NAMES)]
+    requests: Annotated[list[_Row], says(_NUMBERS)]
+    rates: Annotated[list[_Row], says(_NUMBERS)]
+    proportions: Annotated[list[_Number], says(_NUMBERS)]
+
+
+class ClassesDoc(Document):
+    """A ``classes.json`` file; only ``resources`` and ``table`` are read (the rest is for people)."""
+
+    model_config = ConfigDict(extra="ignore")
+    NOT_OBJECT = _OBJECT
+    MISSING_KEY = {"resources": _RESOURCES, "table": _OBJECT}
+
+    resources: Annotated[list[Annotated[str, says(_RESOURCES)]], says(_RESOURCES)]
+    table: TableDoc
+
+    @classmethod
+    def precheck(cls, data: dict[str, Any]) -> None:
+        if not isinstance(data.get("table"), dict):
+            raise fail(_OBJECT)
+
+
+def _column(path: str) -> str | None:
+    """The part of the file an error's column names: resources, table.names or table (as before)."""
+    for part in ("resources", "table.names", "table"):
+        if path.startswith(part):
+            return part
+    return None
+
+
+def _matrix(rows: list[list[float]], what: str, label: str) -> FloatArray:
+    if len({len(r) for r in rows}) > 1:
+        raise InputError(
+            f"'table' shapes do not match: the rows of {what} differ in length", file=label, column="table"
+        )
+    return np.asarray(rows, dtype=np.float64)
 
 
 def class_table_from_dict(
     data: Any, resources: Sequence[str], n_configs: int, *, label: str = "classes.json"
 ) -> ClassTable:
     """The class table of a ``classes.json`` dict, aligned to a cluster's ``resources`` and ``n_configs``."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("table"), Mapping):
-        raise InputError(
-            "expected an object with 'resources' and 'table' (simcore import --classes output)", file=label
-        )
-    table = data["table"]
-    file_res = data.get("resources")
-    if not isinstance(file_res, list) or not all(isinstance(r, str) for r in file_res):
-        raise InputError("'resources' must be a list of resource names", file=label, column="resources")
-    if not isinstance(table.get("names"), list):
-        raise InputError("'table.names' must be a list of class names", file=label, column="table.names")
-    try:
-        names = tuple(str(n) for n in table["names"])
-        req = np.asarray(table["requests"], dtype=np.float64)
-        rates = np.asarray(table["rates"], dtype=np.float64)
-        prop = np.asarray(table["proportions"], dtype=np.float64)
-    except (KeyError, TypeError, ValueError) as e:
-        raise InputError(
-            f"'table' needs names, requests, rates and proportions as numbers ({e})", file=label, column="table"
-        ) from None
+    doc = parse(ClassesDoc, data, lambda p: InputError(p.message, file=label, column=_column(p.path)))
+    file_res, table = doc.resources, doc.table
+    names = tuple(table.names)
+    req = _matrix(table.requests, "requests", label)
+    rates = _matrix(table.rates, "rates", label)
+    prop = np.asarray(table.proportions, dtype=np.float64)
     k = len(names)
     if k == 0 or req.shape != (k, len(file_res)) or rates.ndim != 2 or rates.shape[0] != k or prop.shape != (k,):
         raise InputError(
