@@ -16,7 +16,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from dashboard import outages
+from dashboard import beats, outages
 from dashboard.limits import Limits
 from dashboard.models import (
     TRANSITIONS,
@@ -83,6 +83,7 @@ class Heartbeat:
         self._stop = threading.Event()
         self._finishing = False
         self._lock = threading.Lock()
+        self._helper = False
         self._worker_thread = threading.get_ident()
         self._thread = threading.Thread(target=self._beat, name="simcore-heartbeat", daemon=True)
 
@@ -91,6 +92,9 @@ class Heartbeat:
         # yet, so there is nothing to keep alive, and a stamp would only wait for this transaction's locks.
         if not connection.in_atomic_block:
             self._thread.start()
+            # Stamps that no phase can hold up (one holding the interpreter lock stops this thread): dashboard.beats.
+            target = beats.simple_filters(self.rows)
+            self._helper = target is not None and beats.start(*target, every_s=self.every_s)
         return self
 
     def finishing(self) -> None:
@@ -103,6 +107,8 @@ class Heartbeat:
     def __exit__(self, *exc: object) -> None:
         with self._lock:  # never interrupt the worker once its work is over
             self._stop.set()
+        if self._helper:
+            beats.stop()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
 
