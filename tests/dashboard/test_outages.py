@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -18,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.db import connection
 from django.test import Client
 
@@ -35,7 +39,8 @@ from dashboard.models import (
 )
 from dashboard.outages import RETRY_AFTER_S
 from dashboard.services.packing import SourceChoice, create_analysis
-from tests.dashboard.conftest import small_scenario
+from tests.dashboard.conftest import ROOT, small_scenario
+from tests.dashboard.servers import OwnPostgres, need_postgres_bin, wait_until
 from tests.dashboard.test_nothing_lost import Broker, _long
 from tests.dashboard.test_worker_loss import Worker, _experiment, _trace_import, _wait_until
 
@@ -287,3 +292,68 @@ def test_an_import_whose_reading_holds_the_interpreter_lock_is_never_declared_lo
     assert row.status == ImportStatus.READY, row.error
     assert row.attempt == 1 and row.lost_attempts == [] and row.info["jobs"] == 400_000
     assert beat_while_reading
+
+
+# ---------------------------------------------------------------------------- the database down
+
+
+#: Run in a ``manage.py shell`` against the test's own database: a user and an experiment, queued as the API does.
+CREATE = """
+import json, os
+from django.contrib.auth.models import User
+from dashboard.services.experiments import create_experiment
+owner = User.objects.create_user("outage", password="outage-password-1")
+exp = create_experiment(owner, json.loads(os.environ["SCENARIO"]))
+print(exp.pk)
+"""
+
+
+SETTINGS = "tests.dashboard.settings"
+
+
+def _broker_env() -> dict[str, str]:
+    """The session's broker (never stopped here), as the test workers get it."""
+    if os.environ.get("REDIS_URL"):
+        return {"REDIS_URL": os.environ["REDIS_URL"]}
+    return {"SIMCORE_BROKER_DIR": str(Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)}
+
+
+def test_queued_runs_resume_after_the_database_comes_back_each_once(tmp_path):
+    """PostgreSQL stopped while runs are queued: tasks meeting it are retried, not acknowledged; once it is back
+    every run finishes within a minute, once, with one result."""
+    pg = OwnPostgres(need_postgres_bin())
+    queue = f"simcore-test-dbdown-{uuid.uuid4().hex[:8]}"
+    env = {"DATABASE_URL": pg.url, "SIMCORE_TASK_QUEUE": queue, "SIMCORE_WORKER_TIMEOUT_S": "300", **_broker_env()}
+    w = None
+    try:
+        pg.start()
+        pg.create_and_migrate()
+        w = Worker("dbdown", queue, tmp_path, concurrency=1, **env)
+        w.wait_ready()
+        scenario = small_scenario(schedulers=["greedy", "fcfs"], seeds=[0, 1, 2])
+        subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", CREATE],
+            cwd=ROOT,
+            env={**os.environ, **env, "DJANGO_SETTINGS_MODULE": SETTINGS, "SCENARIO": json.dumps(scenario)},
+            check=True,
+            timeout=60,
+        )
+        finished = "SELECT count(*) FROM dashboard_run WHERE status = 'finished'"
+        wait_until("a run finished", lambda: pg.query(finished)[0][0] >= 1)
+        pg.stop()
+        log = w.log
+        wait_until("a task retried for the outage", lambda: "trying again in" in log.read_text(), timeout=30)
+        pg.start()
+        back = time.monotonic()
+        wait_until("every run finished", lambda: pg.query(finished)[0][0] == 6, timeout=90)
+        recovered_s = time.monotonic() - back
+        rows = pg.query("SELECT status, attempt, lost_attempts::text, error FROM dashboard_run")
+        results = pg.query("SELECT run_id, count(*) FROM dashboard_runresult GROUP BY run_id")
+    finally:
+        if w is not None:
+            w.kill()
+        pg.remove()
+    assert [r[0] for r in rows] == ["finished"] * 6
+    assert all(r[1] == 1 and r[2] == "[]" for r in rows), rows  # no attempt used up by the outage
+    assert len(results) == 6 and all(n == 1 for _, n in results)
+    assert recovered_s < 60
