@@ -4,7 +4,7 @@
   broker is down (Django's OperationalError and InterfaceError, kombu's and
   redis's connection errors).
 - :func:`retry_on_outage`: a Celery task that met one is retried with
-  backoff (2, 4, 8 ... at most :data:`RETRY_MAX_S` seconds apart), never
+  backoff (2, 4, 8, then every :data:`RETRY_MAX_S` seconds), never
   acknowledged as done: its next try claims the work once the database is
   back, within :data:`RETRY_MAX_S`. When the outage interrupted work this
   worker had claimed (:class:`Interrupted`), the retry first gives the claim
@@ -53,9 +53,10 @@ OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 #: Longest wait between two tries of a task during an outage: work resumes at most this long after it ends.
-RETRY_MAX_S = 30
+#: Each try re-publishes one small message per waiting task: cheap, even for a long outage.
+RETRY_MAX_S = 10
 #: Tries before a task gives up (its work stays pending and the periodic repair queues it again): about an hour.
-MAX_RETRIES = 120
+MAX_RETRIES = 360
 #: What a client is told to wait before trying again during an outage (seconds).
 RETRY_AFTER_S = 30
 
@@ -69,7 +70,7 @@ class Interrupted(Exception):
 
 
 def backoff_s(retries: int) -> int:
-    """Seconds before try ``retries + 1``: 2, 4, 8, 16, then RETRY_MAX_S."""
+    """Seconds before try ``retries + 1``: 2, 4, 8, then RETRY_MAX_S."""
     return int(min(RETRY_MAX_S, 2 ** (retries + 1)))
 
 
