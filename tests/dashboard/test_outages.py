@@ -22,8 +22,9 @@ from typing import Any
 
 import pytest
 from django.conf import settings as django_settings
-from django.db import connection
+from django.db import OperationalError, connection
 from django.test import Client
+from django.utils import timezone
 
 from dashboard import tasks
 from dashboard.celery import app
@@ -37,7 +38,8 @@ from dashboard.models import (
     Status,
     TraceUpload,
 )
-from dashboard.outages import RETRY_AFTER_S
+from dashboard.outages import RETRY_AFTER_S, Interrupted
+from dashboard.services.execution import execute_run
 from dashboard.services.packing import SourceChoice, create_analysis
 from tests.dashboard.conftest import ROOT, small_scenario
 from tests.dashboard.servers import OwnPostgres, need_postgres_bin, wait_until
@@ -357,3 +359,46 @@ def test_queued_runs_resume_after_the_database_comes_back_each_once(tmp_path):
     assert all(r[1] == 1 and r[2] == "[]" for r in rows), rows  # no attempt used up by the outage
     assert len(results) == 6 and all(n == 1 for _, n in results)
     assert recovered_s < 60
+
+
+# ---------------------------------------------------------------------------- giving back what an outage interrupted
+
+
+@pytest.mark.django_db
+def test_the_retry_of_a_run_an_outage_interrupted_gives_it_back_and_runs_it_without_using_up_an_attempt(owner):
+    exp = _experiment(owner, small_scenario(schedulers=["greedy"]))
+    run = exp.runs.get()
+    # Claimed as attempt 1, then the database went away under it (its task raised Interrupted(1)).
+    Run.objects.filter(pk=run.pk).update(status=Status.RUNNING, attempt=1, worker="w1", heartbeat_at=timezone.now())
+    assert execute_run(run.pk, worker="w1", give_back=1) == Status.FINISHED
+    run.refresh_from_db()
+    assert run.attempt == 1 and run.lost_attempts == [] and RunResult.objects.filter(run=run).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_give_back_changes_nothing_once_another_attempt_holds_the_run(owner):
+    exp = _experiment(owner, small_scenario(schedulers=["greedy"]))
+    run = exp.runs.get()
+    # The outage outlasted the timeout: the run was declared lost and another worker claimed attempt 2.
+    Run.objects.filter(pk=run.pk).update(status=Status.RUNNING, attempt=2, worker="w2", heartbeat_at=timezone.now())
+    assert execute_run(run.pk, worker="w1", give_back=1) == Status.RUNNING
+    run.refresh_from_db()
+    assert (run.status, run.attempt, run.worker) == (Status.RUNNING, 2, "w2")
+
+
+@pytest.mark.django_db
+def test_an_outage_inside_a_claimed_run_raises_interrupted_with_its_attempt(owner, monkeypatch):
+    from dashboard.services import execution
+
+    exp = _experiment(owner, small_scenario(schedulers=["greedy"]))
+    run = exp.runs.get()
+
+    def unreachable(*_: Any, **__: Any) -> Any:
+        raise OperationalError("connection to server at 127.0.0.1 failed: Connection refused")
+
+    monkeypatch.setattr(execution, "store_outcome", unreachable)  # the database gone when the results are written
+    with pytest.raises(Interrupted) as caught:
+        execute_run(run.pk, worker="w1")
+    assert caught.value.attempt == 1
+    run.refresh_from_db()
+    assert run.status == Status.RUNNING and run.error == ""  # not failed for the outage: given back by the retry
