@@ -148,6 +148,8 @@ def main(stdin: IO[bytes]) -> None:
             message = json.loads(line)
             if message.get("stop"):
                 current = None
+                if configured:
+                    connection.close()  # idle until the next work: hold no connection (a test database is dropped)
                 continue
             if not configured:
                 _configure(message["db"])
