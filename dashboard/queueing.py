@@ -226,7 +226,12 @@ def _lost_messages(now: datetime, pending: dict[str, tuple[str, QuerySet[Any]]])
     held = held_work()
     if held is None:
         return None
-    unheld = {kind: sorted(ids - held.get(pending[kind][0], set())) for kind, ids in queued.items()}
+    # Read again after asking: work claimed or finished meanwhile (its message taken between the count and the
+    # answers) is no longer pending, and must not tip a backlog into a duplicate of every waiting message.
+    unheld: dict[str, list[int]] = {}
+    for kind, ids in queued.items():
+        task, rows = pending[kind]
+        unheld[kind] = sorted(rows.filter(pk__in=ids - held.get(task, set())).values_list("id", flat=True))
     if waiting >= sum(len(ids) for ids in unheld.values()):
         return {}
     return unheld

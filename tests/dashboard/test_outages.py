@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,12 @@ from dashboard.models import (
     TraceUpload,
 )
 from dashboard.outages import RETRY_AFTER_S, Interrupted
+from dashboard.queueing import LOST_MESSAGE_GRACE_S, enqueue_runs, requeue_stale, waiting_messages
 from dashboard.services.execution import execute_run
 from dashboard.services.packing import SourceChoice, create_analysis
 from tests.dashboard.conftest import ROOT, small_scenario
 from tests.dashboard.servers import OwnPostgres, need_postgres_bin, wait_until
-from tests.dashboard.test_nothing_lost import Broker, _long
+from tests.dashboard.test_nothing_lost import Broker, _long, _purge
 from tests.dashboard.test_worker_loss import Worker, _experiment, _trace_import, _wait_until
 
 # ---------------------------------------------------------------------------- 503 during an outage
@@ -402,3 +404,29 @@ def test_an_outage_inside_a_claimed_run_raises_interrupted_with_its_attempt(owne
     assert caught.value.attempt == 1
     run.refresh_from_db()
     assert run.status == Status.RUNNING and run.error == ""  # not failed for the outage: given back by the retry
+
+
+@pytest.fixture
+def own_queue() -> Iterator[str]:
+    """The task queue pointed at a queue of this test's own on the real broker (no consumer), emptied afterwards."""
+    name = f"simcore-test-fast-{uuid.uuid4().hex[:8]}"
+    with _queue(name):
+        try:
+            yield name
+        finally:
+            _purge(name)
+
+
+@pytest.mark.django_db
+def test_work_queued_half_a_minute_ago_is_sent_again_only_once_its_messages_are_gone(owner, own_queue):
+    """The fast rule, long before SIMCORE_REQUEUE_AFTER_S: a backlog gains no duplicates, lost messages return."""
+    exp = _experiment(owner, small_scenario(schedulers=["greedy", "fcfs"], seeds=[0, 1]))
+    ids = sorted(exp.runs.values_list("pk", flat=True))
+    assert enqueue_runs(ids) and waiting_messages() == 4
+    Run.objects.filter(pk__in=ids).update(queued_at=timezone.now() - timedelta(seconds=LOST_MESSAGE_GRACE_S + 10))
+    nothing = {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0}
+    assert requeue_stale() == nothing  # their four messages wait (a backlog): no duplicates
+    _purge(own_queue)  # the broker loses them
+    assert requeue_stale() == {**nothing, "runs": 4}
+    assert waiting_messages() == 4
+    assert requeue_stale() == nothing  # sent just now: not again
