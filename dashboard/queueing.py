@@ -21,14 +21,17 @@ leave the rows ``pending`` with no task, for ever. Now:
   ``SIMCORE_REQUEUE_AFTER_S``: pending work queued more than
   :data:`LOST_MESSAGE_GRACE_S` ago whose message no worker holds (running,
   reserved, or waiting for a retry's countdown: :func:`held_work` asks them)
-  is sent again when it outnumbers the messages waiting in the queue. Work
-  merely waiting in a backlog has its message among those waiting, so it
-  gains no duplicate; when workers cannot be asked, the slow rule above applies.
+  is sent again when it outnumbers the messages waiting in the queues (ours,
+  and every queue a live worker consumes). Work merely waiting in a backlog
+  has its message among those waiting, so it gains no duplicate; when the
+  workers cannot be asked, the slow rule above applies.
 """
 
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -83,15 +86,16 @@ def task_queues() -> set[str]:
     return names
 
 
-def waiting_messages() -> int | None:
-    """How many messages wait in the task queues (not those workers hold); None when the broker cannot say."""
+def waiting_messages(queues: set[str] | None = None) -> int | None:
+    """How many messages wait in ``queues`` (default: our task queues; not those workers hold); None when the
+    broker cannot say."""
     from dashboard.celery import app
 
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=settings.SIMCORE_BROKER_TIMEOUT_S)
             total = 0
-            for queue in sorted(task_queues()):
+            for queue in sorted(queues or task_queues()):
                 try:
                     ok = conn.default_channel.queue_declare(queue=queue, passive=True)
                 except ChannelError:  # not there: never used, or empty (Redis drops an empty list)
@@ -109,31 +113,43 @@ LOST_MESSAGE_GRACE_S = 20
 INSPECT_TIMEOUT_S = 1.0
 
 
-def held_work() -> dict[str, set[int]] | None:
-    """Per task name, the ids whose messages workers hold (running, reserved, or waiting for a retry's countdown).
+@dataclass
+class Held:
+    """What the live workers hold: per task name, the ids of their messages; and every queue they consume."""
 
-    A broadcast to every worker on the broker; only messages of our task
-    queues count (another deployment's worker on the same broker holds
-    other rows). None when the broker cannot be asked.
+    ids: dict[str, set[int]]
+    queues: set[str]
+
+
+def held_work() -> Held | None:
+    """What every worker on the broker holds (running, reserved, or waiting for a retry's countdown); None when
+    the broker cannot be asked.
+
+    Four broadcasts, asked at once (each waits INSPECT_TIMEOUT_S for the
+    answers). The queues the workers consume count too: work waiting in a
+    queue this process does not route to (another worker's own queue) is
+    waiting, not lost.
     """
     from dashboard.celery import app
 
+    asks = ("active", "reserved", "scheduled", "active_queues")
     try:
-        inspect = app.control.inspect(timeout=INSPECT_TIMEOUT_S)
-        replies = [inspect.active(), inspect.reserved(), inspect.scheduled()]
+        with ThreadPoolExecutor(len(asks)) as pool:
+            futures = [pool.submit(getattr(app.control.inspect(timeout=INSPECT_TIMEOUT_S), ask)) for ask in asks]
+            *held_replies, queue_reply = [f.result() for f in futures]
     except BROKER_ERRORS as e:
         log.warning("could not ask the workers what they hold: %s", e)
         return None
-    queues = task_queues()
-    held: dict[str, set[int]] = {}
-    for reply in replies:
+    held = Held({}, set())
+    for queues in (queue_reply or {}).values():
+        held.queues.update(str(q["name"]) for q in queues if q.get("name"))
+    for reply in held_replies:
         for requests in (reply or {}).values():
             for entry in requests:
                 req = entry.get("request", entry)  # scheduled(): {"eta": ..., "request": {...}}
-                queue = (req.get("delivery_info") or {}).get("routing_key")
                 args = req.get("args")
-                if queue in queues and isinstance(args, (list, tuple)) and args and isinstance(args[0], int):
-                    held.setdefault(str(req.get("name") or req.get("type")), set()).add(args[0])
+                if isinstance(args, (list, tuple)) and args and isinstance(args[0], int):
+                    held.ids.setdefault(str(req.get("name") or req.get("type")), set()).add(args[0])
     return held
 
 
@@ -226,12 +242,16 @@ def _lost_messages(now: datetime, pending: dict[str, tuple[str, QuerySet[Any]]])
     held = held_work()
     if held is None:
         return None
+    if held.queues - task_queues():  # workers also consume other queues: count what waits there too
+        waiting = waiting_messages(task_queues() | held.queues)
+        if waiting is None:
+            return None
     # Read again after asking: work claimed or finished meanwhile (its message taken between the count and the
     # answers) is no longer pending, and must not tip a backlog into a duplicate of every waiting message.
     unheld: dict[str, list[int]] = {}
     for kind, ids in queued.items():
         task, rows = pending[kind]
-        unheld[kind] = sorted(rows.filter(pk__in=ids - held.get(task, set())).values_list("id", flat=True))
+        unheld[kind] = sorted(rows.filter(pk__in=ids - held.ids.get(task, set())).values_list("id", flat=True))
     if waiting >= sum(len(ids) for ids in unheld.values()):
         return {}
     return unheld
