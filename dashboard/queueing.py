@@ -30,7 +30,6 @@ leave the rows ``pending`` with no task, for ever. Now:
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -125,18 +124,17 @@ def held_work() -> Held | None:
     """What every worker on the broker holds (running, reserved, or waiting for a retry's countdown); None when
     the broker cannot be asked.
 
-    Four broadcasts, asked at once (each waits INSPECT_TIMEOUT_S for the
-    answers). The queues the workers consume count too: work waiting in a
-    queue this process does not route to (another worker's own queue) is
-    waiting, not lost.
+    Four broadcasts (each waits INSPECT_TIMEOUT_S for the answers). The
+    queues the workers consume count too: work waiting in a queue this
+    process does not route to (another worker's own queue) is waiting, not lost.
     """
     from dashboard.celery import app
 
-    asks = ("active", "reserved", "scheduled", "active_queues")
     try:
-        with ThreadPoolExecutor(len(asks)) as pool:
-            futures = [pool.submit(getattr(app.control.inspect(timeout=INSPECT_TIMEOUT_S), ask)) for ask in asks]
-            *held_replies, queue_reply = [f.result() for f in futures]
+        # One after the other: the broadcasts share the app's mailbox, whose replies one caller at a time collects.
+        inspect = app.control.inspect(timeout=INSPECT_TIMEOUT_S)
+        held_replies = [inspect.active(), inspect.reserved(), inspect.scheduled()]
+        queue_reply = inspect.active_queues()
     except BROKER_ERRORS as e:
         log.warning("could not ask the workers what they hold: %s", e)
         return None
