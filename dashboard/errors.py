@@ -8,6 +8,7 @@ JSON with a ``detail`` that says what is wrong.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -55,6 +56,12 @@ def page_not_found(request: HttpRequest, exception: Exception, **kwargs: Any) ->
 
 
 def server_error(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+    from dashboard.outages import DATABASE_ERRORS, unavailable
+
+    # Django calls this while handling the uncaught exception: a database outage met outside a view
+    # (the session or the user, read by middleware) is a 503 with Retry-After too (dashboard.outages).
+    if isinstance(sys.exc_info()[1], DATABASE_ERRORS):
+        return unavailable(request)
     if is_api(request):
         return JsonResponse({"detail": MESSAGES[500]}, status=500)
     return defaults.server_error(request, **kwargs)

@@ -34,11 +34,11 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dashboard import queueing, waiting
+from dashboard import outages, queueing, waiting
 from dashboard.limits import Limits
 from dashboard.models import (
     IMPORT_ACTIVE,
@@ -487,7 +487,13 @@ class _Reporter:
         rows = TraceUpload.objects.filter(pk=self.upload_id, status=ImportStatus.RUNNING)
         if self.attempt is not None:
             rows = rows.filter(attempt=self.attempt)
-        if not rows.update(**fields):
+        try:
+            alive = rows.update(**fields)
+        except outages.DATABASE_ERRORS as e:  # a blip: read on, the next write (or the outcome's) retries
+            log.warning("progress of trace import %s not written: %s", self.upload_id, e)
+            connection.close()
+            return
+        if not alive:
             raise Cancelled(f"trace import {self.upload_id} was cancelled")
 
 
@@ -649,14 +655,19 @@ def convert(
     return Converted(filename, content_gz, digest, info, report, classes, derived)
 
 
-def execute_import(upload_id: int, worker: str = "") -> str:
+def execute_import(upload_id: int, worker: str = "", give_back: int | None = None) -> str:
     """Claim a pending import, convert it, store the result; returns the final status.
 
     An import that is gone, already claimed or cancelled is left alone.
     Errors become the row's message; nothing usable is stored. The claim and
     every later write carry this worker's attempt number, as runs do
     (:mod:`dashboard.recovery`), and the same time and memory limits apply.
+    A database outage raises (the task is retried, giving back ``give_back``: see
+    :mod:`dashboard.outages`).
     """
+    outages.give_back(
+        TraceUpload, upload_id, give_back, ImportStatus.RUNNING, ImportStatus.PENDING, stage="", fraction=0.0
+    )
     now = timezone.now()
     attempt = TraceUpload.objects.filter(pk=upload_id).values_list("attempt", flat=True).first()
     if attempt is None or not move(
@@ -677,11 +688,14 @@ def execute_import(upload_id: int, worker: str = "") -> str:
     limits = Limits.from_settings("import")
     mine = TraceUpload.objects.filter(pk=upload_id, status=ImportStatus.RUNNING, attempt=attempt)
     try:
-        with Heartbeat(
-            mine,
-            time_limit_s=limits.time_s,
-            on_time_limit=lambda: _finish_failed(upload_id, limits.time_message(), attempt),
-        ) as heartbeat:
+        with (
+            outages.interrupted_as(attempt),
+            Heartbeat(
+                mine,
+                time_limit_s=limits.time_s,
+                on_time_limit=lambda: _finish_failed(upload_id, limits.time_message(), attempt),
+            ) as heartbeat,
+        ):
             return _import(upload_id, attempt, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the reader's own handler
         return status_after_interrupt(lambda: _status(upload_id))
@@ -712,6 +726,8 @@ def _import(
         message = str(e)
     except MemoryError:
         over_memory = True  # written after the handler, which keeps the import's arrays alive
+    except outages.OUTAGE_ERRORS:  # not the import's fault: the task is retried (dashboard.outages)
+        raise
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("trace import %s failed", upload_id)
         message = f"internal error ({type(e).__name__}): {e}"

@@ -595,7 +595,7 @@ RERUN_IMPORT = "re-run it: upload the files again"
 # Saved column maps of foreign CSVs and the mapping page's draft (issue 17); packing analyses (issue 11).
 # Each lives in its own module, imported here so Django registers them.
 from dashboard.mapping_models import TraceDraft, TraceMapping  # noqa: E402, F401
-from dashboard.packing_models import PackingAnalysis, PackingSource, fail_lost_analyses  # noqa: E402, F401
+from dashboard.packing_models import PackingAnalysis, PackingSource  # noqa: E402, F401
 
 # Design-space searches live in their own module; imported here so Django registers them with the app.
 from dashboard.search_models import (  # noqa: E402, F401

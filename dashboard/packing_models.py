@@ -5,16 +5,17 @@ migrations see it) because it is one concept of its own. It reuses what
 runs have: the same states and guarded transitions (:func:`dashboard.models.move`
 with :data:`~dashboard.models.TRANSITIONS`), the same heartbeat and
 lost-worker rule, and the same visibility and team rules
-(:mod:`dashboard.access`).
+(:mod:`dashboard.access`). An analysis lost with its worker is queued again
+up to SIMCORE_RUN_MAX_ATTEMPTS times, as runs are (:func:`dashboard.recovery.recover_lost_analyses`).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import models, transaction
+from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,9 +28,7 @@ from dashboard.models import (
     Team,
     TraceUpload,
     Visibility,
-    lost_message,
     move,
-    stale_heartbeat,
 )
 from dashboard.names import validate_name
 
@@ -40,7 +39,7 @@ class PackingSource(models.TextChoices):
     SCENARIO = "scenario", "a new simulation (cluster, workload, scheduler, seed), at time t"
 
 
-#: How a user re-runs a lost analysis.
+#: How a user re-runs an analysis lost with its worker on every attempt allowed (dashboard.recovery).
 RERUN_ANALYSIS = "start it again: Analyse again on its page"
 
 
@@ -77,6 +76,10 @@ class PackingAnalysis(models.Model):
     queued_at = models.DateTimeField(null=True, blank=True)
     #: Last sign of life of the worker running it; null until claimed.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: Claims so far (the current attempt's number while running; every write of a worker requires it) and
+    #: the attempts lost with their workers, as on runs (dashboard.recovery).
+    attempt = models.PositiveIntegerField(default=0)
+    lost_attempts = models.JSONField(default=list, blank=True)
     #: A message a user can read (never a stack trace).
     error = models.TextField(blank=True)
     code_version = models.CharField(max_length=100, blank=True)
@@ -102,32 +105,18 @@ class PackingAnalysis(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("packing-detail", args=[self.pk])
 
-    def transition(self, new: str, **fields: Any) -> bool:
-        """Move to ``new`` if the row is still in this object's status (the runs' guarded state machine)."""
-        won = move(PackingAnalysis, self.pk, self.status, new, TRANSITIONS, **fields)
+    @property
+    def attempts_note(self) -> str:
+        """Which attempt this is and when the earlier ones were lost with their worker; empty if none was."""
+        from dashboard.recovery import attempts_note
+
+        return attempts_note(self.attempt, self.lost_attempts)
+
+    def transition(self, new: str, guard: Q | None = None, **fields: Any) -> bool:
+        """Move to ``new`` if the row is still in this status and matches ``guard`` (the runs' state machine)."""
+        won = move(PackingAnalysis, self.pk, self.status, new, TRANSITIONS, guard=guard, **fields)
         if won:
             self.status = new
             for k, v in fields.items():
                 setattr(self, k, v)
         return won
-
-
-def fail_lost_analyses(now: datetime | None = None) -> list[int]:
-    """Mark failed every running analysis whose worker is lost (stale heartbeat); returns their ids."""
-    now = now or timezone.now()
-    lost = []
-    stale = PackingAnalysis.objects.filter(stale_heartbeat(now), status=Status.RUNNING)
-    for pk, heard in stale.values_list("pk", "heartbeat_at"):
-        with transaction.atomic():
-            if move(
-                PackingAnalysis,
-                pk,
-                Status.RUNNING,
-                Status.FAILED,
-                TRANSITIONS,
-                guard=stale_heartbeat(now),
-                finished_at=now,
-                error=lost_message(heard, now, RERUN_ANALYSIS),
-            ):
-                lost.append(pk)
-    return lost

@@ -17,16 +17,25 @@ leave the rows ``pending`` with no task, for ever. Now:
   such work: otherwise a long backlog would gain a duplicate of every waiting
   run at every pass. A pending run never waits for ever: once the queue
   drains below the count of old pending work, that work is sent again.
+- A broker restarted empty is noticed within a minute, not after
+  ``SIMCORE_REQUEUE_AFTER_S``: pending work queued more than
+  :data:`LOST_MESSAGE_GRACE_S` ago whose message no worker holds (running,
+  reserved, or waiting for a retry's countdown: :func:`held_work` asks them)
+  is sent again when it outnumbers the messages waiting in the queues (ours,
+  and every queue a live worker consumes). Work merely waiting in a backlog
+  has its message among those waiting, so it gains no duplicate; when the
+  workers cannot be asked, the slow rule above applies.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 from kombu.exceptions import ChannelError
 from kombu.exceptions import OperationalError as KombuOperationalError
@@ -63,17 +72,25 @@ def _send(task: Any, ids: list[int]) -> bool:
     return True
 
 
-def waiting_messages() -> int | None:
-    """How many messages wait in both task queues (not those workers hold); None when the broker cannot say."""
-    from dashboard.celery import app, both_queues
+def task_queues() -> set[str]:
+    """The names of the queues our tasks go to: the short queue and its long twin (dashboard.celery)."""
+    from dashboard.celery import both_queues
+
+    return set(both_queues())
+
+
+def waiting_messages(queues: set[str] | None = None) -> int | None:
+    """How many messages wait in ``queues`` (default: our task queues; not those workers hold); None when the
+    broker cannot say."""
+    from dashboard.celery import app
 
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=settings.SIMCORE_BROKER_TIMEOUT_S)
             total = 0
-            for name in both_queues():
+            for queue in sorted(queues or task_queues()):
                 try:
-                    ok = conn.default_channel.queue_declare(queue=name, passive=True)
+                    ok = conn.default_channel.queue_declare(queue=queue, passive=True)
                 except ChannelError:  # not there: never used, or empty (Redis drops an empty list)
                     continue
                 total += int(ok.message_count)
@@ -81,6 +98,51 @@ def waiting_messages() -> int | None:
     except BROKER_ERRORS as e:
         log.warning("could not count the waiting messages: %s", e)
         return None
+
+
+#: Pending work queued longer ago than this, whose message no worker holds, may have lost it (seconds).
+LOST_MESSAGE_GRACE_S = 20
+#: How long :func:`held_work` waits for the workers' answers (seconds).
+INSPECT_TIMEOUT_S = 1.0
+
+
+@dataclass
+class Held:
+    """What the live workers hold: per task name, the ids of their messages; and every queue they consume."""
+
+    ids: dict[str, set[int]]
+    queues: set[str]
+
+
+def held_work() -> Held | None:
+    """What every worker on the broker holds (running, reserved, or waiting for a retry's countdown); None when
+    the broker cannot be asked.
+
+    Four broadcasts (each waits INSPECT_TIMEOUT_S for the answers). The
+    queues the workers consume count too: work waiting in a queue this
+    process does not route to (another worker's own queue) is waiting, not lost.
+    """
+    from dashboard.celery import app
+
+    try:
+        # One after the other: the broadcasts share the app's mailbox, whose replies one caller at a time collects.
+        inspect = app.control.inspect(timeout=INSPECT_TIMEOUT_S)
+        held_replies = [inspect.active(), inspect.reserved(), inspect.scheduled()]
+        queue_reply = inspect.active_queues()
+    except BROKER_ERRORS as e:
+        log.warning("could not ask the workers what they hold: %s", e)
+        return None
+    held = Held({}, set())
+    for queues in (queue_reply or {}).values():
+        held.queues.update(str(q["name"]) for q in queues if q.get("name"))
+    for reply in held_replies:
+        for requests in (reply or {}).values():
+            for entry in requests:
+                req = entry.get("request", entry)  # scheduled(): {"eta": ..., "request": {...}}
+                args = req.get("args")
+                if isinstance(args, (list, tuple)) and args and isinstance(args[0], int):
+                    held.ids.setdefault(str(req.get("name") or req.get("type")), set()).add(args[0])
+    return held
 
 
 def enqueue_runs(run_ids: list[int]) -> bool:
@@ -131,32 +193,95 @@ def enqueue_advance(search_id: int) -> bool:
     return _send(advance_search, [search_id])
 
 
+def _pending_work() -> dict[str, tuple[str, QuerySet[Any]]]:
+    """Per kind: the task that runs it and its pending rows (what requeue_stale looks at)."""
+    from dashboard.models import EvalStatus, SearchEvaluation
+    from dashboard.models import Status as S
+
+    return {
+        "runs": ("dashboard.run_simulation", Run.objects.filter(status=Status.PENDING)),
+        "imports": ("dashboard.import_trace", TraceUpload.objects.filter(status=ImportStatus.PENDING)),
+        "analyses": ("dashboard.run_packing_analysis", PackingAnalysis.objects.filter(status=Status.PENDING)),
+        "evaluations": (
+            "dashboard.evaluate_policy",
+            SearchEvaluation.objects.filter(status=EvalStatus.PENDING, search__status__in=(S.PENDING, S.RUNNING)),
+        ),
+    }
+
+
+#: Most rows of one kind sent again in one pass.
+REQUEUE_BATCH = 1000
+
+
+def _lost_messages(now: datetime, pending: dict[str, tuple[str, QuerySet[Any]]]) -> dict[str, list[int]] | None:
+    """Per kind, pending work whose message is most likely lost (the fast rule); None when it cannot be told.
+
+    Work queued more than LOST_MESSAGE_GRACE_S ago and held by no worker is
+    sent again when it outnumbers the waiting messages; else nothing is (a backlog).
+    """
+    cutoff = now - timedelta(seconds=LOST_MESSAGE_GRACE_S)
+    queued = {
+        kind: set(rows.filter(queued_at__lt=cutoff).order_by("id").values_list("id", flat=True)[:REQUEUE_BATCH])
+        for kind, (_, rows) in pending.items()
+    }
+    if not any(queued.values()):
+        return {}
+    waiting = waiting_messages()
+    if waiting is None:
+        return None
+    if waiting >= sum(len(ids) for ids in queued.values()):
+        return {}  # their messages are most likely among those waiting: no duplicates
+    held = held_work()
+    if held is None:
+        return None
+    if held.queues - task_queues():  # workers also consume other queues: count what waits there too
+        waiting = waiting_messages(task_queues() | held.queues)
+        if waiting is None:
+            return None
+    # Read again after asking: work claimed or finished meanwhile (its message taken between the count and the
+    # answers) is no longer pending, and must not tip a backlog into a duplicate of every waiting message.
+    unheld: dict[str, list[int]] = {}
+    for kind, ids in queued.items():
+        task, rows = pending[kind]
+        unheld[kind] = sorted(rows.filter(pk__in=ids - held.ids.get(task, set())).values_list("id", flat=True))
+    if waiting >= sum(len(ids) for ids in unheld.values()):
+        return {}
+    return unheld
+
+
 def requeue_stale(now: datetime | None = None) -> dict[str, int]:
     """Queue again pending work that was never queued or whose message may be lost; returns the counts."""
     now = now or timezone.now()
+    pending = _pending_work()
+    lost = _lost_messages(now, pending)
     before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
     # Never queued: give the request that saved it a minute to queue it itself.
     grace = now - timedelta(seconds=NEVER_QUEUED_GRACE_S)
-    never_runs = Q(queued_at__isnull=True, experiment__created__lt=grace)
-    never_imports = Q(queued_at__isnull=True, created__lt=grace)
+    created = {"runs": "experiment__created"}
     old = Q(queued_at__lt=before)
-    pending_runs = Run.objects.filter(status=Status.PENDING)
-    pending_imports = TraceUpload.objects.filter(status=ImportStatus.PENDING)
-    if pending_runs.filter(old).exists() or pending_imports.filter(old).exists():
-        n_old = pending_runs.filter(old).count() + pending_imports.filter(old).count()
+    if lost is None:  # the workers cannot be asked: the slow rule, old work when the queue holds fewer messages
+        n_old = sum(rows.filter(old).count() for kind, (_, rows) in pending.items() if kind != "evaluations")
         waiting = waiting_messages()
         if waiting is not None and waiting >= n_old:
-            old = Q(pk__in=[])  # their messages are most likely among those waiting: no duplicates
-    runs = list(pending_runs.filter(never_runs | old).order_by("id").values_list("id", flat=True)[:1000])
-    imports = list(pending_imports.filter(never_imports | old).order_by("id").values_list("id", flat=True)[:100])
-    analyses = list(
-        PackingAnalysis.objects.filter(
-            Q(queued_at__isnull=True, created__lt=grace) | Q(queued_at__lt=before), status=Status.PENDING
-        )
-        .order_by("id")
-        .values_list("id", flat=True)[:1000]
-    )
-    sent_runs = len(runs) if runs and enqueue_runs(runs) else 0
-    sent_imports = sum(1 for pk in imports if enqueue_import(pk))
-    sent_analyses = len(analyses) if analyses and enqueue_analyses(analyses) else 0
-    return {"runs": sent_runs, "imports": sent_imports, "analyses": sent_analyses}
+            old = Q(pk__in=[])
+    else:
+        old = Q(pk__in=[])
+    again: dict[str, list[int]] = {}
+    for kind, (_, rows) in pending.items():
+        never = Q(queued_at__isnull=True, **{f"{created.get(kind, 'created')}__lt": grace})
+        # Evaluations never queued or queued long ago are the searches' own repair's (repair_searches):
+        # only the fast rule applies to them here.
+        slow = never | old if kind != "evaluations" else Q(pk__in=[])
+        ids = set(rows.filter(slow).order_by("id").values_list("id", flat=True)[:REQUEUE_BATCH])
+        again[kind] = sorted(ids | set((lost or {}).get(kind, [])))
+    sent = {
+        "runs": len(again["runs"]) if again["runs"] and enqueue_runs(again["runs"]) else 0,
+        "imports": sum(1 for pk in again["imports"][:100] if enqueue_import(pk)),
+        "analyses": len(again["analyses"]) if again["analyses"] and enqueue_analyses(again["analyses"]) else 0,
+        "evaluations": len(again["evaluations"])
+        if again["evaluations"] and enqueue_evaluations(again["evaluations"])
+        else 0,
+    }
+    if lost:
+        log.warning("messages lost by the broker, sent again: %s", {k: v for k, v in lost.items() if v})
+    return sent

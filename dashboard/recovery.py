@@ -3,7 +3,8 @@
 A run or trace import still ``running`` whose heartbeat is older than
 SIMCORE_WORKER_TIMEOUT_S lost its worker (SIGKILL, the OOM killer, a machine
 restart). The workers' periodic repair (dashboard.repair) applies
-:func:`recover_lost_runs` and :func:`recover_lost_imports`:
+:func:`recover_lost_runs`, :func:`recover_lost_imports` and
+:func:`recover_lost_analyses` (packing analyses, which have no time limit):
 
 - while the work has been claimed fewer than SIMCORE_RUN_MAX_ATTEMPTS times,
   it goes back to ``pending`` with the lost attempt recorded in
@@ -51,6 +52,7 @@ from dashboard.models import (
     move,
     stale_heartbeat,
 )
+from dashboard.packing_models import RERUN_ANALYSIS, PackingAnalysis
 
 
 @dataclass
@@ -69,7 +71,7 @@ def _iso(when: datetime | None) -> str | None:
     return when.isoformat() if when is not None else None
 
 
-def lost_attempt(row: Run | TraceUpload, now: datetime) -> dict[str, Any]:
+def lost_attempt(row: Run | TraceUpload | PackingAnalysis, now: datetime) -> dict[str, Any]:
     """The record of ``row``'s current attempt, lost: its number, worker, start and last heartbeat, when noticed."""
     return {
         "attempt": row.attempt,
@@ -116,7 +118,7 @@ def attempts_note(attempt: int, lost: list[dict[str, Any]], now: datetime | None
     return f"attempt {attempt} of {max_attempts()}; lost with their worker and run again: {which} {each}"
 
 
-def _over_time(row: Run | TraceUpload) -> bool:
+def _over_time(row: Run | TraceUpload | PackingAnalysis) -> bool:
     """The lost attempt was heard of for as long as the time limit: it was stopped for it, not lost."""
     limit = settings.SIMCORE_RUN_TIME_LIMIT_S
     if not limit or row.started_at is None or row.heartbeat_at is None:
@@ -124,7 +126,7 @@ def _over_time(row: Run | TraceUpload) -> bool:
     return (row.heartbeat_at - row.started_at).total_seconds() >= limit
 
 
-def _guard(row: Run | TraceUpload, now: datetime) -> Q:
+def _guard(row: Run | TraceUpload | PackingAnalysis, now: datetime) -> Q:
     return stale_heartbeat(now) & Q(attempt=row.attempt)
 
 
@@ -219,4 +221,35 @@ def recover_lost_imports(now: datetime | None = None) -> Recovered:
             ):
                 TraceImportFile.objects.filter(upload_id=up.pk).delete()
                 done.failed.append(up.pk)
+    return done
+
+
+def recover_lost_analyses(now: datetime | None = None) -> Recovered:
+    """As :func:`recover_lost_runs` for packing analyses (no time limit applies to them)."""
+    now = now or timezone.now()
+    done = Recovered()
+    for a in PackingAnalysis.objects.defer("results").filter(stale_heartbeat(now), status=Status.RUNNING):
+        history = [*a.lost_attempts, lost_attempt(a, now)]
+        guard = _guard(a, now)
+        if a.attempt < max_attempts():
+            if a.transition(
+                Status.PENDING,
+                guard=guard,
+                lost_attempts=history,
+                worker="",
+                started_at=None,
+                heartbeat_at=None,
+                queued_at=None,
+                fraction=0.0,
+                stage="",
+            ):
+                done.retried.append(a.pk)
+        elif a.transition(
+            Status.FAILED,
+            guard=guard,
+            lost_attempts=history,
+            finished_at=now,
+            error=exhausted_message(history, now, RERUN_ANALYSIS),
+        ):
+            done.failed.append(a.pk)
     return done

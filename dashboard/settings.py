@@ -107,6 +107,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so its process_exception sees what every other one lets through (a database outage: 503).
+    "dashboard.outages.OutageMiddleware",
     "dashboard.middleware.InputGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

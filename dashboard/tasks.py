@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
 from dashboard import imports
+from dashboard.outages import retry_on_outage
 from dashboard.services import search_coordinator, search_execution
 from dashboard.services.execution import execute_run
 
@@ -31,40 +32,46 @@ def hard_time_limit_s() -> float | None:
 HARD_LIMIT_GRACE_S = 60
 
 
-@shared_task(name="dashboard.run_simulation", ignore_result=True, time_limit=hard_time_limit_s())
-def run_simulation(run_id: int) -> str:
+# Every task is bound and goes through retry_on_outage: a database or broker outage retries it with
+# backoff (dashboard.outages) instead of acknowledging it as done. ``give_back`` is set only by such a
+# retry: the attempt the outage interrupted, handed back before claiming again.
+
+
+@shared_task(bind=True, name="dashboard.run_simulation", ignore_result=True, time_limit=hard_time_limit_s())
+def run_simulation(self: Task, run_id: int, give_back: int | None = None) -> str:
     """Claim run ``run_id``, simulate it with simcore, store its results (see execute_run)."""
-    worker = run_simulation.request.hostname or ""
-    return execute_run(run_id, worker=worker)
+    worker = self.request.hostname or ""
+    return retry_on_outage(self, lambda give: execute_run(run_id, worker=worker, give_back=give))
 
 
-@shared_task(name="dashboard.import_trace", ignore_result=True, time_limit=hard_time_limit_s())
-def import_trace(upload_id: int) -> str:
+@shared_task(bind=True, name="dashboard.import_trace", ignore_result=True, time_limit=hard_time_limit_s())
+def import_trace(self: Task, upload_id: int, give_back: int | None = None) -> str:
     """Claim trace upload ``upload_id``, convert it (simcore.traces.importer), store it (see imports.execute_import)."""
-    worker = import_trace.request.hostname or ""
-    return imports.execute_import(upload_id, worker=worker)
+    worker = self.request.hostname or ""
+    return retry_on_outage(self, lambda give: imports.execute_import(upload_id, worker=worker, give_back=give))
 
 
-@shared_task(name="dashboard.run_packing_analysis", ignore_result=True)
-def run_packing_analysis(analysis_id: int) -> str:
+@shared_task(bind=True, name="dashboard.run_packing_analysis", ignore_result=True)
+def run_packing_analysis(self: Task, analysis_id: int, give_back: int | None = None) -> str:
     """Claim packing analysis ``analysis_id``, run simcore.packing on its snapshot, store the results."""
     from dashboard.services.packing import execute_analysis
 
-    worker = run_packing_analysis.request.hostname or ""
-    return execute_analysis(analysis_id, worker=worker)
+    worker = self.request.hostname or ""
+    return retry_on_outage(self, lambda give: execute_analysis(analysis_id, worker=worker, give_back=give))
 
 
-@shared_task(name="dashboard.evaluate_policy", ignore_result=True)
-def evaluate_policy(evaluation_id: int) -> str:
+@shared_task(bind=True, name="dashboard.evaluate_policy", ignore_result=True)
+def evaluate_policy(self: Task, evaluation_id: int, give_back: int | None = None) -> str:
     """Claim one policy of a design-space search, simulate it, store it, move the search on (see execute_evaluation)."""
-    worker = evaluate_policy.request.hostname or ""
-    return search_execution.execute_evaluation(evaluation_id, worker=worker)
+    worker = self.request.hostname or ""
+    # An interrupted evaluation is not given back: the searches' repair queues it again once its heartbeat is stale.
+    return retry_on_outage(self, lambda _give: search_execution.execute_evaluation(evaluation_id, worker=worker))
 
 
-@shared_task(name="dashboard.advance_search", ignore_result=True)
-def advance_search(search_id: int) -> str:
+@shared_task(bind=True, name="dashboard.advance_search", ignore_result=True)
+def advance_search(self: Task, search_id: int, give_back: int | None = None) -> str:
     """Move a design-space search on as far as its stored evaluations allow (see search_coordinator.advance)."""
-    return search_coordinator.advance(search_id)
+    return retry_on_outage(self, lambda _give: search_coordinator.advance(search_id))
 
 
 @worker_ready.connect

@@ -16,6 +16,7 @@ from django.db import DatabaseError, connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from dashboard import beats, outages
 from dashboard.limits import Limits
 from dashboard.models import (
     TRANSITIONS,
@@ -83,6 +84,7 @@ class Heartbeat:
         self._stop = threading.Event()
         self._finishing = False
         self._lock = threading.Lock()
+        self._helper = False
         self._worker_thread = threading.get_ident()
         self._thread = threading.Thread(target=self._beat, name="simcore-heartbeat", daemon=True)
 
@@ -91,6 +93,9 @@ class Heartbeat:
         # yet, so there is nothing to keep alive, and a stamp would only wait for this transaction's locks.
         if not connection.in_atomic_block:
             self._thread.start()
+            # Stamps that no phase can hold up (one holding the interpreter lock stops this thread): dashboard.beats.
+            target = beats.simple_filters(self.rows)
+            self._helper = target is not None and beats.start(*target, every_s=self.every_s)
         return self
 
     def finishing(self) -> None:
@@ -103,6 +108,8 @@ class Heartbeat:
     def __exit__(self, *exc: object) -> None:
         with self._lock:  # never interrupt the worker once its work is over
             self._stop.set()
+        if self._helper:
+            beats.stop()
         if self._thread.is_alive():
             self._thread.join(timeout=30)
 
@@ -125,6 +132,8 @@ class Heartbeat:
                 # (dashboard.limits): the next beat retries. The thread must outlive both, or live work looks lost.
                 except (DatabaseError, MemoryError) as e:
                     log.warning("heartbeat of %s failed: %r", self.rows.model.__name__, e)
+                    if isinstance(e, DatabaseError):
+                        connection.close()  # a broken connection stays broken: the next beat opens a new one
         finally:
             connection.close()
 
@@ -160,9 +169,14 @@ class _Reporter:
         self.last = now
         f = p.fraction
         eta = p.wall_s * (1.0 - f) / f if 0.0 < f < 1.0 else (0.0 if f >= 1.0 else None)
-        alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING, attempt=self.attempt).update(
-            fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now()
-        )
+        try:
+            alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING, attempt=self.attempt).update(
+                fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now()
+            )
+        except outages.DATABASE_ERRORS as e:  # a blip: simulate on, the next write (or the outcome's) retries
+            log.warning("progress of run %s not written: %s", self.run_id, e)
+            connection.close()
+            return
         if not alive:
             raise Cancelled(f"run {self.run_id} was cancelled")
 
@@ -197,13 +211,16 @@ def claim_run(run_id: int, worker: str = "") -> Run | None:
     return run if claimed else None
 
 
-def execute_run(run_id: int, worker: str = "") -> str:
+def execute_run(run_id: int, worker: str = "", give_back: int | None = None) -> str:
     """Claim a pending run, simulate it, store its results; returns the final status.
 
     A run that is gone, already claimed or cancelled is left alone (a
     duplicate task message is harmless). Errors become the run's message;
-    other runs are untouched.
+    other runs are untouched. A database outage is not an error of the run:
+    it raises (:class:`~dashboard.outages.Interrupted` once claimed) and the
+    task is retried, first giving back the attempt ``give_back`` it interrupted.
     """
+    outages.give_back(Run, run_id, give_back, Status.RUNNING, Status.PENDING, fraction=0.0, jobs_done=0, eta_s=None)
     run = claim_run(run_id, worker)
     if run is None:  # gone, not pending, or taken by another worker's claim of a duplicate message
         return Run.objects.filter(pk=run_id).values_list("status", flat=True).first() or "missing"
@@ -211,9 +228,12 @@ def execute_run(run_id: int, worker: str = "") -> str:
     limits = Limits.from_settings("run")
     mine = Run.objects.filter(pk=run.pk, status=Status.RUNNING, attempt=run.attempt)
     try:
-        with Heartbeat(
-            mine, time_limit_s=limits.time_s, on_time_limit=lambda: _fail(run, limits.time_message())
-        ) as heartbeat:
+        with (
+            outages.interrupted_as(run.attempt),
+            Heartbeat(
+                mine, time_limit_s=limits.time_s, on_time_limit=lambda: _fail(run, limits.time_message())
+            ) as heartbeat,
+        ):
             status = _simulate(run, limits, heartbeat)
     except Cancelled:  # raised by the heartbeat outside the simulation's own handler
         status = status_after_interrupt(lambda: _current_status(run))
@@ -250,6 +270,8 @@ def _simulate(run: Run, limits: Limits, heartbeat: Heartbeat | None = None) -> s
     except MemoryError:
         # Written after the handler: leaving it frees the run's arrays (the traceback holds their frames).
         over_memory = True
+    except outages.OUTAGE_ERRORS:  # not the run's fault: the task is retried (dashboard.outages)
+        raise
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("run %s failed", run.pk)
         message = f"internal error ({type(e).__name__}): {e}"

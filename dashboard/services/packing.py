@@ -33,10 +33,11 @@ from typing import Any
 
 import numpy as np
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from dashboard import queueing, waiting
+from dashboard import outages, queueing, waiting
 from dashboard.models import ClusterUpload, Experiment, Run, Status, Team, TraceUpload, Visibility
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.execution import Heartbeat, clean_json
@@ -353,8 +354,9 @@ def snapshot_of(a: PackingAnalysis) -> Snapshot:
 class _Reporter:
     """simcore.packing progress -> the row (at most every PROGRESS_EVERY_S); raises Cancelled once it left running."""
 
-    def __init__(self, pk: int) -> None:
+    def __init__(self, pk: int, attempt: int) -> None:
         self.pk = pk
+        self.attempt = attempt
         self.last = 0.0
 
     def __call__(self, stage: str, fraction: float) -> None:
@@ -362,11 +364,21 @@ class _Reporter:
         if now - self.last < PROGRESS_EVERY_S and fraction < 1.0:
             return
         self.last = now
-        alive = PackingAnalysis.objects.filter(pk=self.pk, status=Status.RUNNING).update(
-            fraction=fraction, stage=stage[:100], heartbeat_at=timezone.now()
-        )
+        try:
+            alive = _mine(self.pk, self.attempt).update(
+                fraction=fraction, stage=stage[:100], heartbeat_at=timezone.now()
+            )
+        except outages.DATABASE_ERRORS as e:  # a blip: analyse on, the next write (or the outcome's) retries
+            log.warning("progress of packing analysis %s not written: %s", self.pk, e)
+            connection.close()
+            return
         if not alive:
             raise Cancelled(f"packing analysis {self.pk} was cancelled")
+
+
+def _mine(pk: int, attempt: int) -> QuerySet[PackingAnalysis]:
+    """The analysis while this worker's attempt still holds it (cancelled, lost or taken over: empty)."""
+    return PackingAnalysis.objects.filter(pk=pk, status=Status.RUNNING, attempt=attempt)
 
 
 def _status(pk: int) -> str:
@@ -374,20 +386,27 @@ def _status(pk: int) -> str:
 
 
 def _fail(a: PackingAnalysis, message: str) -> str:
-    a.refresh_from_db(fields=["status"])
-    if a.status == Status.RUNNING:
-        a.transition(Status.FAILED, error=message[:2000], finished_at=timezone.now())
-    return a.status
+    a.transition(Status.FAILED, guard=Q(attempt=a.attempt), error=message[:2000], finished_at=timezone.now())
+    return _status(a.pk)
 
 
-def execute_analysis(pk: int, worker: str = "") -> str:
-    """Claim a pending analysis, build its snapshot, run the techniques, store the results; the final status."""
+def execute_analysis(pk: int, worker: str = "", give_back: int | None = None) -> str:
+    """Claim a pending analysis, build its snapshot, run the techniques, store the results; the final status.
+
+    The claim takes the next attempt number and every later write requires it,
+    as for runs (:mod:`dashboard.recovery`): an analysis lost with its worker is
+    queued again, and a worker declared lost stores nothing. A database outage
+    raises and the task is retried, giving back ``give_back`` (:mod:`dashboard.outages`).
+    """
+    outages.give_back(PackingAnalysis, pk, give_back, Status.RUNNING, Status.PENDING, fraction=0.0, stage="")
     a = PackingAnalysis.objects.select_related("run", "trace_upload", "cluster_upload").filter(pk=pk).first()
     if a is None or a.status != Status.PENDING:
         return a.status if a else "missing"
     now = timezone.now()
     if not a.transition(
         Status.RUNNING,
+        guard=Q(attempt=a.attempt),
+        attempt=a.attempt + 1,
         started_at=now,
         heartbeat_at=now,
         worker=worker[:200],
@@ -395,8 +414,9 @@ def execute_analysis(pk: int, worker: str = "") -> str:
         stage="building the snapshot",
     ):
         return "claimed elsewhere"
+    log.info("packing analysis %s attempt %s claimed by %s", pk, a.attempt, worker)
     try:
-        with Heartbeat(PackingAnalysis.objects.filter(pk=pk, status=Status.RUNNING)):
+        with outages.interrupted_as(a.attempt), Heartbeat(_mine(pk, a.attempt)):
             return _analyse(a)
     except Cancelled:  # raised by the heartbeat outside the analysis' own handler
         return _status(pk)
@@ -405,20 +425,27 @@ def execute_analysis(pk: int, worker: str = "") -> str:
 def _analyse(a: PackingAnalysis) -> str:
     try:
         snap = snapshot_of(a)
-        _Reporter(a.pk)("analysing", 0.0)
-        results = analyse(snap, AnalysisSpec.from_dict(a.spec), progress=_Reporter(a.pk))
+        _Reporter(a.pk, a.attempt)("analysing", 0.0)
+        results = analyse(snap, AnalysisSpec.from_dict(a.spec), progress=_Reporter(a.pk, a.attempt))
     except Cancelled:
         return _status(a.pk)
     except SimcoreError as e:
         return _fail(a, str(e))
     except MemoryError:
         return _fail(a, "the analysis needed more memory than the worker has")
+    except outages.OUTAGE_ERRORS:  # not the analysis' fault: the task is retried (dashboard.outages)
+        raise
     except Exception as e:  # a bug: log the traceback for us, show the user one line
         log.exception("packing analysis %s failed", a.pk)
         return _fail(a, f"internal error ({type(e).__name__}): {e}")
     with transaction.atomic():
         if not a.transition(
-            Status.FINISHED, finished_at=timezone.now(), fraction=1.0, stage="done", results=clean_json(results)
+            Status.FINISHED,
+            guard=Q(attempt=a.attempt),
+            finished_at=timezone.now(),
+            fraction=1.0,
+            stage="done",
+            results=clean_json(results),
         ):
             return _status(a.pk)
     return Status.FINISHED

@@ -20,6 +20,7 @@ from pathlib import Path
 from django.db.models import F
 from django.utils import timezone
 
+from dashboard import outages
 from dashboard.models import EvalStatus, Search, SearchEvaluation, Status, move
 from dashboard.search_models import EVAL_TRANSITIONS
 from dashboard.services.execution import Heartbeat
@@ -145,6 +146,8 @@ def _simulate(ev: SearchEvaluation, search: Search) -> str:
         return _fail(ev, search, f"policy {ev.policy!r}: the scheduler made an invalid decision: {e}")
     except MemoryError:
         return _fail(ev, search, f"{where}the simulation needed more memory than the worker has")
+    except outages.OUTAGE_ERRORS:  # not the policy's fault: the task is retried (dashboard.outages)
+        raise
     except Exception as e:  # a bug: the traceback for us, one line for the user
         log.exception("evaluation %s of search %s failed", ev.pk, search.pk)
         return _fail(ev, search, f"{where}internal error ({type(e).__name__}): {e}")

@@ -34,9 +34,9 @@ from dashboard.models import (
     Team,
     TraceUpload,
     Visibility,
-    fail_lost_analyses,
 )
 from dashboard.packing_forms import initial_from
+from dashboard.recovery import recover_lost_analyses
 from dashboard.services.execution import execute_run
 from dashboard.services.experiments import create_experiment
 from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
@@ -468,22 +468,41 @@ def test_an_empty_scenario_snapshot_fails_with_a_message_on_the_analysis(owner: 
 # ---------------------------------------------------------------------------- lost work
 
 
-def test_an_analysis_whose_worker_stopped_beating_is_failed_by_the_repair(owner: User) -> None:
+def test_an_analysis_whose_worker_stopped_beating_is_queued_again_with_the_attempt_recorded(owner: User) -> None:
     run = finished_run(owner)
     a = create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=T, spec=SPEC)
     long_ago = timezone.now() - timedelta(hours=1)
-    PackingAnalysis.objects.filter(pk=a.pk).update(status=Status.RUNNING, heartbeat_at=long_ago)
-    assert fail_lost_analyses() == [a.pk]
+    PackingAnalysis.objects.filter(pk=a.pk).update(status=Status.RUNNING, attempt=1, heartbeat_at=long_ago, worker="w1")
+    done = recover_lost_analyses()
+    assert (done.retried, done.failed) == ([a.pk], [])
     a.refresh_from_db()
-    assert a.status == Status.FAILED and "the worker running this stopped without finishing" in a.error
-    assert fail_lost_analyses() == []  # once
+    assert a.status == Status.PENDING and a.attempt == 1 and a.heartbeat_at is None
+    assert [x["worker"] for x in a.lost_attempts] == ["w1"]
+    assert a.attempts_note.startswith("attempt 1 of 3; lost with their worker and run again: attempt 1 (w1")
+    assert recover_lost_analyses().retried == []  # once
 
 
-def test_a_live_analysis_is_not_failed_by_the_repair(owner: User) -> None:
+def test_an_analysis_lost_on_its_last_attempt_fails_naming_every_attempt(owner: User, settings: Any) -> None:
+    settings.SIMCORE_RUN_MAX_ATTEMPTS = 2
     run = finished_run(owner)
     a = create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=T, spec=SPEC)
-    PackingAnalysis.objects.filter(pk=a.pk).update(status=Status.RUNNING, heartbeat_at=timezone.now())
-    assert fail_lost_analyses() == []
+    long_ago = timezone.now() - timedelta(hours=1)
+    for attempt, worker in ((1, "w1"), (2, "w2")):
+        PackingAnalysis.objects.filter(pk=a.pk).update(
+            status=Status.RUNNING, attempt=attempt, heartbeat_at=long_ago, worker=worker
+        )
+        recover_lost_analyses()
+    a.refresh_from_db()
+    assert a.status == Status.FAILED
+    assert a.error.startswith("the workers running this stopped without finishing 2 times, the most attempts allowed")
+    assert "attempt 1 on w1" in a.error and "attempt 2 on w2" in a.error and "Analyse again" in a.error
+
+
+def test_a_live_analysis_is_not_touched_by_the_repair(owner: User) -> None:
+    run = finished_run(owner)
+    a = create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=T, spec=SPEC)
+    PackingAnalysis.objects.filter(pk=a.pk).update(status=Status.RUNNING, attempt=1, heartbeat_at=timezone.now())
+    assert recover_lost_analyses().retried == [] and recover_lost_analyses().failed == []
 
 
 def test_a_run_whose_records_no_longer_match_its_rebuilt_workload_is_simulated_again(owner: User) -> None:

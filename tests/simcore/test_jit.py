@@ -38,16 +38,16 @@ def _replace(path: Path, old: str, new: str) -> None:
 def test_a_changed_fit_tolerance_changes_the_key(pkg: Path) -> None:
     # Given the key of the package as shipped, when fit.EPS (compiled into every kernel) changes,
     before = source_key(pkg, VERSIONS)
-    _replace(pkg / "fit.py", "EPS = 1e-9", "EPS = 1e-6")
+    _replace(pkg / "core" / "fit.py", "EPS = 1e-9", "EPS = 1e-6")
     # then the cache directory's name changes, although no kernel file did.
     assert source_key(pkg, VERSIONS) != before
 
 
 def test_a_changed_module_imported_through_another_changes_the_key(pkg: Path) -> None:
-    # core.py imports simcore.engine, which imports simcore.model: a change there reaches the key.
-    assert pkg / "model.py" in kernel_sources(pkg)
+    # core.py imports simcore.core.engine, which imports simcore.core.model: a change there reaches the key.
+    assert pkg / "core" / "model.py" in kernel_sources(pkg)
     before = source_key(pkg, VERSIONS)
-    with (pkg / "model.py").open("a") as f:
+    with (pkg / "core" / "model.py").open("a") as f:
         f.write("\nLIMIT = 2\n")
     assert source_key(pkg, VERSIONS) != before
 
@@ -65,7 +65,7 @@ def test_the_kernel_sources_are_the_kernels_and_what_they_import(pkg: Path) -> N
     names = {f.relative_to(pkg).as_posix() for f in kernel_sources(pkg)}
     # The kernels themselves, the modules whose EPS they compile in, and the packages importing runs.
     assert {"compiled/core.py", "schedulers/greedy/kernel.py", "schedulers/tetris/kernel.py"} <= names
-    assert {"fit.py", "view.py", "__init__.py", "schedulers/__init__.py"} <= names
+    assert {"core/fit.py", "core/view.py", "__init__.py", "schedulers/__init__.py"} <= names
     assert not any(n.startswith(("cli/", "dashboard")) for n in names)
 
 
