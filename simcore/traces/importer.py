@@ -43,7 +43,7 @@ FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons", "alibaba", 
 def _resolve_cluster(spec: str | Cluster | None) -> Cluster | None:
     if spec is None or isinstance(spec, Cluster):
         return spec
-    from simcore.api import resolve_cluster
+    from simcore.presets import resolve_cluster
 
     return resolve_cluster(spec)
 
