@@ -30,8 +30,12 @@ from simcore.core.errors import InputError, ParameterError
 from simcore.core.jobmetrics import dag_summary, run_job_metrics
 from simcore.core.model import ClassTable, Cluster, Workload
 from simcore.core.seeding import scheduler_rng, workload_rng
+
+# resolve_cluster is re-exported (the "as" form): the CLI and the dashboard call api.resolve_cluster.
 from simcore.presets import CLUSTERS, WORKLOADS, coerce_params
+from simcore.presets import resolve_cluster as resolve_cluster
 from simcore.schedulers import SCHEDULERS, create
+from simcore.sources import looks_like_file
 from simcore.version import code_version
 
 
@@ -165,26 +169,6 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def _looks_like_file(name: str) -> bool:
-    return os.sep in name or "/" in name or name.endswith((".json", ".csv", ".gz", ".swf")) or os.path.exists(name)
-
-
-def resolve_cluster(name: str, params: dict[str, Any] | None = None) -> Cluster:
-    """A cluster from a preset name or a JSON cluster file."""
-    params = dict(params or {})
-    if name in CLUSTERS:
-        preset = CLUSTERS.get(name)
-        return preset.build(**coerce_params(f"cluster {name!r}", preset.params, params))
-    if _looks_like_file(name):
-        if params:
-            raise ParameterError(f"cluster file {name!r} takes no parameters (got {sorted(params)})")
-        from simcore.clusterfile import read_cluster
-
-        return read_cluster(name)
-    CLUSTERS.get(name)  # raises UnknownNameError listing the presets
-    raise AssertionError  # pragma: no cover
-
-
 def resolve_workload(
     name: str,
     cluster: Cluster,
@@ -219,7 +203,7 @@ def resolve_workload(
             what = f"at load {load:g}; raise hours or load" if preset.uses_load else "; raise hours"
             raise ParameterError(f"the workload {name!r} generated no jobs in {h:g} h {what} (seed {seed})")
         return wl
-    if _looks_like_file(name):
+    if looks_like_file(name):
         if params:
             raise ParameterError(f"trace file {name!r} takes no parameters (got {sorted(params)})")
         if name.lower().endswith((".json", ".json.gz")):

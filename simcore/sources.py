@@ -15,6 +15,11 @@ from simcore.core.errors import InputError
 from simcore.core.limits import max_json_depth
 
 
+def looks_like_file(name: str) -> bool:
+    """Whether a cluster or workload ``name`` is a file rather than a preset: a path, a known suffix, or it exists."""
+    return os.sep in name or "/" in name or name.endswith((".json", ".csv", ".gz", ".swf")) or os.path.exists(name)
+
+
 def source_label(source: Any) -> str:
     """How error messages name ``source``: its path, its ``name`` attribute, or ``<stream>``."""
     if isinstance(source, (str, os.PathLike)):

@@ -15,11 +15,23 @@ from simcore.traces.importer import FORMATS, classify, import_trace, stream_goog
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``simcore import`` options."""
+    """The ``simcore import`` options: the common ones, then one group per format, then job classes."""
     p.description = (
         "Convert a real trace into the project's trace CSV and JSON cluster files "
         "(DIR/trace.csv, DIR/cluster.json, DIR/classes.json with --classes) and print a JSON summary."
     )
+    _common_options(p)
+    _csv_options(p.add_argument_group("CSV with other column names (simcore.traces.colmap)"))
+    p.add_argument("--progress", action="store_true", help="print progress to stderr")
+    _google_options(p.add_argument_group("Google 2011"))
+    _azure_options(p.add_argument_group("Azure"))
+    _swf_options(p.add_argument_group("SWF"))
+    _wfcommons_options(p.add_argument_group("WfCommons (one job per instance; tasks, parents and runtimes)"))
+    _class_options(p.add_argument_group("job classes (k-means, LoTES section 5.3.2)"))
+
+
+def _common_options(p: argparse.ArgumentParser) -> None:
+    """The format, inputs and outputs, the cluster, the window and bad rows."""
     p.add_argument(
         "--format",
         required=True,
@@ -66,7 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "or skip them and count them in the summary",
     )
     p.add_argument("--gzip", action="store_true", help="write DIR/trace.csv.gz")
-    m = p.add_argument_group("CSV with other column names (simcore.traces.colmap)")
+
+
+def _csv_options(m: argparse._ArgumentGroup) -> None:
     m.add_argument(
         "--map",
         dest="column_map",
@@ -81,8 +95,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="keep rows whose column holds one of the values: column=value[|value...][,column=value...], "
         "e.g. status=Terminated (the others are counted as dropped)",
     )
-    p.add_argument("--progress", action="store_true", help="print progress to stderr")
-    g = p.add_argument_group("Google 2011")
+
+
+def _google_options(g: argparse._ArgumentGroup) -> None:
     g.add_argument(
         "--job-events",
         nargs="+",
@@ -102,7 +117,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="tasks running at the window's end (Google, Alibaba, Azure): cut their duration there (default) "
         "or drop them",
     )
-    a = p.add_argument_group("Azure")
+
+
+def _azure_options(a: argparse._ArgumentGroup) -> None:
     a.add_argument(
         "--machines-per-type",
         type=positive_int,
@@ -110,7 +127,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="machines of each machine type in the assumed cluster (the trace has no counts; default 100)",
     )
-    s = p.add_argument_group("SWF")
+
+
+def _swf_options(s: argparse._ArgumentGroup) -> None:
     s.add_argument(
         "--procs",
         choices=("allocated", "requested"),
@@ -135,7 +154,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="KB",
         help="memory of the largest machine in KB (default: the largest job's memory)",
     )
-    w = p.add_argument_group("WfCommons (one job per instance; tasks, parents and runtimes)")
+
+
+def _wfcommons_options(w: argparse._ArgumentGroup) -> None:
     w.add_argument(
         "--jobs",
         type=nonneg_int,
@@ -153,7 +174,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     w.add_argument(
         "--interarrival", type=positive_float, default=None, metavar="S", help="mean seconds between job arrivals"
     )
-    c = p.add_argument_group("job classes (k-means, LoTES section 5.3.2)")
+
+
+def _class_options(c: argparse._ArgumentGroup) -> None:
     c.add_argument("--classes", type=positive_int, metavar="K", help="cluster the jobs into K classes")
     c.add_argument(
         "--class-window-hours",

@@ -19,6 +19,7 @@ from simcore.core.errors import ParameterError
 from simcore.core.model import Cluster, Workload
 from simcore.core.registry import Registry
 from simcore.schedulers.base import Param
+from simcore.sources import looks_like_file
 
 ClusterBuilder = Callable[..., Cluster]
 #: build(cluster, rng, load, hours, **params) -> Workload
@@ -126,6 +127,22 @@ def coerce_params(kind: str, params: tuple[Param, ...], given: dict[str, Any]) -
     return out
 
 
+def resolve_cluster(name: str, params: dict[str, Any] | None = None) -> Cluster:
+    """A cluster from a preset name (built with ``params``) or a JSON cluster file."""
+    params = dict(params or {})
+    if name in CLUSTERS:
+        preset = CLUSTERS.get(name)
+        return preset.build(**coerce_params(f"cluster {name!r}", preset.params, params))
+    if looks_like_file(name):
+        if params:
+            raise ParameterError(f"cluster file {name!r} takes no parameters (got {sorted(params)})")
+        from simcore.clusterfile import read_cluster
+
+        return read_cluster(name)
+    CLUSTERS.get(name)  # raises UnknownNameError listing the presets
+    raise AssertionError  # pragma: no cover
+
+
 __all__ = [
     "CLUSTERS",
     "WORKLOADS",
@@ -133,5 +150,6 @@ __all__ = [
     "WorkloadPreset",
     "cluster_preset",
     "coerce_params",
+    "resolve_cluster",
     "workload_preset",
 ]

@@ -116,6 +116,19 @@ def source_name(src: Source, default: str) -> str:
     return str(name) if isinstance(name, str) else default
 
 
+def source_list(sources: Sequence[Source] | Source, empty: str) -> Sequence[Source]:
+    """``sources`` as a sequence: one path, upload or file object becomes a list of one; none raises ``empty``."""
+    single = (
+        isinstance(sources, (str, bytes, bytearray, memoryview))
+        or hasattr(sources, "read")
+        or hasattr(sources, "__fspath__")
+    )
+    srcs: Sequence[Source] = [sources] if single else sources  # type: ignore[list-item,assignment]
+    if not srcs:
+        raise ParameterError(empty)
+    return srcs
+
+
 def _open(src: Source, name: str) -> tuple[BinaryIO, int | None, bool]:
     """(binary stream, size in bytes or None, whether we opened it and must close it)."""
     if isinstance(src, (str, os.PathLike)):

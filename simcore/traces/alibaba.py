@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -62,6 +64,7 @@ from simcore.traces._stream import (
     iter_blocks,
     parse_csv_block,
     reject_rows,
+    source_list,
     source_name,
 )
 from simcore.traces.report import ImportReport, ImportResult, fits_any
@@ -148,120 +151,30 @@ def read_alibaba(
     """
     wall0 = time.perf_counter()
     cpu0 = time.process_time()
-    window.check_options(running_at_start, unfinished)
-    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
-        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
-    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
-        raise ParameterError(f"end must be a number of seconds after start, got {end_s}")
-    single = isinstance(sources, (str, bytes, bytearray, memoryview)) or hasattr(sources, "read")
-    single = single or hasattr(sources, "__fspath__")
-    srcs: Sequence[Source] = [sources] if single else sources  # type: ignore[list-item,assignment]
-    if not srcs:
-        raise ParameterError("at least one batch_task or batch_instance file is needed")
+    _check_options(running_at_start, unfinished, start_s, end_s)
+    srcs = source_list(sources, "at least one batch_task or batch_instance file is needed")
     report = ImportReport("alibaba")
     errors = RowErrors(on_error)
     names = [source_name(s, f"alibaba[{i}]") for i, s in enumerate(srcs)]
-    table = ""
-    tasks = True
-    ncols: int = TASK_FIELDS
-    cols: tuple[Column, ...] = TASK_COLUMNS
-    out = Growing(("start", "end", "cpu", "mem", "job"))
-    rows = 0
-    units = 0
-    bound = float(max_trace_seconds())
-    for fi, (src, fname) in enumerate(zip(srcs, names, strict=True)):
-        for block in iter_blocks(src, fname, errors):
-            if block.data and not table:
-                table = _table_of(block)
-                tasks = table == "batch_task"
-                ncols, cols = (TASK_FIELDS, TASK_COLUMNS) if tasks else (INSTANCE_FIELDS, INSTANCE_COLUMNS)
-            elif block.data and block.first_line == 1 and _table_of(block) != table:
-                raise InputError(f"give {table} files only, not a mix of tables", file=fname, line=1)
-            c, lines = parse_csv_block(block, ncols, cols, errors)
-            rows += len(lines)
-            if len(lines):
-                st, en = c["start_time"], c["end_time"]
-                keep = reject_rows(
-                    ~np.isfinite(st) | (st < 0) | (st > bound),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="bad start_time",
-                    column="start_time",
-                    detail=describe("start_time {} is not a time in seconds within SIMCORE_MAX_TRACE_SECONDS", st),
-                )
-                keep &= reject_rows(
-                    keep & (~np.isfinite(en) | (en > bound)),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="bad end_time",
-                    column="end_time",
-                    detail=describe("end_time {} is not a time in seconds within SIMCORE_MAX_TRACE_SECONDS", en),
-                )
-                cpu_col, mem_col = ("plan_cpu", "plan_mem") if tasks else ("cpu_max", "mem_max")
-                cpu, mem = c[cpu_col], c[mem_col]
-                for arr, col in ((cpu, cpu_col), (mem, mem_col)):
-                    keep &= reject_rows(
-                        keep & ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr)),
-                        lines,
-                        errors,
-                        file=fname,
-                        reason="bad resource request",
-                        column=col,
-                        detail=describe(f"{col} {{}} is not a finite non-negative number", arr),
-                    )
-                count = c["instance_num"] if tasks else np.ones(len(lines), dtype=np.int64)
-                if tasks:
-                    keep &= reject_rows(
-                        keep & ((count < 0) | (count > MAX_INSTANCES)),
-                        lines,
-                        errors,
-                        file=fname,
-                        reason="bad instance_num",
-                        column="instance_num",
-                        detail=describe(f"instance_num {{}} is outside 0..{MAX_INSTANCES}", count),
-                    )
-                ran = keep & (en > st)
-                report.drop(R_NO_RUN, int(np.count_nonzero(keep & ~ran)))
-                known = ran & ~np.isnan(cpu) & ~np.isnan(mem)
-                report.drop(R_NO_PLAN if tasks else R_NO_PEAK, int(np.count_nonzero(ran & ~known)))
-                some = known & (count > 0)
-                report.drop(R_NO_INSTANCES, int(np.count_nonzero(known & ~some)))
-                # A task's instances are identical units: repeat its row instance_num times.
-                rep = count[some]
-                out.append(
-                    start=np.repeat(st[some], rep),
-                    end=np.repeat(en[some], rep),
-                    cpu=np.repeat(cpu[some], rep),
-                    mem=np.repeat(mem[some], rep),
-                    job=np.repeat(c["job_name"][some], rep),
-                )
-                units += int(rep.sum())
-            if progress is not None:
-                progress(ImportProgress(table, fname, fi, len(srcs), block.bytes_done, block.bytes_total, rows))
-    if not table:
-        raise InputError("no rows: the files are empty", file=names[0])
-    report.files[table] = names
-    report.rows_read[table] = rows
+    table, units, n_units = _read_units(srcs, names, errors, report, progress)
     report.absorb(errors)
-    st, en = out.column("start", np.float64), out.column("end", np.float64)
-    cpu, mem, job = out.column("cpu", np.float64), out.column("mem", np.float64), out.column("job", np.int64)
-    if len(st) == 0:
+    if len(units.start) == 0:
         raise InputError(
-            f"no jobs: rows read {rows}, skipped {report.rows_skipped}, dropped {report.dropped}", file=names[0]
+            f"no jobs: rows read {report.rows_read[table.name]}, skipped {report.rows_skipped}, "
+            f"dropped {report.dropped}",
+            file=names[0],
         )
     win = window.cut(
-        st,
-        en,
+        units.start,
+        units.end,
         report,
         start_s=start_s,
         end_s=end_s,
-        default_start=float(st.min()),
+        default_start=float(units.start.min()),
         running_at_start=running_at_start,
         unfinished=unfinished,
     )
-    cpu, mem, job = cpu[win.keep], mem[win.keep], job[win.keep]
+    cpu, mem, job = units.cpu[win.keep], units.mem[win.keep], units.job[win.keep]
     if cluster is None:
         cluster = assumed_cluster()
     request = _requests(cluster, cpu, mem)
@@ -276,7 +189,7 @@ def read_alibaba(
     order = np.argsort(arrival, kind="stable")
     job_of, job_ids = number_jobs(job[order])
     wl = Workload(
-        name=name or f"alibaba-{table}",
+        name=name or f"alibaba-{table.name}",
         resources=tuple(cluster.resources),
         submit=arrival[order],
         request=request[order],
@@ -284,7 +197,7 @@ def read_alibaba(
         job_class=np.full(len(order), -1, dtype=np.int64),
         horizon_s=win.end_s - win.start_s,
         params={
-            "source": f"alibaba-cluster-trace-v2018 {table}",
+            "source": f"alibaba-cluster-trace-v2018 {table.name}",
             "window_start_s": win.start_s,
             "window_end_s": win.end_s,
             "running_at_start": running_at_start,
@@ -293,27 +206,205 @@ def read_alibaba(
         },
         graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
     )
-    report.extra["units_from_rows"] = units
-    report.notes.extend(
-        [
-            (
-                "one task = instance_num units with the task's plan (plan_cpu/100 cores, plan_mem/100)"
-                if tasks
-                else "one instance = one unit; request = its peak use (cpu_max/100 cores, mem_max/100): "
-                "batch_instance has no plan"
-            ),
-            "arrival = start_time (the trace has no submit time), duration = end_time - start_time",
-            f"cpu request = cores / {MACHINE_CORES:g} (one machine), mem request = normalised memory / "
-            f"{MACHINE_MEM:g}, against cluster {cluster.name!r}"
-            + (" (assumed: the tables carry no machines)" if cluster.name == "alibaba-2018" else ""),
-            f"window [{win.start_s:g}, {win.end_s:g}) s of trace time shifted to 0; running at its start: "
-            f"{running_at_start}; running at its end: {unfinished}",
-            "units grouped by job_name into bags of tasks (the job column of the trace written)",
-        ]
-    )
+    report.extra["units_from_rows"] = n_units
+    report.notes.extend(_notes(table.tasks, cluster, win, running_at_start, unfinished))
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)
+
+
+def _check_options(
+    running_at_start: window.RunningAtStart, unfinished: window.Unfinished, start_s: float | None, end_s: float | None
+) -> None:
+    """Refuse bad reading options before any file is opened."""
+    window.check_options(running_at_start, unfinished)
+    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
+        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
+    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
+        raise ParameterError(f"end must be a number of seconds after start, got {end_s}")
+
+
+@dataclass
+class _Table:
+    """The table the files hold (``batch_task`` or ``batch_instance``), known from the first block with data."""
+
+    name: str = ""
+
+    @property
+    def tasks(self) -> bool:
+        # Until a block with data names the table, blocks are parsed as batch_task (they hold no rows).
+        return self.name != "batch_instance"
+
+    @property
+    def layout(self) -> tuple[int, tuple[Column, ...]]:
+        """The table's field count and the columns read."""
+        return (TASK_FIELDS, TASK_COLUMNS) if self.tasks else (INSTANCE_FIELDS, INSTANCE_COLUMNS)
+
+    @property
+    def resource_columns(self) -> tuple[str, str]:
+        """The cpu and memory columns: a task's plan, or an instance's peak use."""
+        return ("plan_cpu", "plan_mem") if self.tasks else ("cpu_max", "mem_max")
+
+    def check(self, block: Block, fname: str) -> None:
+        """Learn the table from the first block; refuse a file of the other table."""
+        if block.data and not self.name:
+            self.name = _table_of(block)
+        elif block.data and block.first_line == 1 and _table_of(block) != self.name:
+            raise InputError(f"give {self.name} files only, not a mix of tables", file=fname, line=1)
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Every unit read (a task's instances repeated), as columns in file order."""
+
+    start: NDArray[np.float64]
+    end: NDArray[np.float64]
+    cpu: NDArray[np.float64]
+    mem: NDArray[np.float64]
+    job: NDArray[np.int64]
+
+
+def _read_units(
+    srcs: Sequence[Source],
+    names: list[str],
+    errors: RowErrors,
+    report: ImportReport,
+    progress: ProgressFn | None,
+) -> tuple[_Table, _Units, int]:
+    """Every file's units, block by block; rows that are bad, never ran or lack a plan are refused or dropped."""
+    table = _Table()
+    out = Growing(("start", "end", "cpu", "mem", "job"))
+    rows = 0
+    units = 0
+    for fi, (src, fname) in enumerate(zip(srcs, names, strict=True)):
+        for block in iter_blocks(src, fname, errors):
+            table.check(block, fname)
+            ncols, cols = table.layout
+            c, lines = parse_csv_block(block, ncols, cols, errors)
+            rows += len(lines)
+            if len(lines):
+                got = _units_of(c, lines, table, errors, fname, report)
+                out.append(**got)
+                units += len(got["start"])
+            if progress is not None:
+                progress(ImportProgress(table.name, fname, fi, len(srcs), block.bytes_done, block.bytes_total, rows))
+    if not table.name:
+        raise InputError("no rows: the files are empty", file=names[0])
+    report.files[table.name] = names
+    report.rows_read[table.name] = rows
+    read = _Units(
+        out.column("start", np.float64),
+        out.column("end", np.float64),
+        out.column("cpu", np.float64),
+        out.column("mem", np.float64),
+        out.column("job", np.int64),
+    )
+    return table, read, units
+
+
+def _units_of(
+    c: dict[str, NDArray[Any]],
+    lines: NDArray[np.int64],
+    table: _Table,
+    errors: RowErrors,
+    fname: str,
+    report: ImportReport,
+) -> dict[str, NDArray[Any]]:
+    """One block's units: its good rows that ran, with a known request, each repeated instance_num times."""
+    st, en = c["start_time"], c["end_time"]
+    cpu_col, mem_col = table.resource_columns
+    cpu, mem = c[cpu_col], c[mem_col]
+    count = c["instance_num"] if table.tasks else np.ones(len(lines), dtype=np.int64)
+    keep = _good_rows(c, lines, table, errors, fname)
+    ran = keep & (en > st)
+    report.drop(R_NO_RUN, int(np.count_nonzero(keep & ~ran)))
+    known = ran & ~np.isnan(cpu) & ~np.isnan(mem)
+    report.drop(R_NO_PLAN if table.tasks else R_NO_PEAK, int(np.count_nonzero(ran & ~known)))
+    some = known & (count > 0)
+    report.drop(R_NO_INSTANCES, int(np.count_nonzero(known & ~some)))
+    # A task's instances are identical units: repeat its row instance_num times.
+    rep = count[some]
+    return {
+        "start": np.repeat(st[some], rep),
+        "end": np.repeat(en[some], rep),
+        "cpu": np.repeat(cpu[some], rep),
+        "mem": np.repeat(mem[some], rep),
+        "job": np.repeat(c["job_name"][some], rep),
+    }
+
+
+def _good_rows(
+    c: dict[str, NDArray[Any]], lines: NDArray[np.int64], table: _Table, errors: RowErrors, fname: str
+) -> NDArray[np.bool_]:
+    """The rows of a block that pass every check; each bad row is reported with its line and column."""
+    bound = float(max_trace_seconds())
+    st, en = c["start_time"], c["end_time"]
+    keep = reject_rows(
+        ~np.isfinite(st) | (st < 0) | (st > bound),
+        lines,
+        errors,
+        file=fname,
+        reason="bad start_time",
+        column="start_time",
+        detail=describe("start_time {} is not a time in seconds within SIMCORE_MAX_TRACE_SECONDS", st),
+    )
+    keep &= reject_rows(
+        keep & (~np.isfinite(en) | (en > bound)),
+        lines,
+        errors,
+        file=fname,
+        reason="bad end_time",
+        column="end_time",
+        detail=describe("end_time {} is not a time in seconds within SIMCORE_MAX_TRACE_SECONDS", en),
+    )
+    for col in table.resource_columns:
+        arr = c[col]
+        keep &= reject_rows(
+            keep & ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr)),
+            lines,
+            errors,
+            file=fname,
+            reason="bad resource request",
+            column=col,
+            detail=describe(f"{col} {{}} is not a finite non-negative number", arr),
+        )
+    if table.tasks:
+        count = c["instance_num"]
+        keep &= reject_rows(
+            keep & ((count < 0) | (count > MAX_INSTANCES)),
+            lines,
+            errors,
+            file=fname,
+            reason="bad instance_num",
+            column="instance_num",
+            detail=describe(f"instance_num {{}} is outside 0..{MAX_INSTANCES}", count),
+        )
+    return keep
+
+
+def _notes(
+    tasks: bool,
+    cluster: Cluster,
+    win: window.Window,
+    running_at_start: window.RunningAtStart,
+    unfinished: window.Unfinished,
+) -> list[str]:
+    """The report's account of the mapping: units, arrival and duration, requests, the window, jobs."""
+    return [
+        (
+            "one task = instance_num units with the task's plan (plan_cpu/100 cores, plan_mem/100)"
+            if tasks
+            else "one instance = one unit; request = its peak use (cpu_max/100 cores, mem_max/100): "
+            "batch_instance has no plan"
+        ),
+        "arrival = start_time (the trace has no submit time), duration = end_time - start_time",
+        f"cpu request = cores / {MACHINE_CORES:g} (one machine), mem request = normalised memory / "
+        f"{MACHINE_MEM:g}, against cluster {cluster.name!r}"
+        + (" (assumed: the tables carry no machines)" if cluster.name == "alibaba-2018" else ""),
+        f"window [{win.start_s:g}, {win.end_s:g}) s of trace time shifted to 0; running at its start: "
+        f"{running_at_start}; running at its end: {unfinished}",
+        "units grouped by job_name into bags of tasks (the job column of the trace written)",
+    ]
 
 
 def _requests(cluster: Cluster, cpu: NDArray[np.float64], mem: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -44,6 +44,7 @@ import shutil
 import sqlite3
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -261,59 +262,15 @@ def read_azure(
     """
     wall0 = time.perf_counter()
     cpu0 = time.process_time()
-    window.check_options(running_at_start, unfinished)
-    if isinstance(machines_per_type, bool) or not isinstance(machines_per_type, int) or machines_per_type < 1:
-        raise ParameterError(f"machines per type must be a positive integer, got {machines_per_type!r}")
-    if start_s is not None and not np.isfinite(start_s):
-        raise ParameterError(f"start must be a number of seconds, got {start_s}")
+    _check_options(running_at_start, unfinished, machines_per_type, start_s)
     fname = source_name(source, "azure")
     report = ImportReport("azure")
     report.files["database"] = [fname]
     errors = RowErrors(on_error)
-    con, tmp = _open_db(source, fname)
-    try:
-        vm_type, machine, frac = _vm_types(con, fname, errors)
-        report.rows_read["vmType"] = len(vm_type)
-        order, caps, req_of = infer_machines(vm_type, machine, frac)
-        _columns(con, "vm", ("vmTypeId", "starttime", "endtime"), fname)
-        total = int(con.execute("SELECT count(*) FROM vm").fetchone()[0])
-        out = Growing(("start", "end", "type"))
-        rows = 0
-        bound = float(max_trace_seconds())
-        for a in _rows(
-            con,
-            "SELECT rowid, vmTypeId, starttime, endtime FROM vm",
-            ("vmTypeId", "starttime", "endtime"),
-            (False, False, True),
-            "vm",
-            fname,
-            errors,
-        ):
-            rows += len(a)
-            st, en = a[:, 2] * DAY_S, a[:, 3] * DAY_S
-            bad = (np.abs(st) > bound) | (en > bound) | (en < st)
-            for i in np.flatnonzero(bad)[:1]:
-                errors.bad(
-                    "bad time",
-                    f"table vm, rowid {int(a[i, 0])}: starttime {a[i, 2]:g} / endtime {a[i, 3]:g} days "
-                    "(end before start, or beyond SIMCORE_MAX_TRACE_SECONDS)",
-                    file=fname,
-                    line=None,
-                    column="endtime" if en[i] < st[i] else "starttime",
-                    count=int(np.count_nonzero(bad)),
-                )
-            ok = ~bad
-            out.append(start=st[ok], end=en[ok], type=a[ok, 1].astype(np.int64))
-            if progress is not None:
-                progress(ImportProgress("vm", fname, 0, 1, rows, total, rows))
-        report.rows_read["vm"] = rows
-    finally:
-        con.close()
-        if tmp:
-            os.unlink(tmp)
+    types, vms = _read_database(source, fname, errors, report, progress)
     report.absorb(errors)
-    st, en, typ = out.column("start", np.float64), out.column("end", np.float64), out.column("type", np.int64)
-    known = np.isin(typ, np.array(sorted(req_of), dtype=np.int64))
+    st, en, typ = vms
+    known = np.isin(typ, np.array(sorted(types.request), dtype=np.int64))
     report.drop(R_NO_TYPE, int(np.count_nonzero(~known)))
     st, en, typ = st[known], en[known], typ[known]
     if len(st) == 0:
@@ -328,24 +285,10 @@ def read_azure(
         running_at_start=running_at_start,
         unfinished=unfinished,
     )
-    typ = typ[win.keep]
-    types = np.array(sorted(req_of), dtype=np.int64)
-    table = np.array([req_of[int(t)] for t in types]).reshape(-1, 2)
-    req2 = table[np.searchsorted(types, typ)]
     assumed = cluster is None
     if cluster is None:
-        cluster = Cluster(
-            name="azure-packing-2020",
-            resources=("cpu", "mem"),
-            config_names=tuple(f"machine-{m}" for m in order.tolist()),
-            counts=np.full(len(order), machines_per_type),
-            capacity=caps,
-            description=(
-                f"assumed: {machines_per_type} machines of each machine type of the trace; capacities inferred "
-                f"from VM-type fractions, relative to machine type {int(order[0])} (1.0)"
-            ),
-        )
-    request = _requests(cluster, req2)
+        cluster = _assumed_cluster(types, machines_per_type)
+    request = _requests(cluster, types.requests_of(typ[win.keep]))
     fits = fits_any(request, cluster)
     report.drop(R_TOO_BIG, int(np.count_nonzero(~fits)))
     arrival, duration, request = win.arrival[fits], win.duration[fits], request[fits]
@@ -368,24 +311,148 @@ def read_azure(
             "unfinished": unfinished,
         },
     )
-    report.extra["machine_types"] = {
-        f"machine-{m}": {"cpu": float(c[0]), "mem": float(c[1])} for m, c in zip(order.tolist(), caps, strict=True)
-    }
+    report.extra["machine_types"] = types.summary()
     report.notes.extend(
-        [
-            "one VM = one job: arrival starttime, duration endtime - starttime (days x 86400)",
-            f"machine capacities inferred from VM-type fractions (reference machine type {int(order[0])} = 1.0); "
-            "a VM's request = its fraction of the reference machine",
-            f"cluster {cluster.name!r}"
-            + (f" assumed: {machines_per_type} machines per machine type (the trace has no counts)" if assumed else ""),
-            "Azure restricts a VM type to the machine types its vmType rows list; simcore places it wherever it fits",
-            f"window [{win.start_s:g}, {win.end_s:g}) s shifted to 0; running at its start: {running_at_start}; "
-            f"running at its end: {unfinished}",
-        ]
+        _notes(int(types.order[0]), cluster, machines_per_type if assumed else None, win, running_at_start, unfinished)
     )
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)
+
+
+def _check_options(
+    running_at_start: window.RunningAtStart,
+    unfinished: window.Unfinished,
+    machines_per_type: int,
+    start_s: float | None,
+) -> None:
+    """Refuse bad reading options before the database is opened."""
+    window.check_options(running_at_start, unfinished)
+    if isinstance(machines_per_type, bool) or not isinstance(machines_per_type, int) or machines_per_type < 1:
+        raise ParameterError(f"machines per type must be a positive integer, got {machines_per_type!r}")
+    if start_s is not None and not np.isfinite(start_s):
+        raise ParameterError(f"start must be a number of seconds, got {start_s}")
+
+
+@dataclass(frozen=True)
+class _Types:
+    """The machine types (reference first), their inferred capacities, and each VM type's request."""
+
+    order: NDArray[np.int64]
+    caps: NDArray[np.float64]
+    request: dict[int, NDArray[np.float64]]
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Each machine type's inferred capacity, for the report."""
+        return {
+            f"machine-{m}": {"cpu": float(c[0]), "mem": float(c[1])}
+            for m, c in zip(self.order.tolist(), self.caps, strict=True)
+        }
+
+    def requests_of(self, typ: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Each VM's [core, memory] fraction of the reference machine, from its VM type."""
+        types = np.array(sorted(self.request), dtype=np.int64)
+        table = np.array([self.request[int(t)] for t in types]).reshape(-1, 2)
+        return np.asarray(table[np.searchsorted(types, typ)], dtype=np.float64)
+
+
+_Vms = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]
+
+
+def _read_database(
+    source: Source, fname: str, errors: RowErrors, report: ImportReport, progress: ProgressFn | None
+) -> tuple[_Types, _Vms]:
+    """The machine types (from table vmType) and every VM's start, end (s) and VM type (from table vm)."""
+    con, tmp = _open_db(source, fname)
+    try:
+        vm_type, machine, frac = _vm_types(con, fname, errors)
+        report.rows_read["vmType"] = len(vm_type)
+        types = _Types(*infer_machines(vm_type, machine, frac))
+        vms = _read_vms(con, fname, errors, report, progress)
+    finally:
+        con.close()
+        if tmp:
+            os.unlink(tmp)
+    return types, vms
+
+
+def _read_vms(
+    con: sqlite3.Connection, fname: str, errors: RowErrors, report: ImportReport, progress: ProgressFn | None
+) -> _Vms:
+    """Table vm's rows in seconds; a row ending before it starts or beyond the time bound is refused or skipped."""
+    _columns(con, "vm", ("vmTypeId", "starttime", "endtime"), fname)
+    total = int(con.execute("SELECT count(*) FROM vm").fetchone()[0])
+    out = Growing(("start", "end", "type"))
+    rows = 0
+    bound = float(max_trace_seconds())
+    for a in _rows(
+        con,
+        "SELECT rowid, vmTypeId, starttime, endtime FROM vm",
+        ("vmTypeId", "starttime", "endtime"),
+        (False, False, True),
+        "vm",
+        fname,
+        errors,
+    ):
+        rows += len(a)
+        st, en = a[:, 2] * DAY_S, a[:, 3] * DAY_S
+        bad = (np.abs(st) > bound) | (en > bound) | (en < st)
+        for i in np.flatnonzero(bad)[:1]:
+            errors.bad(
+                "bad time",
+                f"table vm, rowid {int(a[i, 0])}: starttime {a[i, 2]:g} / endtime {a[i, 3]:g} days "
+                "(end before start, or beyond SIMCORE_MAX_TRACE_SECONDS)",
+                file=fname,
+                line=None,
+                column="endtime" if en[i] < st[i] else "starttime",
+                count=int(np.count_nonzero(bad)),
+            )
+        ok = ~bad
+        out.append(start=st[ok], end=en[ok], type=a[ok, 1].astype(np.int64))
+        if progress is not None:
+            progress(ImportProgress("vm", fname, 0, 1, rows, total, rows))
+    report.rows_read["vm"] = rows
+    return out.column("start", np.float64), out.column("end", np.float64), out.column("type", np.int64)
+
+
+def _assumed_cluster(types: _Types, machines_per_type: int) -> Cluster:
+    """``machines_per_type`` machines of each machine type of the trace, of the inferred capacities."""
+    return Cluster(
+        name="azure-packing-2020",
+        resources=("cpu", "mem"),
+        config_names=tuple(f"machine-{m}" for m in types.order.tolist()),
+        counts=np.full(len(types.order), machines_per_type),
+        capacity=types.caps,
+        description=(
+            f"assumed: {machines_per_type} machines of each machine type of the trace; capacities inferred "
+            f"from VM-type fractions, relative to machine type {int(types.order[0])} (1.0)"
+        ),
+    )
+
+
+def _notes(
+    reference: int,
+    cluster: Cluster,
+    assumed_per_type: int | None,
+    win: window.Window,
+    running_at_start: window.RunningAtStart,
+    unfinished: window.Unfinished,
+) -> list[str]:
+    """The report's account of the mapping: jobs, capacities, the cluster, placement, the window."""
+    return [
+        "one VM = one job: arrival starttime, duration endtime - starttime (days x 86400)",
+        f"machine capacities inferred from VM-type fractions (reference machine type {reference} = 1.0); "
+        "a VM's request = its fraction of the reference machine",
+        f"cluster {cluster.name!r}"
+        + (
+            f" assumed: {assumed_per_type} machines per machine type (the trace has no counts)"
+            if assumed_per_type is not None
+            else ""
+        ),
+        "Azure restricts a VM type to the machine types its vmType rows list; simcore places it wherever it fits",
+        f"window [{win.start_s:g}, {win.end_s:g}) s shifted to 0; running at its start: {running_at_start}; "
+        f"running at its end: {unfinished}",
+    ]
 
 
 def _requests(cluster: Cluster, req2: NDArray[np.float64]) -> NDArray[np.float64]:

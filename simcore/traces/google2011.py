@@ -322,66 +322,9 @@ class _TaskEventReader:
     def _block(self, parsed: tuple[dict[str, NDArray[Any]], NDArray[np.int64]], name: str) -> None:
         cols, lines = parsed
         self.rows += len(lines)
+        keep = _valid_rows(cols, lines, self.errors, name)
         t, job, idx, ev = cols["time"], cols["job ID"], cols["task index"], cols["event type"]
         cpu, mem = cols["CPU request"], cols["memory request"]
-        e = self.errors
-        keep = reject_rows(
-            t < 0,
-            lines,
-            e,
-            file=name,
-            reason="negative time stamp",
-            column="time",
-            detail=describe("time stamp {} is negative", t),
-        )
-        too_late = (t > max_trace_seconds() * 1_000_000) & (t != MAXINT)  # µs; MAXINT: after the window
-        keep &= reject_rows(
-            too_late,
-            lines,
-            e,
-            file=name,
-            reason="time stamp out of range",
-            column="time",
-            detail=describe("time stamp {} µs is later than the bound (setting SIMCORE_MAX_TRACE_SECONDS)", t),
-        )
-        keep &= reject_rows(
-            (ev < 0) | (ev > 8),
-            lines,
-            e,
-            file=name,
-            reason="unknown event type",
-            column="event type",
-            detail=describe(f"event type {{}} is not one of 0..8 ({_EVENT_LIST})", ev),
-        )
-        keep &= reject_rows(
-            (job < 0) | (job >= _MAX_JOB_ID),
-            lines,
-            e,
-            file=name,
-            reason="job ID out of range",
-            column="job ID",
-            detail=describe(f"job ID {{}} is outside 0..{_MAX_JOB_ID - 1}", job),
-        )
-        keep &= reject_rows(
-            (idx < 0) | (idx >= 1 << TASK_BITS),
-            lines,
-            e,
-            file=name,
-            reason="task index out of range",
-            column="task index",
-            detail=describe(f"task index {{}} is outside 0..{(1 << TASK_BITS) - 1}", idx),
-        )
-        for arr, col in ((cpu, "CPU request"), (mem, "memory request")):
-            bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr) & (arr <= max_request()))
-            keep &= reject_rows(
-                bad,
-                lines,
-                e,
-                file=name,
-                reason="bad resource request",
-                column=col,
-                detail=describe("request {} is not a finite non-negative number within SIMCORE_MAX_REQUEST", arr),
-            )
         if self.min_priority is not None:
             # A task's events all carry its priority: dropping rows below it drops whole tasks.
             low = keep & (cols["priority"] < self.min_priority)
@@ -391,7 +334,18 @@ class _TaskEventReader:
         after = t == MAXINT
         self._ignore("rows at time 2^63-1 (after the trace window)", int(np.count_nonzero(after & keep)))
         keep &= ~after
-        # Time must not go backwards (within a file and from one file to the next).
+        keep &= self._in_time_order(t, keep, lines, name)
+        if not keep.all():
+            t, job, idx, ev, cpu, mem = t[keep], job[keep], idx[keep], ev[keep], cpu[keep], mem[keep]
+        if len(t) == 0:
+            return
+        self.last_us = max(self.last_us, int(t.max()))
+        self._pair(to_seconds(t), job, idx, ev, cpu, mem)
+
+    def _in_time_order(
+        self, t: NDArray[np.int64], keep: NDArray[np.bool_], lines: NDArray[np.int64], name: str
+    ) -> NDArray[np.bool_]:
+        """Rows whose time stamp does not go backwards (within a file and from one file to the next)."""
         tk = np.where(keep, t, -1)
         prev = np.maximum.accumulate(np.concatenate(([self.last_us], tk)))[:-1]
         new_file, last_before = self.new_file, self.last_us
@@ -401,15 +355,26 @@ class _TaskEventReader:
                 return f"time stamp {t[i]} is earlier than {prev[i]} in a previous file (give the parts in order)"
             return f"time stamp {t[i]} is earlier than {prev[i]} on an earlier row"
 
-        keep &= reject_rows(
-            keep & (t < prev), lines, e, file=name, reason="time stamp goes backwards", column="time", detail=backwards
+        return reject_rows(
+            keep & (t < prev),
+            lines,
+            self.errors,
+            file=name,
+            reason="time stamp goes backwards",
+            column="time",
+            detail=backwards,
         )
-        if not keep.all():
-            t, job, idx, ev, cpu, mem = t[keep], job[keep], idx[keep], ev[keep], cpu[keep], mem[keep]
-        if len(t) == 0:
-            return
-        self.last_us = max(self.last_us, int(t.max()))
-        s = to_seconds(t)
+
+    def _pair(
+        self,
+        s: NDArray[np.float64],
+        job: NDArray[np.int64],
+        idx: NDArray[np.int64],
+        ev: NDArray[np.int64],
+        cpu: NDArray[np.float64],
+        mem: NDArray[np.float64],
+    ) -> None:
+        """Pair a block's good events (times in seconds) into runs; stop at ``end_s``."""
         if self.end_s is not None:
             stop = int(np.searchsorted(s, self.end_s, side="left"))
             if stop < len(s):
@@ -435,6 +400,70 @@ class _TaskEventReader:
             mem=np.array(o[4]),
             key=np.array(o[5], dtype=np.int64),
         )
+
+
+def _valid_rows(cols: dict[str, NDArray[Any]], lines: NDArray[np.int64], e: RowErrors, name: str) -> NDArray[np.bool_]:
+    """The task-event rows whose fields are in range; each bad row is reported with its line and column."""
+    t, job, idx, ev = cols["time"], cols["job ID"], cols["task index"], cols["event type"]
+    keep = reject_rows(
+        t < 0,
+        lines,
+        e,
+        file=name,
+        reason="negative time stamp",
+        column="time",
+        detail=describe("time stamp {} is negative", t),
+    )
+    too_late = (t > max_trace_seconds() * 1_000_000) & (t != MAXINT)  # µs; MAXINT: after the window
+    keep &= reject_rows(
+        too_late,
+        lines,
+        e,
+        file=name,
+        reason="time stamp out of range",
+        column="time",
+        detail=describe("time stamp {} µs is later than the bound (setting SIMCORE_MAX_TRACE_SECONDS)", t),
+    )
+    keep &= reject_rows(
+        (ev < 0) | (ev > 8),
+        lines,
+        e,
+        file=name,
+        reason="unknown event type",
+        column="event type",
+        detail=describe(f"event type {{}} is not one of 0..8 ({_EVENT_LIST})", ev),
+    )
+    keep &= reject_rows(
+        (job < 0) | (job >= _MAX_JOB_ID),
+        lines,
+        e,
+        file=name,
+        reason="job ID out of range",
+        column="job ID",
+        detail=describe(f"job ID {{}} is outside 0..{_MAX_JOB_ID - 1}", job),
+    )
+    keep &= reject_rows(
+        (idx < 0) | (idx >= 1 << TASK_BITS),
+        lines,
+        e,
+        file=name,
+        reason="task index out of range",
+        column="task index",
+        detail=describe(f"task index {{}} is outside 0..{(1 << TASK_BITS) - 1}", idx),
+    )
+    for col in ("CPU request", "memory request"):
+        arr = cols[col]
+        bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr) & (arr <= max_request()))
+        keep &= reject_rows(
+            bad,
+            lines,
+            e,
+            file=name,
+            reason="bad resource request",
+            column=col,
+            detail=describe("request {} is not a finite non-negative number within SIMCORE_MAX_REQUEST", arr),
+        )
+    return keep
 
 
 def read_job_ids(
@@ -499,51 +528,12 @@ def read_machine_events(
     for block in iter_blocks(source, fname, errors):
         cols, lines = parse_csv_block(block, MACHINE_EVENT_FIELDS, MACHINE_COLUMNS, errors)
         rows += len(lines)
-        t, ev = cols["time"], cols["event type"]
-        keep = reject_rows(
-            (ev < 0) | (ev > 2),
-            lines,
-            errors,
-            file=fname,
-            reason="unknown event type",
-            column="event type",
-            detail=describe("machine event type {} is not 0, 1 or 2", ev),
-        )
-        for arr, col in ((cols["CPUs"], "CPUs"), (cols["Memory"], "Memory")):
-            bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr))
-            keep &= reject_rows(
-                bad,
-                lines,
-                errors,
-                file=fname,
-                reason="bad capacity",
-                column=col,
-                detail=describe("capacity {} is not a finite non-negative number", arr),
-            )
-        prev = np.maximum.accumulate(np.concatenate(([last_t], np.where(keep, t, -1))))[:-1]
-        keep &= reject_rows(
-            keep & (t < prev),
-            lines,
-            errors,
-            file=fname,
-            reason="time stamp goes backwards",
-            column="time",
-            detail=describe("time stamp {} is earlier than {} on an earlier row", t, prev),
-        )
+        t = cols["time"]
+        keep = _valid_machine_rows(cols, lines, errors, fname, last_t)
         last_t = max(last_t, int(t[keep].max())) if keep.any() else last_t
         initial = keep & (t == 0)
         later += int(np.count_nonzero(keep & (t != 0)))
-        for mid, e, c, m in zip(
-            cols["machine ID"][initial].tolist(),
-            ev[initial].tolist(),
-            cols["CPUs"][initial].tolist(),
-            cols["Memory"][initial].tolist(),
-            strict=True,
-        ):
-            if e == MACHINE_REMOVE:
-                machines.pop(mid, None)
-            elif e == MACHINE_ADD or mid in machines:
-                machines[mid] = (c, m)
+        _apply_events(machines, cols, initial)
         if last_t > 0:
             break  # time-ordered file: no more time-0 rows; the rest is not read
     rep.rows_read["machine_events"] = rows
@@ -559,6 +549,67 @@ def read_machine_events(
     caps = caps[~missing]
     if len(caps) == 0:
         raise InputError("no machine with a known capacity is present at time 0", file=fname)
+    return _grouped(caps, fname)
+
+
+def _valid_machine_rows(
+    cols: dict[str, NDArray[Any]], lines: NDArray[np.int64], errors: RowErrors, fname: str, last_t: int
+) -> NDArray[np.bool_]:
+    """The machine-event rows with a known event type, good capacities and time stamps in order."""
+    t, ev = cols["time"], cols["event type"]
+    keep = reject_rows(
+        (ev < 0) | (ev > 2),
+        lines,
+        errors,
+        file=fname,
+        reason="unknown event type",
+        column="event type",
+        detail=describe("machine event type {} is not 0, 1 or 2", ev),
+    )
+    for col in ("CPUs", "Memory"):
+        arr = cols[col]
+        bad = ~np.isnan(arr) & ~((arr >= 0) & np.isfinite(arr))
+        keep &= reject_rows(
+            bad,
+            lines,
+            errors,
+            file=fname,
+            reason="bad capacity",
+            column=col,
+            detail=describe("capacity {} is not a finite non-negative number", arr),
+        )
+    prev = np.maximum.accumulate(np.concatenate(([last_t], np.where(keep, t, -1))))[:-1]
+    keep &= reject_rows(
+        keep & (t < prev),
+        lines,
+        errors,
+        file=fname,
+        reason="time stamp goes backwards",
+        column="time",
+        detail=describe("time stamp {} is earlier than {} on an earlier row", t, prev),
+    )
+    return keep
+
+
+def _apply_events(
+    machines: dict[int, tuple[float, float]], cols: dict[str, NDArray[Any]], rows: NDArray[np.bool_]
+) -> None:
+    """Apply the chosen rows' events to ``machines``: ADD sets, UPDATE changes, REMOVE deletes."""
+    for mid, e, c, m in zip(
+        cols["machine ID"][rows].tolist(),
+        cols["event type"][rows].tolist(),
+        cols["CPUs"][rows].tolist(),
+        cols["Memory"][rows].tolist(),
+        strict=True,
+    ):
+        if e == MACHINE_REMOVE:
+            machines.pop(mid, None)
+        elif e == MACHINE_ADD or mid in machines:
+            machines[mid] = (c, m)
+
+
+def _grouped(caps: NDArray[np.float64], fname: str) -> Cluster:
+    """Machines grouped by (CPUs, Memory): largest group first, then by CPUs and Memory (LoTES Table 1)."""
     uniq, counts = np.unique(caps, axis=0, return_counts=True)
     order = np.lexsort((uniq[:, 1], uniq[:, 0], -counts))
     uniq, counts = uniq[order], counts[order]
@@ -765,6 +816,33 @@ def read_runs(
     return Runs(r, report, cluster, job_ids, start_s, window_end)
 
 
+def _bags_of_tasks(
+    name: str,
+    cluster: Cluster,
+    arrival: NDArray[np.float64],
+    duration: NDArray[np.float64],
+    request: NDArray[np.float64],
+    key: NDArray[np.int64],
+    horizon_s: float,
+    params: dict[str, Any],
+) -> Workload:
+    """Task instances sorted by arrival; every task of a job stays together, a bag of tasks per Google job ID."""
+    order = np.argsort(arrival, kind="stable")
+    # Jobs are numbered by first arrival.
+    job_of, job_ids = number_jobs(key[order] >> TASK_BITS)
+    return Workload(
+        name=name,
+        resources=tuple(cluster.resources),
+        submit=arrival[order],
+        request=request[order],
+        work=duration[order],
+        job_class=np.full(len(order), -1, dtype=np.int64),
+        horizon_s=horizon_s,
+        params={**params, "task_jobs": len(job_ids)},
+        graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
+    )
+
+
 def read_google2011(
     task_events: Sequence[Source],
     *,
@@ -825,7 +903,6 @@ def read_google2011(
             f"{report.rows_read}, skipped {report.rows_skipped}, dropped {report.dropped}",
             file=report.files["task_events"][0],
         )
-    order = np.argsort(arrival, kind="stable")
     if job_ids is not None:
         known = np.isin(key >> TASK_BITS, job_ids)
         report.extra["job_events"] = {
@@ -833,28 +910,15 @@ def read_google2011(
             "jobs_with_tasks_kept": int(len(np.unique(key >> TASK_BITS))),
             "tasks_whose_job_has_no_SUBMIT_in_job_events": int(np.count_nonzero(~known)),
         }
-    horizon = window_end - start_s
-    # Every task of a job stays together: a bag of tasks per Google job ID (jobs numbered by first arrival).
-    job_of, job_ids = number_jobs(key[order] >> TASK_BITS)
-    wl = Workload(
-        name=name,
-        resources=tuple(cluster.resources),
-        submit=arrival[order],
-        request=request[order],
-        work=duration[order],
-        job_class=np.full(len(order), -1, dtype=np.int64),
-        horizon_s=float(horizon),
-        params={
-            "source": "google-clusterdata-2011",
-            "window_start_s": float(start_s),
-            "window_end_s": float(window_end),
-            "trace_offset_s": TRACE_OFFSET_US / 1e6,
-            "unfinished": unfinished,
-            "running_at_start": running_at_start,
-            "task_jobs": len(job_ids),
-        },
-        graph=TaskGraph.bag_of_tasks(job_of, job_ids=job_ids),
-    )
+    params = {
+        "source": "google-clusterdata-2011",
+        "window_start_s": float(start_s),
+        "window_end_s": float(window_end),
+        "trace_offset_s": TRACE_OFFSET_US / 1e6,
+        "unfinished": unfinished,
+        "running_at_start": running_at_start,
+    }
+    wl = _bags_of_tasks(name, cluster, arrival, duration, request, key, float(window_end - start_s), params)
     notes(report, task_events, (start_s, window_end), running_at_start, unfinished, cluster, min_priority)
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0

@@ -43,6 +43,7 @@ from simcore.traces.google2011 import (
     RUN_COLUMNS,
     TASK_BITS,
     TRACE_OFFSET_US,
+    Runs,
     Unfinished,
     notes,
     read_runs,
@@ -179,44 +180,21 @@ def import_google2011_to(
         res = cl.resources
         job_cols = ("arrival", "duration", *(f"req.{r}" for r in res), "job")
         stats = _Stats(tuple(res))
-        hist = np.zeros(HIST_BINS, dtype=np.int64)
-        hi_edge = max(horizon, 1e-9)
-        jobs_seen = np.zeros(0, dtype=np.int64)  # distinct job IDs kept (a month: about 670,000)
-        unknown_job = 0
+        kept = _Kept(np.zeros(HIST_BINS, dtype=np.int64), max(horizon, 1e-9))
         with Spill(job_cols, limit_bytes=1, directory=temp_dir) as jobs_out:
-            for chunk in runs_out.chunks():
-                arrival, duration, request, key = window_runs(chunk, start, cl, report)
-                order = np.argsort(arrival, kind="stable")
-                arrival, duration, request, job = (
-                    arrival[order],
-                    duration[order],
-                    request[order],
-                    key[order] >> TASK_BITS,
-                )
-                stats.add(arrival, duration, request)
-                hist += np.histogram(np.minimum(arrival, hi_edge), bins=HIST_BINS, range=(0.0, hi_edge))[0]
-                jobs_seen = np.union1d(jobs_seen, job)
-                if runs.job_ids is not None:
-                    unknown_job += int(np.count_nonzero(~np.isin(job, runs.job_ids)))
-                jobs_out.append(
-                    arrival=arrival,
-                    duration=duration,
-                    job=job,
-                    **{f"req.{r}": request[:, i] for i, r in enumerate(res)},
-                )
-                del chunk, arrival, duration, request, key, job, order
+            _window_jobs(runs_out, jobs_out, runs, stats, kept)
             if stats.jobs == 0:
                 raise InputError(
                     f"no jobs left in the window [{start:g}, {window_end:g}) s; rows read "
                     f"{report.rows_read}, skipped {report.rows_skipped}, dropped {report.dropped}",
                     file=report.files["task_events"][0],
                 )
-            _write(Path(dest), jobs_out, job_cols, res, name, horizon, hist, hi_edge, bucket_rows)
+            _write(Path(dest), jobs_out, job_cols, res, name, horizon, kept.hist, kept.hi_edge, bucket_rows)
     if runs.job_ids is not None:
         report.extra["job_events"] = {
             "jobs_submitted": int(len(runs.job_ids)),
-            "jobs_with_tasks_kept": int(len(jobs_seen)),
-            "tasks_whose_job_has_no_SUBMIT_in_job_events": unknown_job,
+            "jobs_with_tasks_kept": int(len(kept.jobs_seen)),
+            "tasks_whose_job_has_no_SUBMIT_in_job_events": kept.unknown_job,
         }
     notes(report, task_events, (start, window_end), running_at_start, unfinished, cl, min_priority)
     report.notes.append(
@@ -225,7 +203,7 @@ def import_google2011_to(
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     summary = stats.workload_summary(name, horizon)
-    summary["task_jobs"] = int(len(jobs_seen))
+    summary["task_jobs"] = int(len(kept.jobs_seen))
     summary["params"] = {
         "source": "google-clusterdata-2011",
         "window_start_s": float(start),
@@ -233,6 +211,46 @@ def import_google2011_to(
         "trace_offset_s": TRACE_OFFSET_US / 1e6,
     }
     return StreamedImport(report, cl, summary, {r: float(stats.req_work[i]) for i, r in enumerate(res)}, float(horizon))
+
+
+@dataclass
+class _Kept:
+    """What the pass over the runs learns besides the jobs: arrivals' histogram, job IDs kept, unknown jobs."""
+
+    hist: NDArray[np.int64]
+    #: The histogram's upper edge (s): the horizon, arrivals beyond it counted in the last bin.
+    hi_edge: float
+    #: Distinct job IDs kept (a month: about 670,000).
+    jobs_seen: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: Tasks whose job has no SUBMIT in the job-event files.
+    unknown_job: int = 0
+
+
+def _window_jobs(runs_out: Spill, jobs_out: Spill, runs: Runs, stats: _Stats, kept: _Kept) -> None:
+    """Each chunk of runs cut to the window, sorted by arrival and spilled as jobs; statistics as they pass."""
+    res = runs.cluster.resources
+    for chunk in runs_out.chunks():
+        arrival, duration, request, key = window_runs(chunk, runs.start_s, runs.cluster, runs.report)
+        order = np.argsort(arrival, kind="stable")
+        arrival, duration, request, job = (
+            arrival[order],
+            duration[order],
+            request[order],
+            key[order] >> TASK_BITS,
+        )
+        stats.add(arrival, duration, request)
+        kept.hist += np.histogram(np.minimum(arrival, kept.hi_edge), bins=HIST_BINS, range=(0.0, kept.hi_edge))[0]
+        kept.jobs_seen = np.union1d(kept.jobs_seen, job)
+        if runs.job_ids is not None:
+            kept.unknown_job += int(np.count_nonzero(~np.isin(job, runs.job_ids)))
+        jobs_out.append(
+            arrival=arrival,
+            duration=duration,
+            job=job,
+            **{f"req.{r}": request[:, i] for i, r in enumerate(res)},
+        )
+        # One chunk in memory at a time: let this one go before the next is read.
+        del chunk, arrival, duration, request, key, job, order
 
 
 def _buckets(hist: NDArray[np.int64], hi_edge: float, bucket_rows: int) -> list[float]:

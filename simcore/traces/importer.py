@@ -24,7 +24,8 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,7 +43,7 @@ FORMATS: tuple[str, ...] = ("google2011", "swf", "csv", "wfcommons", "alibaba", 
 def _resolve_cluster(spec: str | Cluster | None) -> Cluster | None:
     if spec is None or isinstance(spec, Cluster):
         return spec
-    from simcore.api import resolve_cluster
+    from simcore.presets import resolve_cluster
 
     return resolve_cluster(spec)
 
@@ -283,83 +284,139 @@ def import_trace(
     bad rows. A CSV without ``cluster`` is checked against
     :func:`csv_default_cluster`.
     """
+    _check_format(fmt, inputs, column_map, where)
+    # Every keyword of this function (nothing else is bound yet), shared by the per-format readers below.
+    o = _Options(**{k: v for k, v in locals().items() if k not in ("fmt", "inputs", "cluster")})
+    cl = _resolve_cluster(cluster)
+    if fmt != "google2011" and (job_events or machine_events is not None):
+        raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
+    return _READERS[fmt](inputs, cl, o)
+
+
+def _check_format(fmt: str, inputs: Sequence[Source], column_map: str | None, where: str | None) -> None:
     if fmt != "csv" and (column_map is not None or where is not None):
         raise ParameterError("--map and --where apply to --format csv only")
     if fmt not in FORMATS:
         raise ParameterError(f"unknown trace format {fmt!r}; valid formats: {', '.join(FORMATS)}")
     if not inputs:
         raise ParameterError("no input files given")
-    cl = _resolve_cluster(cluster)
-    if fmt == "google2011":
-        from simcore.traces.google2011 import read_google2011
 
-        return read_google2011(
-            inputs,
-            job_events=job_events,
-            machine_events=machine_events,
-            cluster=cl,
-            start_s=start_s,
-            end_s=end_s,
-            unfinished=unfinished,
-            running_at_start=running_at_start,
-            on_error=on_error,
-            progress=progress,
-            name=name or "google-2011-trace",
-        )
-    if job_events or machine_events is not None:
-        raise ParameterError("--job-events and --machine-events apply to --format google2011 only")
-    if fmt == "alibaba":
-        from simcore.traces.alibaba import read_alibaba
 
-        return read_alibaba(
-            inputs,
-            cluster=cl,
-            start_s=start_s,
-            end_s=end_s,
-            running_at_start=running_at_start,
-            unfinished=unfinished,
-            on_error=on_error,
-            progress=progress,
-            name=name,
-        )
-    if fmt == "azure":
-        from simcore.traces.azure import read_azure
+@dataclass(frozen=True)
+class _Options:
+    """The keywords of :func:`import_trace` other than the format, the inputs and the cluster."""
 
-        if len(inputs) != 1:
-            raise ParameterError(f"--format azure reads one SQLite database, got {len(inputs)} inputs")
-        return read_azure(
-            inputs[0],
-            cluster=cl,
-            machines_per_type=machines_per_type,
-            start_s=start_s,
-            end_s=end_s,
-            running_at_start=running_at_start,
-            unfinished=unfinished,
-            on_error=on_error,
-            progress=progress,
-            name=name,
-        )
-    if fmt == "wfcommons":
-        return _read_wfcommons(inputs, cl, jobs, arrival, interarrival_s, seed, name, progress)
-    if fmt == "swf":
-        from simcore.traces.swf import read_swf
+    job_events: Sequence[Source]
+    machine_events: Source | None
+    start_s: float | None
+    end_s: float | None
+    unfinished: Literal["cut", "drop"]
+    running_at_start: Literal["keep", "drop"]
+    machines_per_type: int
+    on_error: Literal["raise", "skip"]
+    procs: Literal["allocated", "requested"]
+    memory: Literal["requested", "used"]
+    machine_procs: float | None
+    machine_mem_kb: float | None
+    name: str | None
+    progress: ProgressFn | None
+    jobs: int
+    arrival: str
+    interarrival_s: float
+    seed: int
+    column_map: str | None
+    where: str | None
 
-        return read_swf(
-            inputs,
-            cluster=cl,
-            procs=procs,
-            memory=memory,
-            machine_procs=machine_procs,
-            machine_mem_kb=machine_mem_kb,
-            start_s=start_s,
-            end_s=end_s,
-            on_error=on_error,
-            progress=progress,
-            name=name,
-        )
-    return _read_csv(
-        inputs, cl, 0.0 if start_s is None else start_s, end_s, name, progress, on_error, column_map, where
+
+def _google2011(inputs: Sequence[Source], cl: Cluster | None, o: _Options) -> ImportResult:
+    from simcore.traces.google2011 import read_google2011
+
+    return read_google2011(
+        inputs,
+        job_events=o.job_events,
+        machine_events=o.machine_events,
+        cluster=cl,
+        start_s=o.start_s,
+        end_s=o.end_s,
+        unfinished=o.unfinished,
+        running_at_start=o.running_at_start,
+        on_error=o.on_error,
+        progress=o.progress,
+        name=o.name or "google-2011-trace",
     )
+
+
+def _alibaba(inputs: Sequence[Source], cl: Cluster | None, o: _Options) -> ImportResult:
+    from simcore.traces.alibaba import read_alibaba
+
+    return read_alibaba(
+        inputs,
+        cluster=cl,
+        start_s=o.start_s,
+        end_s=o.end_s,
+        running_at_start=o.running_at_start,
+        unfinished=o.unfinished,
+        on_error=o.on_error,
+        progress=o.progress,
+        name=o.name,
+    )
+
+
+def _azure(inputs: Sequence[Source], cl: Cluster | None, o: _Options) -> ImportResult:
+    from simcore.traces.azure import read_azure
+
+    if len(inputs) != 1:
+        raise ParameterError(f"--format azure reads one SQLite database, got {len(inputs)} inputs")
+    return read_azure(
+        inputs[0],
+        cluster=cl,
+        machines_per_type=o.machines_per_type,
+        start_s=o.start_s,
+        end_s=o.end_s,
+        running_at_start=o.running_at_start,
+        unfinished=o.unfinished,
+        on_error=o.on_error,
+        progress=o.progress,
+        name=o.name,
+    )
+
+
+def _wfcommons(inputs: Sequence[Source], cl: Cluster | None, o: _Options) -> ImportResult:
+    return _read_wfcommons(inputs, cl, o.jobs, o.arrival, o.interarrival_s, o.seed, o.name, o.progress)
+
+
+def _swf(inputs: Sequence[Source], cl: Cluster | None, o: _Options) -> ImportResult:
+    from simcore.traces.swf import read_swf
+
+    return read_swf(
+        inputs,
+        cluster=cl,
+        procs=o.procs,
+        memory=o.memory,
+        machine_procs=o.machine_procs,
+        machine_mem_kb=o.machine_mem_kb,
+        start_s=o.start_s,
+        end_s=o.end_s,
+        on_error=o.on_error,
+        progress=o.progress,
+        name=o.name,
+    )
+
+
+def _csv(inputs: Sequence[Source], cl: Cluster | None, o: _Options) -> ImportResult:
+    start_s = 0.0 if o.start_s is None else o.start_s
+    return _read_csv(inputs, cl, start_s, o.end_s, o.name, o.progress, o.on_error, o.column_map, o.where)
+
+
+#: The reader of each format (:data:`FORMATS`).
+_READERS: dict[str, Callable[[Sequence[Source], Cluster | None, _Options], ImportResult]] = {
+    "google2011": _google2011,
+    "alibaba": _alibaba,
+    "azure": _azure,
+    "wfcommons": _wfcommons,
+    "swf": _swf,
+    "csv": _csv,
+}
 
 
 def stream_google2011(

@@ -59,6 +59,7 @@ from simcore.traces._stream import (
     describe,
     iter_blocks,
     reject_rows,
+    source_list,
     source_name,
 )
 from simcore.traces.report import ImportReport, ImportResult, fits_any
@@ -210,178 +211,38 @@ def read_swf(
     """Read SWF file(s) (in submit-time order) into a workload; see the module docstring for the mapping."""
     wall0 = time.perf_counter()
     cpu0 = time.process_time()
-    if procs not in ("allocated", "requested"):
-        raise ParameterError(f"procs must be 'allocated' or 'requested', got {procs!r}")
-    if memory not in ("requested", "used"):
-        raise ParameterError(f"memory must be 'requested' or 'used', got {memory!r}")
-    for label, v in (("machine_procs", machine_procs), ("machine_mem_kb", machine_mem_kb)):
-        if v is not None and not (np.isfinite(v) and v > 0):
-            raise ParameterError(f"{label} must be a positive number, got {v}")
-    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
-        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
-    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
-        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
-    single = (
-        isinstance(sources, (str, bytes, bytearray, memoryview))
-        or hasattr(sources, "read")
-        or hasattr(sources, "__fspath__")
-    )
-    srcs: Sequence[Source] = [sources] if single else sources  # type: ignore[list-item,assignment]
-    if not srcs:
-        raise ParameterError("at least one SWF file is needed")
+    _check_options(procs, memory, machine_procs, machine_mem_kb, start_s, end_s)
+    srcs = source_list(sources, "at least one SWF file is needed")
     report = ImportReport("swf")
     errors = RowErrors(on_error)
     header = SwfHeader()
     names = [source_name(s, f"swf[{i}]") for i, s in enumerate(srcs)]
     report.files["swf"] = names
-    out = Growing(("submit", "run", "procs", "mem"))
-    rows = 0
-    origin: float | None = None
-    last_submit = -np.inf
-    p_main, p_other = (ALLOC_PROCS, REQ_PROCS) if procs == "allocated" else (REQ_PROCS, ALLOC_PROCS)
-    m_main, m_other = (REQ_MEM, USED_MEM) if memory == "requested" else (USED_MEM, REQ_MEM)
-    for fi, (src, fname) in enumerate(zip(srcs, names, strict=True)):
-        in_header = [True]
-        for block in iter_blocks(src, fname, errors):
-            a, lines = _parse_block(block, errors, header, in_header)
-            rows += len(a)
-            if len(a):
-                sub, run = a[:, SUBMIT], a[:, RUN]
-                keep = reject_rows(
-                    np.asarray(~np.isfinite(a).all(axis=1)),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="non-finite field",
-                    column=None,
-                    detail=describe("non-finite value in {}", a),
-                )
-                keep &= reject_rows(
-                    keep & (sub < 0) & (sub != -1),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="negative submit time",
-                    column=FIELD_NAMES[SUBMIT],
-                    detail=describe("submit time {:g} is negative (only -1, unknown, is allowed)", sub),
-                )
-                keep &= reject_rows(
-                    keep & (run < 0) & (run != -1),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="negative run time",
-                    column=FIELD_NAMES[RUN],
-                    detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run),
-                )
-                bound = float(max_trace_seconds())
-                if origin is None and (keep & (sub >= 0)).any():
-                    # Submit times are bounded relative to the first one: logs in absolute Unix
-                    # time (1.3e9 s) are fine, a span of more than the bound is not.
-                    origin = float(sub[keep & (sub >= 0)][0])
-                rel = sub - (origin or 0.0)
-                keep &= reject_rows(
-                    keep & ((rel > bound) | (run > bound)),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="time out of range",
-                    column=FIELD_NAMES[SUBMIT] if bool(((rel > bound) & keep).any()) else FIELD_NAMES[RUN],
-                    detail=describe(
-                        "submit time {:g} (that far after the first) or run time {:g} exceeds "
-                        "SIMCORE_MAX_TRACE_SECONDS",
-                        sub,
-                        run,
-                    ),
-                )
-                known = keep & (sub >= 0)
-                prev = np.maximum.accumulate(np.concatenate(([last_submit], np.where(known, sub, -np.inf))))[:-1]
-                keep &= reject_rows(
-                    known & (sub < prev),
-                    lines,
-                    errors,
-                    file=fname,
-                    reason="submit time goes backwards",
-                    column=FIELD_NAMES[SUBMIT],
-                    detail=describe(
-                        "submit time {:g} is earlier than {:g} on an earlier line "
-                        "(SWF files are sorted by submit time)",
-                        sub,
-                        prev,
-                    ),
-                )
-                if (keep & (sub >= 0)).any():
-                    last_submit = max(last_submit, float(sub[keep & (sub >= 0)].max()))
-                a = a[keep]
-                report.drop(R_NO_SUBMIT, int(np.count_nonzero(a[:, SUBMIT] == -1)))
-                a = a[a[:, SUBMIT] >= 0]
-                report.drop(R_NO_RUN, int(np.count_nonzero(a[:, RUN] == -1)))
-                a = a[a[:, RUN] >= 0]
-                p = np.where(a[:, p_main] > 0, a[:, p_main], a[:, p_other])
-                report.drop(R_NO_PROCS, int(np.count_nonzero(p <= 0)))
-                a, p = a[p > 0], p[p > 0]
-                mem_per = np.where(a[:, m_main] > 0, a[:, m_main], a[:, m_other])
-                mem = np.where(mem_per > 0, mem_per * p, np.nan)
-                out.append(submit=a[:, SUBMIT], run=a[:, RUN], procs=p, mem=mem)
-            if progress is not None:
-                progress(ImportProgress("swf", fname, fi, len(srcs), block.bytes_done, block.bytes_total, rows))
-    report.rows_read["swf"] = rows
+    jobs = _read_jobs(srcs, names, _Fields(procs, memory), header, errors, report, progress)
     report.absorb(errors)
-
-    sub, run = out.column("submit", np.float64), out.column("run", np.float64)
-    p, mem = out.column("procs", np.float64), out.column("mem", np.float64)
-    if start_s is None:
-        # The window opens at the first submission: a log in absolute Unix time (UnixStartTime
-        # offsets not applied) must not become a 1.4e9 s empty stretch before the first job (issue 17).
-        start_s = float(sub.min()) if len(sub) else 0.0
-    if end_s is not None and end_s <= start_s:
-        raise ParameterError(f"end ({end_s:g} s) must be after the first submission ({start_s:g} s)")
-    inside = sub >= start_s
-    report.drop(R_BEFORE, int(np.count_nonzero(~inside)))
-    if end_s is not None:
-        report.drop(R_AFTER, int(np.count_nonzero(inside & (sub >= end_s))))
-        inside &= sub < end_s
-    sub, run, p, mem = sub[inside] - start_s, run[inside], p[inside], mem[inside]
-    no_mem = np.isnan(mem)
+    start_s = _cut_window(jobs, start_s, end_s, report)
 
     procs_cap, procs_from = _capacity(
-        machine_procs, header.max_procs, "MaxProcs", header.max_nodes, "MaxNodes", p, "the largest job"
+        machine_procs, header.max_procs, "MaxProcs", header.max_nodes, "MaxNodes", jobs.procs, "the largest job"
     )
-    have_mem = mem[~no_mem]
-    mem_cap, mem_from = _capacity(machine_mem_kb, None, "", None, "", have_mem, "the largest job's memory")
+    no_mem = np.isnan(jobs.mem)
+    mem_cap, mem_from = _capacity(machine_mem_kb, None, "", None, "", jobs.mem[~no_mem], "the largest job's memory")
     stem = name or _stem(names[0])
     if cluster is None:
-        computer = header.computer or stem
-        cluster = Cluster(
-            name=f"swf-{_slug(computer)}",
-            resources=("cpu", "mem"),
-            config_names=("whole-machine",),
-            counts=np.array([1]),
-            capacity=np.array([[1.0, 1.0]]),
-            description=f"{computer}: {procs_cap:g} processors as one space-shared machine (capacity 1.0)",
-        )
-    if "cpu" not in cluster.resources:
-        raise ParameterError(
-            f"cluster {cluster.name!r} has no 'cpu' resource to map SWF processors to "
-            f"(its resources: {', '.join(cluster.resources)})"
-        )
-    biggest = cluster.capacity[cluster.counts > 0].max(axis=0)
-    request = np.zeros((len(sub), len(cluster.resources)))
-    ci = cluster.resources.index("cpu")
-    request[:, ci] = p / procs_cap * biggest[ci]
-    if "mem" in cluster.resources:
-        mi = cluster.resources.index("mem")
-        request[:, mi] = np.where(no_mem, 0.0, mem / mem_cap * biggest[mi]) if mem_cap else 0.0
+        cluster = _one_machine(header.computer or stem, procs_cap)
+    request = _requests(cluster, jobs.procs, jobs.mem, procs_cap, mem_cap)
     fits = fits_any(request, cluster)
     report.drop(R_TOO_BIG, int(np.count_nonzero(~fits)))
-    sub, run, request = sub[fits], run[fits], request[fits]
+    sub, run, request = jobs.submit[fits], jobs.run[fits], request[fits]
     report.keep_note("no memory information: mem request 0", int(np.count_nonzero(no_mem[fits])))
     if len(sub) == 0:
         raise InputError(
-            f"no jobs left; rows read {rows}, skipped {report.rows_skipped}, dropped {report.dropped}", file=names[0]
+            f"no jobs left; rows read {report.rows_read['swf']}, skipped {report.rows_skipped}, "
+            f"dropped {report.dropped}",
+            file=names[0],
         )
+    horizon = (end_s - start_s) if end_s is not None else float(sub.max())
     order = np.argsort(sub, kind="stable")
-    horizon = (end_s - start_s) if end_s is not None else (float(sub.max()) if len(sub) else 0.0)
     wl = Workload(
         name=stem,
         resources=tuple(cluster.resources),
@@ -404,24 +265,280 @@ def read_swf(
         for k in ("Computer", "MaxProcs", "MaxNodes", "MaxJobs", "UnixStartTime")
         if k in header.fields
     }
-    report.notes.extend(
-        [
-            f"cpu request = processors ({procs}, else the other field) / {procs_cap:g} ({procs_from}) x the largest "
-            f"machine's cpu ({biggest[ci]:g}) of cluster {cluster.name!r}",
-            ("mem request = KB per processor x processors / " + f"{mem_cap:g} KB ({mem_from})")
-            if mem_cap
-            else "no job has memory information: mem requests are 0",
-            f"window starts at submit time {start_s:g} s, shifted to 0; horizon {horizon:g} s",
-        ]
+    cpu_note = (
+        f"cpu request = processors ({procs}, else the other field) / {procs_cap:g} ({procs_from}) x the largest "
+        f"machine's cpu ({_largest(cluster)[cluster.resources.index('cpu')]:g}) of cluster {cluster.name!r}"
     )
-    if header.extra_fields:
-        report.notes.append(
-            f"lines have up to {SWF_FIELDS + header.extra_fields} fields: the {header.extra_fields} beyond the "
-            f"standard {SWF_FIELDS} are ignored (e.g. Alea's 21-field logs)"
-        )
+    report.notes.extend(_notes(cpu_note, mem_cap, mem_from, start_s, horizon, header))
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)
+
+
+def _check_options(
+    procs: str,
+    memory: str,
+    machine_procs: float | None,
+    machine_mem_kb: float | None,
+    start_s: float | None,
+    end_s: float | None,
+) -> None:
+    """Refuse bad reading options before any file is opened."""
+    if procs not in ("allocated", "requested"):
+        raise ParameterError(f"procs must be 'allocated' or 'requested', got {procs!r}")
+    if memory not in ("requested", "used"):
+        raise ParameterError(f"memory must be 'requested' or 'used', got {memory!r}")
+    for label, v in (("machine_procs", machine_procs), ("machine_mem_kb", machine_mem_kb)):
+        if v is not None and not (np.isfinite(v) and v > 0):
+            raise ParameterError(f"{label} must be a positive number, got {v}")
+    if start_s is not None and not (np.isfinite(start_s) and start_s >= 0):
+        raise ParameterError(f"start must be a non-negative number of seconds, got {start_s}")
+    if end_s is not None and not (np.isfinite(end_s) and end_s > (start_s or 0.0)):
+        raise ParameterError(f"end must be a number of seconds after start ({start_s or 0.0}), got {end_s}")
+
+
+@dataclass(frozen=True)
+class _Fields:
+    """The processor and memory fields to read, each with the other as its fallback when it is -1."""
+
+    procs: Procs
+    memory: Memory
+
+    @property
+    def procs_columns(self) -> tuple[int, int]:
+        return (ALLOC_PROCS, REQ_PROCS) if self.procs == "allocated" else (REQ_PROCS, ALLOC_PROCS)
+
+    @property
+    def memory_columns(self) -> tuple[int, int]:
+        return (REQ_MEM, USED_MEM) if self.memory == "requested" else (USED_MEM, REQ_MEM)
+
+
+@dataclass
+class _Jobs:
+    """The jobs read so far, as columns: submit and run time (s), processors, memory (KB; NaN unknown)."""
+
+    submit: NDArray[np.float64]
+    run: NDArray[np.float64]
+    procs: NDArray[np.float64]
+    mem: NDArray[np.float64]
+
+    def keep(self, mask: NDArray[np.bool_]) -> None:
+        self.submit, self.run = self.submit[mask], self.run[mask]
+        self.procs, self.mem = self.procs[mask], self.mem[mask]
+
+
+@dataclass
+class _SubmitOrder:
+    """What the row checks carry from block to block: the first submit time, and the latest kept."""
+
+    origin: float | None = None
+    last_submit: float = -np.inf
+
+
+def _read_jobs(
+    srcs: Sequence[Source],
+    names: list[str],
+    fields: _Fields,
+    header: SwfHeader,
+    errors: RowErrors,
+    report: ImportReport,
+    progress: ProgressFn | None,
+) -> _Jobs:
+    """Every file's jobs, block by block: bad rows refused or skipped, jobs without a time or size dropped."""
+    out = Growing(("submit", "run", "procs", "mem"))
+    rows = 0
+    state = _SubmitOrder()
+    for fi, (src, fname) in enumerate(zip(srcs, names, strict=True)):
+        in_header = [True]
+        for block in iter_blocks(src, fname, errors):
+            a, lines = _parse_block(block, errors, header, in_header)
+            rows += len(a)
+            if len(a):
+                a = a[_good_rows(a, lines, errors, fname, state)]
+                out.append(**_job_columns(a, fields, report))
+            if progress is not None:
+                progress(ImportProgress("swf", fname, fi, len(srcs), block.bytes_done, block.bytes_total, rows))
+    report.rows_read["swf"] = rows
+    return _Jobs(
+        out.column("submit", np.float64),
+        out.column("run", np.float64),
+        out.column("procs", np.float64),
+        out.column("mem", np.float64),
+    )
+
+
+def _good_rows(
+    a: NDArray[np.float64], lines: NDArray[np.int64], errors: RowErrors, fname: str, state: _SubmitOrder
+) -> NDArray[np.bool_]:
+    """The rows of a block that pass every check; each bad row is reported with its line and field."""
+    sub, run = a[:, SUBMIT], a[:, RUN]
+    keep = reject_rows(
+        np.asarray(~np.isfinite(a).all(axis=1)),
+        lines,
+        errors,
+        file=fname,
+        reason="non-finite field",
+        column=None,
+        detail=describe("non-finite value in {}", a),
+    )
+    keep &= reject_rows(
+        keep & (sub < 0) & (sub != -1),
+        lines,
+        errors,
+        file=fname,
+        reason="negative submit time",
+        column=FIELD_NAMES[SUBMIT],
+        detail=describe("submit time {:g} is negative (only -1, unknown, is allowed)", sub),
+    )
+    keep &= reject_rows(
+        keep & (run < 0) & (run != -1),
+        lines,
+        errors,
+        file=fname,
+        reason="negative run time",
+        column=FIELD_NAMES[RUN],
+        detail=describe("run time {:g} is negative (only -1, unknown, is allowed)", run),
+    )
+    keep &= _times_in_range(sub, run, keep, lines, errors, fname, state)
+    known = keep & (sub >= 0)
+    prev = np.maximum.accumulate(np.concatenate(([state.last_submit], np.where(known, sub, -np.inf))))[:-1]
+    keep &= reject_rows(
+        known & (sub < prev),
+        lines,
+        errors,
+        file=fname,
+        reason="submit time goes backwards",
+        column=FIELD_NAMES[SUBMIT],
+        detail=describe(
+            "submit time {:g} is earlier than {:g} on an earlier line (SWF files are sorted by submit time)",
+            sub,
+            prev,
+        ),
+    )
+    if (keep & (sub >= 0)).any():
+        state.last_submit = max(state.last_submit, float(sub[keep & (sub >= 0)].max()))
+    return keep
+
+
+def _times_in_range(
+    sub: NDArray[np.float64],
+    run: NDArray[np.float64],
+    keep: NDArray[np.bool_],
+    lines: NDArray[np.int64],
+    errors: RowErrors,
+    fname: str,
+    state: _SubmitOrder,
+) -> NDArray[np.bool_]:
+    """Rows whose submit time (after the first) and run time are within SIMCORE_MAX_TRACE_SECONDS."""
+    bound = float(max_trace_seconds())
+    if state.origin is None and (keep & (sub >= 0)).any():
+        # Submit times are bounded relative to the first one: logs in absolute Unix
+        # time (1.3e9 s) are fine, a span of more than the bound is not.
+        state.origin = float(sub[keep & (sub >= 0)][0])
+    rel = sub - (state.origin or 0.0)
+    return reject_rows(
+        keep & ((rel > bound) | (run > bound)),
+        lines,
+        errors,
+        file=fname,
+        reason="time out of range",
+        column=FIELD_NAMES[SUBMIT] if bool(((rel > bound) & keep).any()) else FIELD_NAMES[RUN],
+        detail=describe(
+            "submit time {:g} (that far after the first) or run time {:g} exceeds SIMCORE_MAX_TRACE_SECONDS",
+            sub,
+            run,
+        ),
+    )
+
+
+def _job_columns(a: NDArray[np.float64], fields: _Fields, report: ImportReport) -> dict[str, NDArray[np.float64]]:
+    """Good rows as job columns; rows without a submit time, run time or processor count are dropped (counted)."""
+    report.drop(R_NO_SUBMIT, int(np.count_nonzero(a[:, SUBMIT] == -1)))
+    a = a[a[:, SUBMIT] >= 0]
+    report.drop(R_NO_RUN, int(np.count_nonzero(a[:, RUN] == -1)))
+    a = a[a[:, RUN] >= 0]
+    p_main, p_other = fields.procs_columns
+    p = np.where(a[:, p_main] > 0, a[:, p_main], a[:, p_other])
+    report.drop(R_NO_PROCS, int(np.count_nonzero(p <= 0)))
+    a, p = a[p > 0], p[p > 0]
+    m_main, m_other = fields.memory_columns
+    mem_per = np.where(a[:, m_main] > 0, a[:, m_main], a[:, m_other])
+    # Memory is KB per processor; a job with neither field gets NaN (request 0, counted later).
+    mem = np.where(mem_per > 0, mem_per * p, np.nan)
+    return {"submit": a[:, SUBMIT], "run": a[:, RUN], "procs": p, "mem": mem}
+
+
+def _cut_window(jobs: _Jobs, start_s: float | None, end_s: float | None, report: ImportReport) -> float:
+    """Keep the jobs submitted in ``[start_s, end_s)``, shifted to start at 0; returns the window's start."""
+    if start_s is None:
+        # The window opens at the first submission: a log in absolute Unix time (UnixStartTime
+        # offsets not applied) must not become a 1.4e9 s empty stretch before the first job (issue 17).
+        start_s = float(jobs.submit.min()) if len(jobs.submit) else 0.0
+    if end_s is not None and end_s <= start_s:
+        raise ParameterError(f"end ({end_s:g} s) must be after the first submission ({start_s:g} s)")
+    inside = jobs.submit >= start_s
+    report.drop(R_BEFORE, int(np.count_nonzero(~inside)))
+    if end_s is not None:
+        report.drop(R_AFTER, int(np.count_nonzero(inside & (jobs.submit >= end_s))))
+        inside &= jobs.submit < end_s
+    jobs.keep(inside)
+    jobs.submit = jobs.submit - start_s
+    return start_s
+
+
+def _one_machine(computer: str, procs_cap: float) -> Cluster:
+    """The parallel computer as one space-shared machine of capacity 1.0 (see the module docstring)."""
+    return Cluster(
+        name=f"swf-{_slug(computer)}",
+        resources=("cpu", "mem"),
+        config_names=("whole-machine",),
+        counts=np.array([1]),
+        capacity=np.array([[1.0, 1.0]]),
+        description=f"{computer}: {procs_cap:g} processors as one space-shared machine (capacity 1.0)",
+    )
+
+
+def _largest(cluster: Cluster) -> NDArray[np.float64]:
+    """Each resource's capacity on the cluster's largest machine (of the configurations it has)."""
+    return np.asarray(cluster.capacity[cluster.counts > 0].max(axis=0), dtype=np.float64)
+
+
+def _requests(
+    cluster: Cluster, procs: NDArray[np.float64], mem: NDArray[np.float64], procs_cap: float, mem_cap: float
+) -> NDArray[np.float64]:
+    """Processors and memory as fractions of the largest machine; other resources request 0."""
+    if "cpu" not in cluster.resources:
+        raise ParameterError(
+            f"cluster {cluster.name!r} has no 'cpu' resource to map SWF processors to "
+            f"(its resources: {', '.join(cluster.resources)})"
+        )
+    biggest = _largest(cluster)
+    request = np.zeros((len(procs), len(cluster.resources)))
+    ci = cluster.resources.index("cpu")
+    request[:, ci] = procs / procs_cap * biggest[ci]
+    if "mem" in cluster.resources:
+        mi = cluster.resources.index("mem")
+        request[:, mi] = np.where(np.isnan(mem), 0.0, mem / mem_cap * biggest[mi]) if mem_cap else 0.0
+    return request
+
+
+def _notes(
+    cpu_note: str, mem_cap: float, mem_from: str, start_s: float, horizon: float, header: SwfHeader
+) -> list[str]:
+    """The report's account of the mapping: requests, memory, the window and ignored fields."""
+    notes = [
+        cpu_note,
+        ("mem request = KB per processor x processors / " + f"{mem_cap:g} KB ({mem_from})")
+        if mem_cap
+        else "no job has memory information: mem requests are 0",
+        f"window starts at submit time {start_s:g} s, shifted to 0; horizon {horizon:g} s",
+    ]
+    if header.extra_fields:
+        notes.append(
+            f"lines have up to {SWF_FIELDS + header.extra_fields} fields: the {header.extra_fields} beyond the "
+            f"standard {SWF_FIELDS} are ignored (e.g. Alea's 21-field logs)"
+        )
+    return notes
 
 
 def _capacity(

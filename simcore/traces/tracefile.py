@@ -431,102 +431,119 @@ def read_trace(
 
 
 def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str] | None, name: str | None) -> Workload:
-    meta: dict[str, Any] = {}
-    lay: _Layout | None = None
-    res: list[str] = []
-    nums: list[FloatArray] = []
-    classes: list[IntArray] = []
-    jobs: list[FloatArray] = []
-    tasks: TaskRows | None = None
-    # Whether row z of the data is line first_data_line + z (no skipped lines, no sorting).
-    one_to_one = True
-    first_data_line: int | None = None
+    rows = _Rows(label, resources)
     for first_line, text in blocks:
+        rows.add(first_line, text)
+    return _workload(rows, name)
+
+
+@dataclass
+class _Rows:
+    """A trace as it is read block by block: the comments and header, then the data rows' columns."""
+
+    label: str
+    resources: Sequence[str] | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    lay: _Layout | None = None
+    res: list[str] = field(default_factory=list)
+    nums: list[FloatArray] = field(default_factory=list)
+    classes: list[IntArray] = field(default_factory=list)
+    jobs: list[FloatArray] = field(default_factory=list)
+    tasks: TaskRows | None = None
+    #: Whether row z of the data is line first_data_line + z (no skipped lines, no sorting).
+    one_to_one: bool = True
+    first_data_line: int | None = None
+
+    def add(self, first_line: int, text: str) -> None:
+        """Read one block of whole lines starting at line ``first_line``."""
         skippable = _has_skippable(text)
         lines = text.split("\n")
-        if lay is None:
-            # The preamble: comments, then the header.
-            k = 0
-            while k < len(lines):
-                s = lines[k].strip()
-                if s.startswith("#"):
-                    _parse_meta(s, label, first_line + k, meta)
-                elif s:
-                    lay, res = _layout(lines[k], first_line + k, label, resources, meta)
-                    k += 1
-                    break
-                k += 1
-            first_line += k
-            lines = lines[k:]
-            if lay is None or not lines:
-                continue
+        if self.lay is None:
+            first_line, lines = self._preamble(first_line, lines)
+            if self.lay is None or not lines:
+                return
             # The preamble's comments made the whole block look skippable; look again without them.
             skippable = _has_skippable("\n".join(lines))
-            tasks = TaskRows(label, lay.task_idx, lay.parents_idx) if lay.task_idx is not None else None
-        if first_data_line is None:
-            first_data_line = first_line
+            lay = self.lay
+            self.tasks = TaskRows(self.label, lay.task_idx, lay.parents_idx) if lay.task_idx is not None else None
+        if self.first_data_line is None:
+            self.first_data_line = first_line
         line_nos: list[int] | None = None
         if skippable:
             keep = [
                 (ln, t) for ln, t in enumerate(lines, start=first_line) if t.strip() and not t.lstrip().startswith("#")
             ]
-            one_to_one = one_to_one and len(keep) == len(lines)
+            self.one_to_one = self.one_to_one and len(keep) == len(lines)
             line_nos = [ln for ln, _ in keep]
             lines = [t for _, t in keep]
             if not lines:
-                continue
+                return
+        self._parse(lines, line_nos, first_line)
+
+    def _preamble(self, first_line: int, lines: list[str]) -> tuple[int, list[str]]:
+        """Comments, then the header: read them, and return where the data starts and its lines."""
+        k = 0
+        while k < len(lines):
+            s = lines[k].strip()
+            if s.startswith("#"):
+                _parse_meta(s, self.label, first_line + k, self.meta)
+            elif s:
+                self.lay, self.res = _layout(lines[k], first_line + k, self.label, self.resources, self.meta)
+                k += 1
+                break
+            k += 1
+        return first_line + k, lines[k:]
+
+    def _parse(self, lines: list[str], line_nos: list[int] | None, first_line: int) -> None:
+        """Parse data lines (fast path, else line by line), check them and keep their columns."""
+        lay = self.lay
+        assert lay is not None
         fast = _parse_fast(lines, lay)
         cls: FloatArray | IntArray | None
         if fast is not None:
             num, cls, job = fast
         else:
-            num, cls, job = _parse_slow(lines, line_nos or list(range(first_line, first_line + len(lines))), lay, tasks)
+            nos = line_nos or list(range(first_line, first_line + len(lines)))
+            num, cls, job = _parse_slow(lines, nos, lay, self.tasks)
         _check_block(num, cls, line_nos, first_line, lay, job)
-        nums.append(num)
+        self.nums.append(num)
         if job is not None:
-            jobs.append(job)
+            self.jobs.append(job)
         if cls is not None:
             if fast is not None and lay.class_mode is None and not lay.declared_names and (cls >= 0).any():
                 lay.class_mode = "id"
-            classes.append(cls.astype(np.int64))
+            self.classes.append(cls.astype(np.int64))
+
+
+def _workload(rows: _Rows, name: str | None) -> Workload:
+    """The rows read as a workload, in submission order (or the task graph's order)."""
+    label, lay = rows.label, rows.lay
     if lay is None:
         raise InputError("no header line (expected e.g. 'submit_s,duration_s,cpu,mem')", file=label)
-    if not nums:
+    if not rows.nums:
         raise InputError("the trace has a header but no jobs", file=label)
-    data = np.concatenate(nums) if len(nums) > 1 else nums[0]
-    del nums
-    job_class = np.concatenate(classes) if classes else np.full(len(data), -1, dtype=np.int64)
+    data = np.concatenate(rows.nums) if len(rows.nums) > 1 else rows.nums[0]
+    rows.nums.clear()  # the blocks' arrays are copied into data: let them go
+    job_class = np.concatenate(rows.classes) if rows.classes else np.full(len(data), -1, dtype=np.int64)
+    data, job_class, graph, unsorted = _in_order(data, job_class, rows, label)
     submit = np.ascontiguousarray(data[:, 0])
-    unsorted = bool(np.any(np.diff(submit) < 0))
-    graph: TaskGraph | None = None
-    order: IntArray | None
-    if jobs:
-        order, graph = task_graph(np.concatenate(jobs), submit, tasks, label)
-        unsorted = bool((order != np.arange(len(order))).any())
-    else:
-        order = np.argsort(submit, kind="stable") if unsorted else None
-    if order is not None and unsorted:
-        data = data[order]
-        job_class = job_class[order]
-        submit = np.ascontiguousarray(data[:, 0])
     last = float(submit[-1])
     horizon = last
-    if "horizon_s" in meta:
-        horizon, hline = meta["horizon_s"]
+    if "horizon_s" in rows.meta:
+        horizon, hline = rows.meta["horizon_s"]
         if horizon < last:
             raise InputError(f"horizon_s {horizon} is before the last submission time {last}", file=label, line=hline)
-    wl_name = name or meta.get("name") or _stem(label)
     params: dict[str, Any] = {"trace_file": label, "jobs": int(len(submit)), "sorted_on_read": unsorted}
-    if one_to_one and not unsorted and first_data_line is not None:
+    if rows.one_to_one and not unsorted and rows.first_data_line is not None:
         # Lets model.check_compatible name the line of a job that fits no machine.
-        params["first_data_line"] = first_data_line
+        params["first_data_line"] = rows.first_data_line
     if lay.class_names:
         params["class_names"] = list(lay.class_names)
     if graph is not None:
         params["task_jobs"] = graph.n_jobs
     return Workload(
-        name=wl_name,
-        resources=tuple(res),
+        name=name or rows.meta.get("name") or _stem(label),
+        resources=tuple(rows.res),
         submit=submit,
         request=np.ascontiguousarray(data[:, 2:]),
         work=np.ascontiguousarray(data[:, 1]),
@@ -535,6 +552,25 @@ def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str
         params=params,
         graph=graph,
     )
+
+
+def _in_order(
+    data: FloatArray, job_class: IntArray, rows: _Rows, label: str
+) -> tuple[FloatArray, IntArray, TaskGraph | None, bool]:
+    """Rows sorted by submission (stable), or in the task graph's order; and whether that moved any row."""
+    submit = np.ascontiguousarray(data[:, 0])
+    unsorted = bool(np.any(np.diff(submit) < 0))
+    graph: TaskGraph | None = None
+    order: IntArray | None
+    if rows.jobs:
+        order, graph = task_graph(np.concatenate(rows.jobs), submit, rows.tasks, label)
+        unsorted = bool((order != np.arange(len(order))).any())
+    else:
+        order = np.argsort(submit, kind="stable") if unsorted else None
+    if order is not None and unsorted:
+        data = data[order]
+        job_class = job_class[order]
+    return data, job_class, graph, unsorted
 
 
 #: A newline followed by another, a comment or whitespace: a block that may hold lines to skip.

@@ -25,7 +25,7 @@ FORBIDDEN: dict[str, frozenset[str]] = {
     "schedulers": UPPER - {"dse"},
     "presets": UPPER,
     "profiles": UPPER,
-    "traces": UPPER - {"api"},
+    "traces": UPPER,
     "sweep": frozenset({"archive", "dse", "packing", "bench", "cli"}),
     "scenario": frozenset({"archive", "dse", "packing", "bench", "cli"}),
     "dse": frozenset({"packing", "bench", "cli"}),
