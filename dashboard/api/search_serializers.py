@@ -91,6 +91,11 @@ class SearchProgressSerializer(serializers.Serializer):
     metric = serializers.CharField()
     stop_reason = serializers.CharField(allow_blank=True)
     error = serializers.CharField(allow_blank=True)
+    waiting = serializers.CharField(
+        allow_blank=True,
+        help_text="nothing of the current step running and its first evaluation pending for more than a few "
+        "seconds: what is ahead of it in the queue; else empty",
+    )
 
 
 class SearchSerializer(serializers.ModelSerializer):

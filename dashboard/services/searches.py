@@ -32,7 +32,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard import queueing
+from dashboard import queueing, waiting
 from dashboard.models import (
     ClusterUpload,
     EvalStatus,
@@ -262,6 +262,10 @@ def progress_payload(search: Search) -> dict[str, Any]:
     needed = (gen.individuals if search.phase == Phase.EVALUATE else gen.candidates) if gen else []
     rows = evaluation_rows(search, needed)
     done = sum(1 for e in rows.values() if e.status == EvalStatus.DONE)
+    # Nothing of this step running and some of it queued a while: say what is ahead of its first evaluation.
+    queued = [e.queued_at for e in rows.values() if e.status == EvalStatus.PENDING and e.queued_at is not None]
+    running = any(e.status == EvalStatus.RUNNING for e in rows.values())
+    wait = "" if running or not queued else waiting.notes([("pending", min(queued))], "short")[0]
     last = (
         SearchGeneration.objects.filter(search=search, fitness__isnull=False)
         .order_by("-index")
@@ -282,6 +286,7 @@ def progress_payload(search: Search) -> dict[str, Any]:
         "metric": search.metric,
         "stop_reason": search.stop_reason,
         "error": search.error,
+        "waiting": wait,
     }
 
 

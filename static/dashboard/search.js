@@ -24,7 +24,7 @@
         box.querySelector("progress").value = p.generations_done;
         document.getElementById("search-generations").textContent = p.generations_done;
         document.getElementById("search-step").textContent = "Generation " + p.generation + ": " + p.phase + " " +
-          p.evaluations_done + " / " + p.evaluations_total + " simulations.";
+          p.evaluations_done + " / " + p.evaluations_total + " simulations." + (p.waiting ? " " + p.waiting + "." : "");
         if (p.error) {
           var err = document.getElementById("search-error");
           err.hidden = false;

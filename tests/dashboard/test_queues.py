@@ -209,3 +209,23 @@ def test_docker_compose_runs_a_worker_service_for_each_queue() -> None:
         name: s["command"][s["command"].index("-Q") + 1] for name, s in services.items() if "-Q" in s.get("command", [])
     }
     assert queues == {"worker": "celery", "worker-long": "celery.long"}
+
+
+@pytest.mark.django_db
+def test_a_search_whose_step_waits_for_a_worker_says_what_is_ahead(owner, owner_client, own_queue):
+    from dashboard.search_models import EvalStatus, SearchEvaluation
+    from dashboard.services.searches import progress_payload
+    from tests.dashboard.test_searches import start
+
+    search = start(owner)
+    evaluations = SearchEvaluation.objects.filter(search=search, status=EvalStatus.PENDING)
+    n = evaluations.count()
+    assert n > 1
+    # Its first step queued half a minute ago, none of it running, and one run of another experiment running.
+    evaluations.update(queued_at=timezone.now() - timedelta(seconds=30))
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy"]))
+    Run.objects.filter(experiment=exp).update(status=Status.RUNNING)
+    note = "waiting for a worker: 1 task ahead of this one (1 running)"
+    assert progress_payload(search)["waiting"] == note
+    assert owner_client.get(f"/api/searches/{search.pk}/progress/").json()["waiting"] == note
+    assert note in owner_client.get(search.get_absolute_url()).content.decode()
