@@ -192,6 +192,34 @@ def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factor
             proc.wait()
 
 
+def purge_queues(queue: str) -> None:
+    """Empty ``queue`` and its long twin on the real broker (as a broker restarted with nothing on disk would)."""
+    from kombu.exceptions import ChannelError
+
+    from dashboard.celery import app
+
+    with app.connection_for_write() as conn:
+        for name in both_queues(queue):
+            try:
+                conn.default_channel.queue_purge(name)
+            except ChannelError:  # Redis: an empty queue does not exist
+                pass
+
+
+@pytest.fixture
+def own_queue() -> Iterator[str]:
+    """The task queues pointed at two of this test's own on the real broker (no consumer), emptied afterwards."""
+    from dashboard.celery import app
+
+    before = app.conf.task_default_queue
+    app.conf.task_default_queue = f"simcore-test-own-{uuid.uuid4().hex[:8]}"
+    try:
+        yield app.conf.task_default_queue
+    finally:
+        purge_queues(app.conf.task_default_queue)
+        app.conf.task_default_queue = before
+
+
 def wait_for(experiment: Experiment, timeout: float = 90.0) -> Experiment:
     """Poll until every run of ``experiment`` has left pending/running."""
     deadline = time.monotonic() + timeout

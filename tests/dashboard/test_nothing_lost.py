@@ -27,10 +27,9 @@ import numpy as np
 import pytest
 from django.urls import reverse
 from django.utils import timezone
-from kombu.exceptions import ChannelError
 
 from dashboard import imports, tasks
-from dashboard.celery import app, both_queues
+from dashboard.celery import app
 from dashboard.limits import Limits
 from dashboard.models import (
     ClusterUpload,
@@ -51,7 +50,7 @@ from simcore import archive
 from simcore.core.engine import Progress
 from simcore.core.errors import Cancelled
 from simcore.scenario import run_scenario
-from tests.dashboard.conftest import ARTIFACTS, small_scenario
+from tests.dashboard.conftest import ARTIFACTS, purge_queues, small_scenario
 from tests.dashboard.test_worker_loss import CSV, TIMEOUT_S, Worker, _api, _experiment, _set, _trace_import, _wait_until
 
 T0 = datetime(2031, 3, 4, 14, 0, 0, tzinfo=UTC)
@@ -463,26 +462,7 @@ class Broker:
             self.proc.wait()
 
 
-@pytest.fixture
-def own_queue() -> Any:
-    """The task queue pointed at a queue of this test's own on the real broker (no consumer), emptied afterwards."""
-    before = app.conf.task_default_queue
-    app.conf.task_default_queue = f"simcore-test-requeue-{uuid.uuid4().hex[:8]}"
-    try:
-        yield app.conf.task_default_queue
-    finally:
-        _purge(app.conf.task_default_queue)
-        app.conf.task_default_queue = before
-
-
-def _purge(queue: str) -> None:
-    """Empty ``queue`` and its long twin (as a broker restarted with nothing on disk would)."""
-    with app.connection_for_write() as conn:
-        for name in both_queues(queue):
-            try:
-                conn.default_channel.queue_purge(name)
-            except ChannelError:  # Redis: an empty queue does not exist
-                pass
+_purge = purge_queues
 
 
 @pytest.mark.django_db

@@ -6,8 +6,6 @@ And a page whose work has waited for a worker says what is ahead of it.
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -17,33 +15,14 @@ from django.utils import timezone
 from kombu.exceptions import ChannelError
 
 from dashboard import waiting
-from dashboard.celery import app, both_queues, long_queue, queue_of, route_task
+from dashboard.celery import app, long_queue, queue_of, route_task
 from dashboard.models import PackingAnalysis, Run, Status
 from dashboard.queueing import enqueue_analyses, enqueue_runs, waiting_messages
 from dashboard.services.experiments import create_experiment
-from tests.dashboard.conftest import small_scenario, wait_for
+from tests.dashboard.conftest import purge_queues, small_scenario, wait_for
 from tests.dashboard.test_worker_loss import Worker
 
-
-@pytest.fixture
-def own_queue() -> Iterator[str]:
-    """This test's own short queue (and its long twin) on the real broker; both emptied afterwards."""
-    before = app.conf.task_default_queue
-    app.conf.task_default_queue = f"simcore-test-queues-{uuid.uuid4().hex[:8]}"
-    try:
-        yield app.conf.task_default_queue
-    finally:
-        _purge(app.conf.task_default_queue)
-        app.conf.task_default_queue = before
-
-
-def _purge(queue: str) -> None:
-    with app.connection_for_write() as conn:
-        for name in both_queues(queue):
-            try:
-                conn.default_channel.queue_purge(name)
-            except ChannelError:  # Redis: an empty queue does not exist
-                pass
+_purge = purge_queues
 
 
 def _messages(name: str) -> int:
