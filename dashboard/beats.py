@@ -86,24 +86,14 @@ def stop() -> None:
         _helper.send({"stop": True})
 
 
-def simple_filters(rows: Any) -> tuple[str, int, dict[str, Any]] | None:
-    """``rows`` (a queryset filtered by pk and equalities on its own columns) as (table, pk, {column: value}).
+def target(model: Any, pk: int, **where: Any) -> tuple[str, int, dict[str, Any]]:
+    """What to stamp: row ``pk`` of ``model``'s table while its fields equal ``where`` (names as in a filter).
 
-    Conditions on other tables (a search's status) are left to the thread; None when there is no pk.
+    Given by the caller as plain values (the same the work's own conditional writes use), through the
+    model's documented ``_meta`` API: the helper has no models of its own, only the database layer.
     """
-    table = rows.model._meta.db_table
-    pk: int | None = None
-    where: dict[str, Any] = {}
-    for c in rows.query.where.children:
-        lhs: Any = getattr(c, "lhs", None)
-        if getattr(c, "lookup_name", None) != "exact" or getattr(lhs, "alias", None) != table:
-            continue
-        column, value = lhs.target.column, c.rhs
-        if column == rows.model._meta.pk.column:
-            pk = int(value)
-        else:
-            where[column] = str(value) if isinstance(value, str) else value
-    return (table, pk, where) if pk is not None else None
+    meta = model._meta
+    return meta.db_table, pk, {meta.get_field(name).column: value for name, value in where.items()}
 
 
 # ---------------------------------------------------------------------------- the helper process

@@ -38,7 +38,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dashboard import outages, queueing, waiting
+from dashboard import beats, outages, queueing, waiting
 from dashboard.limits import Limits
 from dashboard.models import (
     IMPORT_ACTIVE,
@@ -692,6 +692,7 @@ def execute_import(upload_id: int, worker: str = "", give_back: int | None = Non
             outages.interrupted_as(attempt),
             Heartbeat(
                 mine,
+                stamp=beats.target(TraceUpload, upload_id, status=ImportStatus.RUNNING, attempt=attempt),
                 time_limit_s=limits.time_s,
                 on_time_limit=lambda: _finish_failed(upload_id, limits.time_message(), attempt),
             ) as heartbeat,

@@ -73,10 +73,13 @@ class Heartbeat:
         rows: QuerySet[Any],
         every_s: float | None = None,
         *,
+        stamp: tuple[str, int, dict[str, Any]] | None = None,
         time_limit_s: float = 0,
         on_time_limit: Callable[[], object] | None = None,
     ) -> None:
+        """``stamp``: the same rows as :func:`dashboard.beats.target` gives them, for the helper process."""
         self.rows = rows
+        self.stamp = stamp
         self.every_s = heartbeat_every_s() if every_s is None else every_s
         self.time_limit_s = time_limit_s
         self.on_time_limit = on_time_limit
@@ -94,8 +97,7 @@ class Heartbeat:
         if not connection.in_atomic_block:
             self._thread.start()
             # Stamps that no phase can hold up (one holding the interpreter lock stops this thread): dashboard.beats.
-            target = beats.simple_filters(self.rows)
-            self._helper = target is not None and beats.start(*target, every_s=self.every_s)
+            self._helper = self.stamp is not None and beats.start(*self.stamp, every_s=self.every_s)
         return self
 
     def finishing(self) -> None:
@@ -231,7 +233,10 @@ def execute_run(run_id: int, worker: str = "", give_back: int | None = None) -> 
         with (
             outages.interrupted_as(run.attempt),
             Heartbeat(
-                mine, time_limit_s=limits.time_s, on_time_limit=lambda: _fail(run, limits.time_message())
+                mine,
+                stamp=beats.target(Run, run.pk, status=Status.RUNNING, attempt=run.attempt),
+                time_limit_s=limits.time_s,
+                on_time_limit=lambda: _fail(run, limits.time_message()),
             ) as heartbeat,
         ):
             status = _simulate(run, limits, heartbeat)

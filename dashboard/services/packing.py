@@ -37,7 +37,7 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from dashboard import outages, queueing, waiting
+from dashboard import beats, outages, queueing, waiting
 from dashboard.models import ClusterUpload, Experiment, Run, Status, Team, TraceUpload, Visibility
 from dashboard.packing_models import PackingAnalysis, PackingSource
 from dashboard.services.execution import Heartbeat, clean_json
@@ -416,7 +416,12 @@ def execute_analysis(pk: int, worker: str = "", give_back: int | None = None) ->
         return "claimed elsewhere"
     log.info("packing analysis %s attempt %s claimed by %s", pk, a.attempt, worker)
     try:
-        with outages.interrupted_as(a.attempt), Heartbeat(_mine(pk, a.attempt)):
+        with (
+            outages.interrupted_as(a.attempt),
+            Heartbeat(
+                _mine(pk, a.attempt), stamp=beats.target(PackingAnalysis, pk, status=Status.RUNNING, attempt=a.attempt)
+            ),
+        ):
             return _analyse(a)
     except Cancelled:  # raised by the heartbeat outside the analysis' own handler
         return _status(pk)

@@ -20,7 +20,7 @@ from pathlib import Path
 from django.db.models import F
 from django.utils import timezone
 
-from dashboard import outages
+from dashboard import beats, outages
 from dashboard.models import EvalStatus, Search, SearchEvaluation, Status, move
 from dashboard.search_models import EVAL_TRANSITIONS
 from dashboard.services.execution import Heartbeat
@@ -119,7 +119,11 @@ def execute_evaluation(evaluation_id: int, worker: str = "") -> str:
         return "claimed elsewhere"
     move(Search, search.pk, Status.PENDING, Status.RUNNING, TRANSITIONS, started_at=now)
     try:
-        with Heartbeat(SearchEvaluation.objects.filter(pk=ev.pk, status=EvalStatus.RUNNING, search__status__in=ACTIVE)):
+        with Heartbeat(
+            SearchEvaluation.objects.filter(pk=ev.pk, status=EvalStatus.RUNNING, search__status__in=ACTIVE),
+            # the helper stamps while it runs; the thread also stops it once its search ended
+            stamp=beats.target(SearchEvaluation, ev.pk, status=EvalStatus.RUNNING),
+        ):
             outcome = _simulate(ev, search)
     except Cancelled:  # raised by the heartbeat: the search was cancelled or the evaluation given to another worker
         outcome = _current(ev)

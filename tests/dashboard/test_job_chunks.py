@@ -202,6 +202,7 @@ _DYING_WORKER = textwrap.dedent(
     from dashboard.services import execution
     from dashboard.services.sweeps import scenario_for
     from simcore import archive
+    from simcore.scenario import run_scenario
 
     run = execution.claim_run(int(sys.argv[1]), "doomed@host")
     outcome = run_scenario(scenario_for(run), run.scheduler, run.seed)
