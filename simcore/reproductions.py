@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,28 @@ class Reproduction:
     #: The scheduler ``PaperValue.relative`` is against (the profile study's FCFS).
     baseline: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def label(self) -> str:
+        """The figure with its paper's short name ("LoTES Figure 12"): both papers have a Figure 12 and 13."""
+        return f"{self.paper.split(':')[0].split(' (')[0].split(' on ')[0]} {self.figure}"
+
+    def difference(self, scheduler: str) -> str | None:
+        """:func:`paper_difference` of ``scheduler`` when it concerns this figure.
+
+        A line that names figures ("on the Phi sweep (Figure 11)", "Figures 12-13") belongs on those
+        figures' pages only: Figure 10's page must not say what differs on Figure 11.
+        """
+        line = paper_difference(scheduler)
+        if not line:
+            return None
+        named: set[int] = set()
+        for first, last in re.findall(r"Figures? (\d+)(?:-(\d+))?", line):
+            named.update(range(int(first), int(last or first) + 1))
+        number = re.search(r"\d+", self.figure)
+        if named and number is not None and int(number.group()) not in named:
+            return None
+        return line
 
     def scale_values(self, given: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The scale knobs, checked (ParameterError naming the bad one), defaults filled in."""

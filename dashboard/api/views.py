@@ -700,6 +700,11 @@ class ApiRoot(APIView):
                     "cluster uploads": request.build_absolute_uri(reverse("api-upload-list", args=["cluster"])),
                     "trace uploads": request.build_absolute_uri(reverse("api-upload-list", args=["trace"])),
                     "trace mappings": request.build_absolute_uri(reverse("api-mapping-list")),
+                    "packing analyses": url("api-packing-list"),
+                    "searches": url("api-search-list"),
+                    "reproductions": url("api-reproduction-list"),
+                    # Runs are listed in their experiment; one is read by id (a template, not a link).
+                    "run": request.build_absolute_uri(reverse("api-run-detail", args=[0])).replace("/0/", "/{id}/"),
                 },
             }
         )

@@ -105,7 +105,7 @@ def results(
             out.command = None  # an uploaded cluster or trace: no command line names it
     if rep is not None:  # a paper reproduction says where each scheduler differs from its paper
         for s in exp.scenario["schedulers"]:
-            line = reproductions.paper_difference(s)
+            line = rep.difference(s)
             if line:
                 out.differences[s] = line
     return out

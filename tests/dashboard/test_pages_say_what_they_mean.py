@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pyarrow.parquet as pq
 import pytest
@@ -115,6 +116,18 @@ def test_the_api_root_links_the_schema_and_the_documentation_page(client):
     assert body["endpoints"]["experiments"].endswith("/api/experiments/")
 
 
+def test_the_api_root_links_every_collection(client):
+    ends = {k: v.split("/api/", 1)[1] for k, v in client.get("/api/").json()["endpoints"].items()}
+    assert ends["packing analyses"] == "packing/" and ends["searches"] == "searches/"
+    assert ends["reproductions"] == "reproductions/" and ends["run"] == "runs/{id}/"
+    assert ends["teams"] == "teams/" and ends["trace mappings"] == "trace-mappings/"
+
+
+def test_the_account_page_links_the_api_documentation(owner_client):
+    html = owner_client.get("/account/").content.decode()
+    assert 'id="api-docs-link"' in html and 'href="/api/docs/"' in html
+
+
 def test_the_api_documentation_page_loads_its_scripts_from_our_static_files(client):
     html = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js" in html
@@ -193,3 +206,11 @@ def test_a_team_number_too_long_to_be_a_row_is_ignored_on_the_page_and_in_the_ap
 def test_a_packing_source_number_too_long_to_be_a_row_is_not_found(owner_client):
     for key in ("from", "run", "trace"):
         assert owner_client.get(reverse("packing-new"), {key: HUGE}).status_code == 404
+
+
+def test_every_reproduction_heading_and_run_button_names_its_paper(owner_client):
+    html = owner_client.get("/reproduce/").content.decode()
+    headings = re.findall(r"<h2>([^<:]+):", html)
+    buttons = re.findall(r'<button type="submit" id="run-[^"]+">Run ([^<]+)</button>', html)
+    assert len(headings) == len(set(headings)) == 6 and buttons == headings
+    assert "LoTES Figure 12" in headings and "Profile-driven scheduling Figure 12" in headings

@@ -99,3 +99,20 @@ def test_every_scheduler_of_a_reproduction_says_where_it_differs(scheduler: str)
 def test_the_lotes_line_names_both_phi_findings() -> None:
     line = paper_difference("lotes") or ""
     assert "CV 0.5" in line and "request_cv=0" in line
+
+
+def test_a_difference_that_names_figure_11_is_said_on_figure_11_only() -> None:
+    fig10, fig11 = REPRODUCTIONS["lotes-fig10"], REPRODUCTIONS["lotes-fig11"]
+    line = paper_difference("lotes")
+    assert line is not None and "Figure 11" in line
+    assert fig11.difference("lotes") == line and fig10.difference("lotes") is None
+    # "Figures 11-13" is a range: Greedy's line belongs on Figure 12's page and not on Figure 10's.
+    assert REPRODUCTIONS["lotes-fig12"].difference("greedy") == paper_difference("greedy")
+    assert fig10.difference("greedy") is None
+
+
+def test_every_reproduction_label_names_its_paper_and_no_two_are_alike() -> None:
+    labels = [r.label for r in REPRODUCTIONS.values()]
+    assert len(set(labels)) == len(labels)
+    assert REPRODUCTIONS["lotes-fig12"].label == "LoTES Figure 12"
+    assert REPRODUCTIONS["profile-fig12"].label == "Profile-driven scheduling Figure 12"
