@@ -121,6 +121,8 @@ def _run_record(run: Run) -> dict[str, Any]:
         "experiment": run.experiment_id,
         "scheduler": run.scheduler,
         "seed": run.seed,
+        # A sweep's cell: the point tells "lotes, seed 0" at Phi 0.003 from "lotes, seed 0" at Phi 0.006.
+        "point": dict(run.point or {}),
         "status": run.status,
         "error": run.error,
         "code_version": run.code_version,
@@ -152,6 +154,7 @@ def summary_csv(runs: list[Run], filename: str) -> HttpResponse:
                 "run": r.pk,
                 "scheduler": r.scheduler,
                 "seed": r.seed,
+                **{f"point.{k}": v for k, v in rec["point"].items()},  # the sweep chart data's column names
                 "status": r.status,
                 "code_version": r.code_version,
                 **flatten(rec["summary"] or {}),

@@ -7,6 +7,7 @@ processes.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import shlex
@@ -441,3 +442,15 @@ def test_an_unknown_metric_is_named_on_the_page_and_a_404_for_its_data(owner_cli
     assert owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv?metric=nope").status_code == 404
     text = owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv?metric=utilization.cpu").content.decode()
     assert text.splitlines()[1].split(",")[2] == "utilization.cpu"
+
+
+def test_every_row_of_the_summary_downloads_carries_its_point(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    runs = list(exp.runs.order_by("point_key"))
+    _finish_by_hand(runs[0], 1.0)
+    Run.objects.filter(pk=runs[1].pk).update(status=Status.CANCELLED)  # a cancelled cell keeps its point too
+    text = owner_client.get(f"/experiments/{exp.pk}/download/summary.csv").content.decode()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert sorted((r["point.load"], r["status"]) for r in rows) == [("0.5", "finished"), ("0.9", "cancelled")]
+    body = owner_client.get(f"/experiments/{exp.pk}/download/summary.json").json()
+    assert sorted((r["point"]["load"], r["status"]) for r in body["runs"]) == [(0.5, "finished"), (0.9, "cancelled")]
