@@ -462,9 +462,6 @@ class Broker:
             self.proc.wait()
 
 
-_purge = purge_queues
-
-
 @pytest.mark.django_db
 def test_old_pending_runs_are_sent_again_only_when_the_queue_holds_fewer_messages(owner, own_queue):
     exp = _experiment(owner, small_scenario(schedulers=["greedy", "fcfs"], seeds=[0, 1]))
@@ -476,7 +473,7 @@ def test_old_pending_runs_are_sent_again_only_when_the_queue_holds_fewer_message
     assert requeue_stale() == {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0}
     assert waiting_messages() == 4
     # The broker loses them (a restart with nothing on disk empties the queue): all four are sent again.
-    _purge(own_queue)
+    purge_queues(own_queue)
     assert waiting_messages() == 0
     assert requeue_stale() == {"runs": 4, "imports": 0, "analyses": 0, "evaluations": 0}
     assert waiting_messages() == 4

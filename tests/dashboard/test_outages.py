@@ -43,9 +43,9 @@ from dashboard.outages import RETRY_AFTER_S, Interrupted
 from dashboard.queueing import LOST_MESSAGE_GRACE_S, enqueue_runs, requeue_stale, waiting_messages
 from dashboard.services.execution import execute_run
 from dashboard.services.packing import SourceChoice, create_analysis
-from tests.dashboard.conftest import ARTIFACTS, ROOT, small_scenario
+from tests.dashboard.conftest import ARTIFACTS, ROOT, purge_queues, small_scenario
 from tests.dashboard.servers import OwnPostgres, need_postgres_bin, wait_until
-from tests.dashboard.test_nothing_lost import Broker, _long, _purge
+from tests.dashboard.test_nothing_lost import Broker, _long
 from tests.dashboard.test_worker_loss import Worker, _experiment, _trace_import, _wait_until
 
 # ---------------------------------------------------------------------------- 503 during an outage
@@ -418,7 +418,7 @@ def own_queue() -> Iterator[str]:
         try:
             yield name
         finally:
-            _purge(name)
+            purge_queues(name)
 
 
 @pytest.mark.django_db
@@ -430,7 +430,7 @@ def test_work_queued_half_a_minute_ago_is_sent_again_only_once_its_messages_are_
     Run.objects.filter(pk__in=ids).update(queued_at=timezone.now() - timedelta(seconds=LOST_MESSAGE_GRACE_S + 10))
     nothing = {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0}
     assert requeue_stale() == nothing  # their four messages wait (a backlog): no duplicates
-    _purge(own_queue)  # the broker loses them
+    purge_queues(own_queue)  # the broker loses them
     assert requeue_stale() == {**nothing, "runs": 4}
     assert waiting_messages() == 4
     assert requeue_stale() == nothing  # sent just now: not again

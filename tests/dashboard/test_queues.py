@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from django.urls import reverse
 from django.utils import timezone
-from kombu.exceptions import ChannelError
 
 from dashboard import waiting
 from dashboard.celery import app, long_queue, queue_of, route_task
@@ -21,16 +20,6 @@ from dashboard.queueing import enqueue_analyses, enqueue_runs, waiting_messages
 from dashboard.services.experiments import create_experiment
 from tests.dashboard.conftest import purge_queues, small_scenario, wait_for
 from tests.dashboard.test_worker_loss import Worker
-
-_purge = purge_queues
-
-
-def _messages(name: str) -> int:
-    with app.connection_for_write() as conn:
-        try:
-            return int(conn.default_channel.queue_declare(queue=name, passive=True).message_count)
-        except ChannelError:
-            return 0
 
 
 def test_long_tasks_go_to_the_long_queue_and_the_rest_to_the_short_one() -> None:
@@ -50,9 +39,9 @@ def test_an_analysis_message_waits_in_the_long_queue_and_a_run_message_in_the_sh
     a = PackingAnalysis.objects.create(
         owner=owner, source="run", run=run, source_spec={}, label="x", time_s=60.0, spec={}
     )
-    _purge(own_queue)  # create_experiment queued the run already
+    purge_queues(own_queue)  # create_experiment queued the run already
     assert enqueue_runs([run.pk]) and enqueue_analyses([a.pk])
-    assert _messages(own_queue) == 1 and _messages(own_queue + ".long") == 1
+    assert waiting_messages({own_queue}) == 1 and waiting_messages({own_queue + ".long"}) == 1
     assert waiting_messages() == 2  # the repair's count of lost messages looks at both
 
 
