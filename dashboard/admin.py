@@ -1,8 +1,11 @@
 from django.contrib import admin
 
-from dashboard.models import ApiToken, ClusterUpload, Experiment, Invitation, Membership, Run, Team, TraceUpload
-from dashboard.packing_models import PackingAnalysis
-from dashboard.search_models import Search
+from dashboard.accounts.models import ApiToken, Invitation
+from dashboard.common.models import Membership, Team
+from dashboard.experiments.models import Experiment, Run
+from dashboard.packing.models import PackingAnalysis
+from dashboard.searches.models import Search
+from dashboard.traces.models import ClusterUpload, TraceUpload
 
 
 @admin.register(Experiment)

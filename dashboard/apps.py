@@ -5,6 +5,9 @@ import importlib
 from django.apps import AppConfig
 from django.conf import settings
 
+#: The features whose rows are queued work (dashboard.common.queueing, .waiting, .repair).
+FEATURES_WITH_WORK = ("experiments", "traces", "packing", "searches")
+
 
 class DashboardConfig(AppConfig):
     name = "dashboard"
@@ -12,7 +15,11 @@ class DashboardConfig(AppConfig):
 
     def ready(self) -> None:
         # Sign-in throttling listens to Django's login signals.
-        from dashboard import accounts  # noqa: F401
+        from dashboard.accounts import services as accounts  # noqa: F401
+
+        # Each feature's background work registers with common's queueing, waiting notes and repair.
+        for feature in FEATURES_WITH_WORK:
+            importlib.import_module(f"dashboard.{feature}.work")
 
         # Private schedulers or presets register themselves on import (see SIMCORE_PLUGINS).
         for module in settings.SIMCORE_PLUGINS:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
 
-from dashboard.errors import error_response
+from dashboard.common.errors import error_response
 
 #: Scripts and everything else from our own origin only. Styles allow 'unsafe-inline'
 #: because Plotly writes style elements at run time; images allow data: for its exports.

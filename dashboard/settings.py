@@ -108,7 +108,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # First, so its process_exception sees what every other one lets through (a database outage: 503).
-    "dashboard.outages.OutageMiddleware",
+    "dashboard.common.outages.OutageMiddleware",
     "dashboard.middleware.InputGuardMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -134,7 +134,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "dashboard.views.version_context",
+                "dashboard.experiments.views.version_context",
             ],
         },
     },
@@ -166,8 +166,8 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# Django's backend behind the sign-in throttle (dashboard.accounts); it also guards the admin's sign-in.
-AUTHENTICATION_BACKENDS = ["dashboard.accounts.ThrottledModelBackend"]
+# Django's backend behind the sign-in throttle (dashboard.accounts.services); it also guards the admin's sign-in.
+AUTHENTICATION_BACKENDS = ["dashboard.accounts.services.ThrottledModelBackend"]
 #: Failed sign-ins of one user name from one address before it is locked out.
 #: Pending work queued longer ago than this (or never, the broker being down) is queued again.
 SIMCORE_REQUEUE_AFTER_S = env_int("SIMCORE_REQUEUE_AFTER_S", 600, minimum=1)
@@ -221,7 +221,7 @@ SIMCORE_MAX_RUNS = env_int("SIMCORE_MAX_RUNS", DEFAULT_MAX_RUNS, minimum=1)  # s
 #: Seconds running work may go without its worker's heartbeat before it is marked failed (the worker died).
 SIMCORE_WORKER_TIMEOUT_S = env_int("SIMCORE_WORKER_TIMEOUT_S", 300, minimum=1)
 #: How many times a run (or trace import) is started before work lost by dying workers counts as failed:
-#: a lost attempt within this bound is queued again automatically (dashboard.recovery).
+#: a lost attempt within this bound is queued again automatically (dashboard.common.recovery).
 SIMCORE_RUN_MAX_ATTEMPTS = env_int("SIMCORE_RUN_MAX_ATTEMPTS", 3, minimum=1)
 #: Wall seconds one attempt of a run or trace import may take before it is stopped and failed; 0: no limit.
 SIMCORE_RUN_TIME_LIMIT_S = env_int("SIMCORE_RUN_TIME_LIMIT_S", 24 * 3600, minimum=0)
@@ -235,7 +235,7 @@ def _half_the_memory_mb() -> int:
 
 
 #: Megabytes of memory one run or trace import may allocate in its worker process (RLIMIT_DATA on top of
-#: what the process holds when it starts the work; dashboard.limits); 0: no limit. Default: half the machine's memory.
+#: what the process holds when it starts the work; common.limits); 0: no limit. Default: half the machine's memory.
 SIMCORE_RUN_MEMORY_MB = env_int("SIMCORE_RUN_MEMORY_MB", _half_the_memory_mb(), minimum=0)
 #: Jobs per stored chunk of a run's per-job records (dashboard.models.RunJobsChunk, 36 bytes a job): one
 #: database value stays far below the 1 GB PostgreSQL allows, and readers hold one chunk at a time.
@@ -313,7 +313,7 @@ CELERY_TASK_IGNORE_RESULT = True
 # A run is long and CPU-bound: take one at a time, acknowledge after it ends so a message whose
 # worker died may be redelivered. That redelivery is a convenience, not the guarantee: Redis gives an
 # unacknowledged message back only after the visibility timeout, the filesystem transport never.
-# Lost work is found and queued again from the database (dashboard.recovery), and the conditional
+# Lost work is found and queued again from the database (dashboard.common.recovery), and the conditional
 # claim makes every duplicate message harmless.
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ACKS_LATE = True

@@ -2,7 +2,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from dashboard import account_views, converters, mapping_views, packing_views, search_urls, sweep_views, views  # noqa: F401 (converters registers <id:>)
+from dashboard.accounts import views as account_views
+from dashboard.common import converters  # noqa: F401 (converters registers <id:>)
+from dashboard.experiments import sweep_views, views
+from dashboard.packing import views as packing_views
+from dashboard.searches import urls as search_urls
+from dashboard.traces import mapping_views
+from dashboard.traces import views as trace_views
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -50,14 +56,14 @@ urlpatterns = [
         packing_views.packing_shared_download,
         name="packing-shared-download",
     ),
-    path("uploads/", views.uploads, name="uploads"),
+    path("uploads/", trace_views.uploads, name="uploads"),
     path("uploads/trace/map/", mapping_views.trace_map, name="trace-map"),
     path("uploads/trace/map/discard/", mapping_views.trace_map_discard, name="trace-map-discard"),
     path("uploads/trace/map/<id:pk>/delete/", mapping_views.trace_map_delete, name="trace-map-delete"),
-    path("uploads/trace/<id:pk>/", views.trace_import_detail, name="trace-import-detail"),
-    path("uploads/trace/<id:pk>/progress.json", views.trace_import_progress, name="trace-import-progress"),
-    path("uploads/trace/<id:pk>/cancel/", views.trace_import_cancel, name="trace-import-cancel"),
-    path("uploads/<str:kind>/<id:pk>/delete/", views.upload_delete, name="upload-delete"),
+    path("uploads/trace/<id:pk>/", trace_views.trace_import_detail, name="trace-import-detail"),
+    path("uploads/trace/<id:pk>/progress.json", trace_views.trace_import_progress, name="trace-import-progress"),
+    path("uploads/trace/<id:pk>/cancel/", trace_views.trace_import_cancel, name="trace-import-cancel"),
+    path("uploads/<str:kind>/<id:pk>/delete/", trace_views.upload_delete, name="upload-delete"),
     path("teams/", account_views.team_list, name="team-list"),
     path("teams/<id:pk>/", account_views.team_detail, name="team-detail"),
     path("teams/<id:pk>/invite/", account_views.team_invite, name="team-invite"),
@@ -79,8 +85,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
 ]
 
-# JSON errors under /api/, Django's pages elsewhere (dashboard.errors).
-handler400 = "dashboard.errors.bad_request"
-handler403 = "dashboard.errors.permission_denied"
-handler404 = "dashboard.errors.page_not_found"
-handler500 = "dashboard.errors.server_error"
+# JSON errors under /api/, Django's pages elsewhere (dashboard.common.errors).
+handler400 = "dashboard.common.errors.bad_request"
+handler403 = "dashboard.common.errors.permission_denied"
+handler404 = "dashboard.common.errors.page_not_found"
+handler500 = "dashboard.common.errors.server_error"

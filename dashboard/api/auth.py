@@ -15,7 +15,7 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
-from dashboard.models import ApiToken, token_hash
+from dashboard.accounts.models import ApiToken, token_hash
 
 #: ``last_used`` is written at most this often per token (a busy script must not write on every call).
 LAST_USED_EVERY = timedelta(minutes=1)

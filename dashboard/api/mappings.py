@@ -15,12 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dashboard import access
 from dashboard.api.serializers import StrictSerializer
 from dashboard.api.views import _errors
-from dashboard.mapping_models import TraceMapping
-from dashboard.names import validate_name
-from dashboard.services import mappings
+from dashboard.common import access
+from dashboard.common.names import validate_name
+from dashboard.traces import mappings
+from dashboard.traces.models import TraceMapping
 from simcore.core.errors import SimcoreError
 
 

@@ -1,7 +1,7 @@
 """API for packing analyses: list, start, read (with results), cancel, download.
 
-The same lookups (:mod:`dashboard.access`) and checks
-(:func:`dashboard.services.packing.create_analysis`) as the pages: 404 for
+The same lookups (:mod:`dashboard.common.access`) and checks
+(:func:`dashboard.packing.services.create_analysis`) as the pages: 404 for
 what the caller cannot see, 403 for what they can see but not change, 400
 naming the field for bad input.
 """
@@ -21,14 +21,18 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dashboard import access, packing_downloads, queueing
 from dashboard.api.serializers import StrictSerializer
 from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _scenario_from, _team
-from dashboard.models import ClusterUpload, Status, Visibility
-from dashboard.names import validate_name
-from dashboard.packing_models import PackingAnalysis, PackingSource
-from dashboard.services import packing as svc
-from dashboard.services.uploads import usable_traces
+from dashboard.common import access, queueing
+from dashboard.common.models import Status, Visibility
+from dashboard.common.names import validate_name
+from dashboard.experiments.access import visible_runs
+from dashboard.packing import downloads as packing_downloads
+from dashboard.packing import services as svc
+from dashboard.packing.access import get_analysis_for_user, visible_analyses
+from dashboard.packing.models import PackingAnalysis, PackingSource
+from dashboard.traces.models import ClusterUpload
+from dashboard.traces.uploads import usable_traces
 
 
 class PackingSerializer(serializers.ModelSerializer):
@@ -121,7 +125,7 @@ def _source(request: Request, src: dict[str, Any]) -> svc.SourceChoice:
         raise ValidationError({"source": ["give exactly one of 'run', 'trace' or 'scenario'"]})
     if "run" in src:
         rid = src["run"]
-        run = access.visible_runs(user).filter(pk=rid).first() if isinstance(rid, int) else None
+        run = visible_runs(user).filter(pk=rid).first() if isinstance(rid, int) else None
         if run is None:
             raise _bad("run", f"no run {rid!r} you can see")
         return svc.SourceChoice(PackingSource.RUN, run=run)
@@ -161,7 +165,7 @@ class PackingList(GenericAPIView):
         responses={200: PackingSerializer(many=True), **_errors(401)},
     )
     def get(self, request: Request) -> Response:
-        qs = access.visible_analyses(request.user).select_related("owner").defer("results")
+        qs = visible_analyses(request.user).select_related("owner").defer("results")
         st = request.query_params.get("status", "")
         if st:
             qs = qs.filter(status=st)
@@ -197,7 +201,7 @@ class PackingDetail(APIView):
         summary="One packing analysis with its results", responses={200: PackingDetailSerializer, **_errors(401, 404)}
     )
     def get(self, request: Request, pk: int) -> Response:
-        a = access.get_analysis_for_user(request.user, pk)
+        a = get_analysis_for_user(request.user, pk)
         return Response(PackingDetailSerializer(a, context={"request": request}).data)
 
 
@@ -208,7 +212,7 @@ class PackingCancel(APIView):
         responses={200: PackingSerializer, **_errors(401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        a = access.get_analysis_for_user(request.user, pk, "cancel")
+        a = get_analysis_for_user(request.user, pk, "cancel")
         svc.cancel_analysis(a)
         return Response(PackingSerializer(a, context={"request": request}).data)
 
@@ -222,4 +226,4 @@ class PackingDownload(APIView):
         responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
     )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
-        return packing_downloads.analysis_file(access.get_analysis_for_user(request.user, pk), kind)
+        return packing_downloads.analysis_file(get_analysis_for_user(request.user, pk), kind)

@@ -10,10 +10,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dashboard.api.serializers import ClusterSourceSerializer, StrictSerializer, WorkloadSourceSerializer
-from dashboard.models import Search, Visibility
-from dashboard.names import validate_name
-from dashboard.services.experiments import MAX_HOURS, MAX_LOAD
-from dashboard.services.searches import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
+from dashboard.common.models import Visibility
+from dashboard.common.names import validate_name
+from dashboard.experiments.services import MAX_HOURS, MAX_LOAD
+from dashboard.searches.models import Search
+from dashboard.searches.services import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
 from simcore.core.limits import MAX_SEED
 from simcore.dse.explore.fitness import METRIC_NAMES
 from simcore.dse.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION

@@ -11,23 +11,15 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dashboard.imports import MAX_CLASSES, format_choices
-from dashboard.imports import MAX_FILES as MAX_IMPORT_FILES
-from dashboard.models import (
-    ApiToken,
-    ClusterUpload,
-    Experiment,
-    ImportStatus,
-    Membership,
-    Role,
-    Run,
-    Team,
-    TraceUpload,
-    Visibility,
-)
-from dashboard.names import validate_name
-from dashboard.services.experiments import MAX_HOURS, MAX_LOAD, MAX_SEED, MAX_SEEDS
-from dashboard.services.uploads import check_upload_size
+from dashboard.accounts.models import ApiToken
+from dashboard.common.models import Membership, Role, Team, Visibility
+from dashboard.common.names import validate_name
+from dashboard.experiments.models import Experiment, Run
+from dashboard.experiments.services import MAX_HOURS, MAX_LOAD, MAX_SEED, MAX_SEEDS
+from dashboard.traces.imports import MAX_CLASSES, format_choices
+from dashboard.traces.imports import MAX_FILES as MAX_IMPORT_FILES
+from dashboard.traces.models import ClusterUpload, ImportStatus, TraceUpload
+from dashboard.traces.uploads import check_upload_size
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
@@ -42,7 +34,7 @@ class StoredDateTimeField(serializers.DateTimeField):
 
 
 class LostAttemptSerializer(serializers.Serializer):
-    """One attempt of a run or trace import lost with its worker (dashboard.recovery), after which it was run again."""
+    """One attempt of a run or trace import lost with its worker (dashboard.common.recovery), then run again."""
 
     attempt = serializers.IntegerField(help_text="1 for the first claim by a worker, 2 for the second...")
     worker = serializers.CharField(allow_blank=True, help_text="the Celery worker that held it")

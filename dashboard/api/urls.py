@@ -1,8 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
-import dashboard.converters  # noqa: F401 (registers <id:>)
-from dashboard.api import mappings, packing, search_views, views
+from dashboard.api import mappings, packing, searches, views
 
 urlpatterns = [
     path("", views.ApiRoot.as_view(), name="api-root"),
@@ -34,13 +33,13 @@ urlpatterns = [
     path("experiments/<id:pk>/extend/", views.ExperimentExtend.as_view(), name="api-experiment-extend"),
     path("reproductions/", views.ReproductionList.as_view(), name="api-reproduction-list"),
     path("reproductions/<str:name>/", views.ReproductionStart.as_view(), name="api-reproduction-start"),
-    path("searches/", search_views.SearchList.as_view(), name="api-search-list"),
-    path("searches/<id:pk>/", search_views.SearchDetail.as_view(), name="api-search-detail"),
-    path("searches/<id:pk>/cancel/", search_views.SearchCancel.as_view(), name="api-search-cancel"),
-    path("searches/<id:pk>/fork/", search_views.SearchFork.as_view(), name="api-search-fork"),
-    path("searches/<id:pk>/progress/", search_views.SearchProgress.as_view(), name="api-search-progress"),
-    path("searches/<id:pk>/generations/", search_views.SearchGenerations.as_view(), name="api-search-generations"),
-    path("searches/<id:pk>/download/<str:kind>", search_views.SearchDownload.as_view(), name="api-search-download"),
+    path("searches/", searches.SearchList.as_view(), name="api-search-list"),
+    path("searches/<id:pk>/", searches.SearchDetail.as_view(), name="api-search-detail"),
+    path("searches/<id:pk>/cancel/", searches.SearchCancel.as_view(), name="api-search-cancel"),
+    path("searches/<id:pk>/fork/", searches.SearchFork.as_view(), name="api-search-fork"),
+    path("searches/<id:pk>/progress/", searches.SearchProgress.as_view(), name="api-search-progress"),
+    path("searches/<id:pk>/generations/", searches.SearchGenerations.as_view(), name="api-search-generations"),
+    path("searches/<id:pk>/download/<str:kind>", searches.SearchDownload.as_view(), name="api-search-download"),
     path("runs/<id:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
     path("runs/<id:pk>/retry/", views.RunRetry.as_view(), name="api-run-retry"),
     path("runs/<id:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),

@@ -1,7 +1,7 @@
-"""API views: thin adapters over dashboard.access (permissions) and dashboard.services (everything else).
+"""API views: thin adapters over dashboard.common.access (permissions) and dashboard.services (everything else).
 
 Every experiment, run and download lookup goes through the same
-:mod:`dashboard.access` helpers as the pages: 404 for what the caller cannot
+:mod:`dashboard.common.access` helpers as the pages: 404 for what the caller cannot
 see, 403 for what they can see but not change.
 """
 
@@ -27,26 +27,29 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from dashboard import access, downloads, imports, queueing, sweep_views
 from dashboard.api import serializers as s
-from dashboard.converters import row_id
-from dashboard.models import ClusterUpload, Experiment, Membership, Run, Status, Team, TraceUpload, Upload
-from dashboard.services import sweeps
-from dashboard.services.experiments import (
+from dashboard.common import access, queueing
+from dashboard.common.converters import row_id
+from dashboard.common.models import Membership, Status, Team
+from dashboard.common.sharing import new_share_link, revoke_share_link, set_sharing
+from dashboard.experiments import downloads, sweep_views, sweeps
+from dashboard.experiments.access import get_experiment_for_user, get_run_for_user, visible_experiments
+from dashboard.experiments.models import Experiment, Run
+from dashboard.experiments.results import progress_payload, runs_with_results
+from dashboard.experiments.services import (
     SERVER_PATH_PARAMS,
     cancel_experiment,
     cancel_run,
     check_scenario,
     create_experiment,
     fork_uploads,
-    new_share_link,
-    revoke_share_link,
-    set_sharing,
 )
-from dashboard.services.mappings import own_mappings
-from dashboard.services.results import progress_payload, runs_with_results
-from dashboard.services.sweep_results import payload, results
-from dashboard.services.uploads import UPLOAD_KINDS, InputFile, create_upload, delete_upload, upload_specs
+from dashboard.experiments.sweep_results import payload, results
+from dashboard.traces import imports
+from dashboard.traces.access import get_upload_for_user, own_uploads
+from dashboard.traces.mappings import own_mappings
+from dashboard.traces.models import ClusterUpload, TraceUpload, Upload
+from dashboard.traces.uploads import UPLOAD_KINDS, InputFile, create_upload, delete_upload, upload_specs
 from simcore import reproductions
 from simcore.catalog import catalog
 from simcore.core.errors import SimcoreError
@@ -86,7 +89,7 @@ def _errors(*codes: int) -> dict[int, OpenApiResponse]:
 
 def _experiments(request: Request) -> Any:
     return (
-        access.visible_experiments(request.user)
+        visible_experiments(request.user)
         .select_related("owner", "team")
         .prefetch_related(Prefetch("runs", queryset=Run.objects.order_by("seed", "id")))
     )
@@ -230,7 +233,7 @@ def _created(request: Request, exp: Experiment) -> Response:
 class ExperimentDetail(APIView):
     @extend_schema(summary="One experiment with its runs", responses={200: s.ExperimentSerializer, **_errors(401, 404)})
     def get(self, request: Request, pk: int) -> Response:
-        access.get_experiment_for_user(request.user, pk)
+        get_experiment_for_user(request.user, pk)
         return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
 
     @extend_schema(
@@ -239,7 +242,7 @@ class ExperimentDetail(APIView):
         responses={200: s.ExperimentSerializer, **_errors(400, 401, 403, 404)},
     )
     def patch(self, request: Request, pk: int) -> Response:
-        exp = access.get_experiment_for_user(request.user, pk, "share")
+        exp = get_experiment_for_user(request.user, pk, "share")
         ser = s.ExperimentUpdateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
@@ -259,7 +262,7 @@ class ExperimentCancel(APIView):
         responses={200: s.ExperimentSerializer, **_errors(401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        cancel_experiment(access.get_experiment_for_user(request.user, pk, "cancel"))
+        cancel_experiment(get_experiment_for_user(request.user, pk, "cancel"))
         return Response(s.ExperimentSerializer(_experiments(request).get(pk=pk), context={"request": request}).data)
 
 
@@ -270,7 +273,7 @@ class ExperimentFork(APIView):
         responses={201: s.ExperimentSerializer, **_errors(400, 401, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        source = access.get_experiment_for_user(request.user, pk)
+        source = get_experiment_for_user(request.user, pk)
         ser = s.ForkSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
@@ -296,7 +299,7 @@ class ExperimentShareLink(APIView):
         responses={200: s.ShareLinkSerializer, **_errors(401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        exp = access.get_experiment_for_user(request.user, pk, "share")
+        exp = get_experiment_for_user(request.user, pk, "share")
         token = new_share_link(exp)
         from django.urls import reverse
 
@@ -304,7 +307,7 @@ class ExperimentShareLink(APIView):
 
     @extend_schema(summary="Revoke the public link", responses={204: None, **_errors(401, 403, 404)})
     def delete(self, request: Request, pk: int) -> Response:
-        revoke_share_link(access.get_experiment_for_user(request.user, pk, "share"))
+        revoke_share_link(get_experiment_for_user(request.user, pk, "share"))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -313,7 +316,7 @@ class ExperimentProgress(APIView):
         summary="Status and progress of every run", responses={200: s.ProgressSerializer, **_errors(401, 404)}
     )
     def get(self, request: Request, pk: int) -> Response:
-        return Response(progress_payload(access.get_experiment_for_user(request.user, pk)))
+        return Response(progress_payload(get_experiment_for_user(request.user, pk)))
 
 
 class ExperimentSummary(APIView):
@@ -322,7 +325,7 @@ class ExperimentSummary(APIView):
         responses={200: s.ResultsSerializer, **_errors(401, 404)},
     )
     def get(self, request: Request, pk: int) -> Response:
-        exp = access.get_experiment_for_user(request.user, pk)
+        exp = get_experiment_for_user(request.user, pk)
         return Response(downloads.summary_body(runs_with_results(exp), exp.scenario))
 
 
@@ -332,7 +335,7 @@ class ExperimentSeries(APIView):
         responses={200: s.ResultsSerializer, **_errors(401, 404)},
     )
     def get(self, request: Request, pk: int) -> Response:
-        exp = access.get_experiment_for_user(request.user, pk)
+        exp = get_experiment_for_user(request.user, pk)
         return Response(downloads.series_body(runs_with_results(exp)))
 
 
@@ -348,7 +351,7 @@ class ExperimentDownload(APIView):
         responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
     )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
-        return downloads.experiment_file(access.get_experiment_for_user(request.user, pk), kind)
+        return downloads.experiment_file(get_experiment_for_user(request.user, pk), kind)
 
 
 # ---------------------------------------------------------------------------- sweeps
@@ -365,7 +368,7 @@ class ExperimentSweep(APIView):
         responses={200: OpenApiTypes.OBJECT, **_errors(400, 401, 404)},
     )
     def get(self, request: Request, pk: int) -> Response:
-        exp = access.get_experiment_for_user(request.user, pk)
+        exp = get_experiment_for_user(request.user, pk)
         return Response(payload(results(exp, request.query_params.get("metric") or None)))
 
 
@@ -383,7 +386,7 @@ class ExperimentSweepData(APIView):
         responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
     )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
-        return sweep_views.data_file(request, access.get_experiment_for_user(request.user, pk), kind)
+        return sweep_views.data_file(request, get_experiment_for_user(request.user, pk), kind)
 
 
 class ExperimentExtend(APIView):
@@ -393,7 +396,7 @@ class ExperimentExtend(APIView):
         responses={200: OpenApiTypes.OBJECT, **_errors(400, 401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        exp = access.get_experiment_for_user(request.user, pk, "change")
+        exp = get_experiment_for_user(request.user, pk, "change")
         ser = s.ExtendSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
@@ -408,7 +411,7 @@ class RunRetry(APIView):
         responses={201: s.RunSerializer, **_errors(400, 401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        new = sweeps.retry(access.get_run_for_user(request.user, pk, "change"))
+        new = sweeps.retry(get_run_for_user(request.user, pk, "change"))
         return Response(s.RunSerializer(new).data, status=status.HTTP_201_CREATED)
 
 
@@ -469,7 +472,7 @@ class ReproductionStart(APIView):
 class RunDetail(APIView):
     @extend_schema(summary="One run's status and progress", responses={200: s.RunSerializer, **_errors(401, 404)})
     def get(self, request: Request, pk: int) -> Response:
-        return Response(s.RunSerializer(access.get_run_for_user(request.user, pk)).data)
+        return Response(s.RunSerializer(get_run_for_user(request.user, pk)).data)
 
 
 class RunCancel(APIView):
@@ -479,7 +482,7 @@ class RunCancel(APIView):
         responses={200: s.RunSerializer, **_errors(401, 403, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        run = access.get_run_for_user(request.user, pk, "cancel")
+        run = get_run_for_user(request.user, pk, "cancel")
         cancel_run(run)
         run.refresh_from_db()
         return Response(s.RunSerializer(run).data)
@@ -494,7 +497,7 @@ class RunDownload(APIView):
         responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
     )
     def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
-        return downloads.run_file(access.get_run_for_user(request.user, pk), kind)
+        return downloads.run_file(get_run_for_user(request.user, pk), kind)
 
 
 # ---------------------------------------------------------------------------- uploads
@@ -502,7 +505,7 @@ class RunDownload(APIView):
 KIND_PARAM = OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(UPLOAD_KINDS))
 
 
-#: Upload options that apply to traces only (dashboard.imports.check_import_options).
+#: Upload options that apply to traces only (dashboard.traces.imports.check_import_options).
 TRACE_OPTIONS = (
     "format",
     "on_error",
@@ -537,7 +540,7 @@ class UploadList(GenericAPIView):
         responses={200: s.UploadSerializer(many=True), **_errors(401, 404)},
     )
     def get(self, request: Request, kind: str) -> Response:
-        qs = access.own_uploads(request.user, kind)
+        qs = own_uploads(request.user, kind)
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(s.UploadSerializer(page, many=True).data)
 
@@ -554,7 +557,7 @@ class UploadList(GenericAPIView):
         responses={201: s.UploadSerializer, **_errors(400, 401, 404)},
     )
     def post(self, request: Request, kind: str) -> Response:
-        access.own_uploads(request.user, kind)  # 404 for an unknown kind
+        own_uploads(request.user, kind)  # 404 for an unknown kind
         ser = s.UploadCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
@@ -604,7 +607,7 @@ class UploadDetail(APIView):
         responses={200: s.UploadSerializer, **_errors(401, 404)},
     )
     def get(self, request: Request, kind: str, pk: int) -> Response:
-        return Response(s.UploadSerializer(access.get_upload_for_user(request.user, kind, pk)).data)
+        return Response(s.UploadSerializer(get_upload_for_user(request.user, kind, pk)).data)
 
     @extend_schema(
         summary="Delete one of your uploads (refused while an experiment uses it; stops an import)",
@@ -612,7 +615,7 @@ class UploadDetail(APIView):
         responses={204: None, **_errors(400, 401, 404)},
     )
     def delete(self, request: Request, kind: str, pk: int) -> Response:
-        delete_upload(access.get_upload_for_user(request.user, kind, pk))
+        delete_upload(get_upload_for_user(request.user, kind, pk))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -623,7 +626,7 @@ class UploadCancel(APIView):
         responses={200: s.UploadSerializer, **_errors(401, 404)},
     )
     def post(self, request: Request, pk: int) -> Response:
-        up = access.get_upload_for_user(request.user, "trace", pk)
+        up = get_upload_for_user(request.user, "trace", pk)
         imports.cancel_import(up)
         up.refresh_from_db()
         return Response(s.UploadSerializer(up).data)

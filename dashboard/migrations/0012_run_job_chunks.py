@@ -1,5 +1,5 @@
 # Per-job records in chunks (RunJobsChunk): a paper-scale run's records exceed one database value (1 GB).
-# Runs stored before keep their one RunJobs blob, read as a single chunk (dashboard.services.jobs).
+# Runs stored before keep their one RunJobs blob, read as a single chunk (dashboard.experiments.jobs).
 
 import django.db.models.deletion
 from django.db import migrations, models

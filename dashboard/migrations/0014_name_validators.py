@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import dashboard.names
+import dashboard.common.names
 
 
 class Migration(migrations.Migration):
@@ -14,46 +14,46 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="apitoken",
             name="name",
-            field=models.CharField(max_length=100, validators=[dashboard.names.validate_name]),
+            field=models.CharField(max_length=100, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="clusterupload",
             name="name",
-            field=models.CharField(max_length=100, validators=[dashboard.names.validate_name]),
+            field=models.CharField(max_length=100, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="experiment",
             name="name",
-            field=models.CharField(blank=True, max_length=200, validators=[dashboard.names.validate_name]),
+            field=models.CharField(blank=True, max_length=200, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="packinganalysis",
             name="name",
-            field=models.CharField(blank=True, max_length=200, validators=[dashboard.names.validate_name]),
+            field=models.CharField(blank=True, max_length=200, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="search",
             name="name",
-            field=models.CharField(blank=True, max_length=200, validators=[dashboard.names.validate_name]),
+            field=models.CharField(blank=True, max_length=200, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="team",
             name="name",
-            field=models.CharField(max_length=100, unique=True, validators=[dashboard.names.validate_name]),
+            field=models.CharField(max_length=100, unique=True, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="tracedraft",
             name="name",
-            field=models.CharField(blank=True, max_length=100, validators=[dashboard.names.validate_name]),
+            field=models.CharField(blank=True, max_length=100, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="tracemapping",
             name="name",
-            field=models.CharField(max_length=100, validators=[dashboard.names.validate_name]),
+            field=models.CharField(max_length=100, validators=[dashboard.common.names.validate_name]),
         ),
         migrations.AlterField(
             model_name="traceupload",
             name="name",
-            field=models.CharField(max_length=100, validators=[dashboard.names.validate_name]),
+            field=models.CharField(max_length=100, validators=[dashboard.common.names.validate_name]),
         ),
     ]

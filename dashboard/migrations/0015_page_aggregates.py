@@ -1,5 +1,5 @@
 # Pages under load (issue 25): what the sweep and experiment pages show, stored when a run finishes
-# (dashboard.services.aggregates). Results stored before have no rows here; their pages compute what they
+# (dashboard.experiments.aggregates). Results stored before have no rows here; their pages compute what they
 # show on each view, as before, until the backfill below (or the next run finishing) stores it.
 
 import django.db.models.deletion
@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 def backfill(apps, schema_editor):
     """Store the aggregates of every experiment with finished runs (the worker's code over the historical rows)."""
-    from dashboard.services import aggregates
+    from dashboard.experiments import aggregates
 
     Experiment = apps.get_model("dashboard", "Experiment")
     for exp in Experiment.objects.filter(runs__status="finished").distinct().iterator(chunk_size=100):

@@ -126,7 +126,7 @@ def owner() -> Any:
 
 
 def long_runs(n_seeds: int, hours: float = 1.0) -> Any:
-    from dashboard.services.experiments import create_experiment
+    from dashboard.experiments.services import create_experiment
     from tests.dashboard.conftest import small_scenario
 
     cluster = {"preset": "google-balanced", "params": {"machines_per_config": 10}}
@@ -169,7 +169,7 @@ def case_sigkill_sweep_cell() -> dict[str, Any]:
 
 def case_sigkill_search_evaluation() -> dict[str, Any]:
     from dashboard.models import EvalStatus, SearchEvaluation
-    from dashboard.services.searches import check_search, create_search
+    from dashboard.searches.services import check_search, create_search
     from simcore.dse.explore.search import SearchSettings
 
     scenario = {
@@ -200,7 +200,7 @@ def case_sigkill_search_evaluation() -> dict[str, Any]:
 
 def case_sigkill_packing_analysis() -> dict[str, Any]:
     from dashboard.models import PackingAnalysis, PackingSource, Status
-    from dashboard.services.packing import SourceChoice, create_analysis
+    from dashboard.packing.services import SourceChoice, create_analysis
     from tests.dashboard.test_outages import LONG_SPEC
 
     w = Worker("kill-pack-a")
@@ -224,9 +224,9 @@ def case_sigkill_packing_analysis() -> dict[str, Any]:
 
 
 def case_sigkill_trace_import() -> dict[str, Any]:
-    from dashboard import imports
     from dashboard.models import ImportStatus, TraceUpload
-    from dashboard.services.uploads import InputFile
+    from dashboard.traces import imports
+    from dashboard.traces.uploads import InputFile
     from tests.dashboard.test_outages import _wfcommons_instance
 
     w = Worker("kill-import-a")

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
-from dashboard.packing_models import PackingAnalysis, PackingSource
-from dashboard.search_models import Search
+from dashboard.packing.models import PackingAnalysis, PackingSource
+from dashboard.searches.models import Search
 
 pytestmark = pytest.mark.django_db
 

@@ -11,10 +11,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from dashboard import imports
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.models import ApiToken, Experiment, Status, Visibility
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment
+from dashboard.traces import imports
 from tests.dashboard.conftest import CLUSTER, TRACE, small_scenario
 
 

@@ -20,10 +20,10 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.models import ApiToken, Membership, Role, Status, Team, Visibility
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment
-from dashboard.services.uploads import create_upload
+from dashboard.traces.uploads import create_upload
 from dashboard.wsgi import application
 from tests.dashboard.conftest import CLUSTER, small_scenario
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from dashboard.experiments.services import create_experiment
 from dashboard.models import Status
-from dashboard.services.experiments import create_experiment
 from tests.dashboard.conftest import ARTIFACTS, small_scenario, wait_for
 from tests.dashboard.test_browser import ARGS, CHROMIUM
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.experiments.services import create_experiment
 from dashboard.models import PackingAnalysis
-from dashboard.services.experiments import create_experiment
 from tests.dashboard.conftest import ARTIFACTS, small_scenario, wait_for
 from tests.dashboard.test_browser import CHROMIUM, browser_page  # noqa: F401 (the fixture)
 

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
+from dashboard.experiments.sweeps import aggregated, ordered_runs
 from dashboard.models import Experiment, Status
-from dashboard.services.sweeps import aggregated, ordered_runs
 from tests.dashboard.conftest import ARTIFACTS
 from tests.dashboard.test_browser import ARGS, CHROMIUM, pytestmark  # noqa: F401 (same markers: browser, worker)
 

@@ -1,4 +1,4 @@
-"""The chart building blocks (dashboard.chartkit): pure functions, hand-computed cases."""
+"""The chart building blocks (dashboard.common.chartkit): pure functions, hand-computed cases."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dashboard import chartkit as kit
+from dashboard.common import chartkit as kit
 
 
 def test_a_short_series_is_not_downsampled():

@@ -9,8 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from dashboard import chartkit, charts
-from dashboard.charts import ChartRun
+from dashboard.common import chartkit
+from dashboard.experiments import charts
+from dashboard.experiments.charts import ChartRun
 from simcore.core.metrics import CCDF_GRID_S, ccdf
 
 DAY = 86_400.0

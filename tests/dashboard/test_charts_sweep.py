@@ -1,10 +1,10 @@
-"""Sweep chart builders (dashboard.charts_sweep): pure functions from aggregated rows to Plotly figures."""
+"""Sweep chart builders (dashboard.experiments.sweep_charts): pure functions from aggregated rows to Plotly figures."""
 
 from __future__ import annotations
 
 import pytest
 
-from dashboard.charts_sweep import MIN_LOG, metric_chart, metric_table, stacked_chart, stacked_table
+from dashboard.experiments.sweep_charts import MIN_LOG, metric_chart, metric_table, stacked_chart, stacked_table
 from simcore.sweep.report import Row
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from dashboard.experiments.execution import execute_run
 from dashboard.models import Experiment, Run, Status
-from dashboard.services.execution import execute_run
 from tests.dashboard.conftest import GOOD
 
 

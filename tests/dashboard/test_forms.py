@@ -6,9 +6,9 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard.forms import QUICK_START, ExperimentForm, parse_seeds, seeds_text
+from dashboard.experiments.forms import QUICK_START, ExperimentForm, parse_seeds, seeds_text
+from dashboard.experiments.services import SERVER_PATH_PARAMS
 from dashboard.models import ClusterUpload, Experiment, Run
-from dashboard.services.experiments import SERVER_PATH_PARAMS
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 from tests.dashboard.conftest import GOOD

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.middleware import CONTENT_SECURITY_POLICY
 from dashboard.models import ApiToken
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment
-from dashboard.services.uploads import create_upload, delete_upload, upload_specs
+from dashboard.traces.uploads import create_upload, delete_upload, upload_specs
 from tests.dashboard.conftest import small_scenario
 
 
@@ -342,8 +342,8 @@ def test_pending_work_never_queued_is_queued_once_the_broker_is_back(owner, djan
     from django.utils import timezone
 
     from dashboard.celery import app
+    from dashboard.common.queueing import requeue_stale
     from dashboard.models import Experiment
-    from dashboard.queueing import requeue_stale
 
     before = app.conf.broker_url
     app.conf.broker_url = "redis://127.0.0.1:1/0"
@@ -381,7 +381,7 @@ def test_pending_work_never_queued_is_queued_once_the_broker_is_back(owner, djan
 
 
 def _ready_trace(owner, text: str, name: str = "my-trace"):
-    from dashboard import imports
+    from dashboard.traces import imports
 
     up = create_upload("trace", owner, name, "t.csv", text.encode())
     imports.execute_import(up.pk)  # the worker's code, run here

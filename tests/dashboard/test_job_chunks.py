@@ -28,14 +28,14 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import charts
+from dashboard.experiments import charts
+from dashboard.experiments.execution import claim_run, execute_run, store_outcome
+from dashboard.experiments.jobs import job_blobs, n_jobs, run_job_chunks, run_jobs
+from dashboard.experiments.results import chart_runs, runs_with_results
+from dashboard.experiments.work import recover_lost_runs
 from dashboard.models import Run, RunJobs, RunJobsChunk, RunResult, Status
-from dashboard.packing_models import PackingSource
-from dashboard.recovery import recover_lost_runs
-from dashboard.services.execution import claim_run, execute_run, store_outcome
-from dashboard.services.jobs import job_blobs, n_jobs, run_job_chunks, run_jobs
-from dashboard.services.packing import SourceChoice, create_analysis, snapshot_of
-from dashboard.services.results import chart_runs, runs_with_results
+from dashboard.packing.models import PackingSource
+from dashboard.packing.services import SourceChoice, create_analysis, snapshot_of
 from simcore import archive
 from simcore.api import NULL_IF_NEGATIVE, RunOutcome
 from simcore.packing.sources import from_result
@@ -120,7 +120,7 @@ def test_many_small_chunks_read_back_in_order_everywhere(owner, owner_client, se
     _assert_same(archive.concat_jobs(parts), want)
     # The CSV pieces cross chunk boundaries and stay in job order; so does the experiment's file with its run column.
     settings_rows = 100
-    from dashboard import downloads
+    from dashboard.experiments import downloads
 
     downloads.CSV_CHUNK_ROWS, old = settings_rows, downloads.CSV_CHUNK_ROWS
     try:
@@ -200,7 +200,7 @@ _DYING_WORKER = textwrap.dedent(
     import django
     django.setup()
     from dashboard.services import execution
-    from dashboard.services.sweeps import scenario_for
+    from dashboard.experiments.sweeps import scenario_for
     from simcore import archive
     from simcore.scenario import run_scenario
 

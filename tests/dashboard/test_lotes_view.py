@@ -1,8 +1,8 @@
-"""LoTES's offline plan as the page shows it (dashboard.lotes_view): one numbering, no phantom bins."""
+"""LoTES's offline plan as the page shows it (dashboard.experiments.lotes_view): one numbering, no phantom bins."""
 
 from __future__ import annotations
 
-from dashboard.lotes_view import plan_view
+from dashboard.experiments.lotes_view import plan_view
 
 OFFLINE = {
     "classes": ["class 1", "class 2"],

@@ -1,7 +1,7 @@
 """Names people give things refuse invisible and direction-changing characters (issue 25, item 10).
 
 "ab" + U+202E + "cd" displays as "abdc": a name holding such a character can pass for another. One
-validator (dashboard.names.validate_name) is on every model, form and API field that takes a name;
+validator (dashboard.common.names.validate_name) is on every model, form and API field that takes a name;
 the last tests find every such form and serializer field, so a new one without it fails here.
 """
 
@@ -24,9 +24,9 @@ from django.urls import reverse
 from rest_framework import serializers
 
 import dashboard
-from dashboard.mapping_models import TraceMapping
+from dashboard.common.names import validate_name
 from dashboard.models import ApiToken, Experiment, Team
-from dashboard.names import validate_name
+from dashboard.traces.models import TraceMapping
 from tests.dashboard.conftest import GOOD, small_scenario
 
 RLO = "ab\u202ecd"  # U+202E at position 3
@@ -155,15 +155,15 @@ def test_every_model_name_field_carries_the_validator(label: str) -> None:
 NAME_FIELDS = ("name", "save_as")
 #: What the discovery below must find at least (it finds new ones by itself).
 EXPECTED = {
-    "dashboard.forms.ExperimentForm.name",
-    "dashboard.search_forms.SearchForm.name",
-    "dashboard.packing_forms.PackingForm.name",
-    "dashboard.forms.UploadForm.name",
-    "dashboard.forms.TraceUploadForm.name",
-    "dashboard.forms.TeamForm.name",
-    "dashboard.forms.TokenForm.name",
-    "dashboard.mapping_forms.DraftForm.name",
-    "dashboard.mapping_forms.MapForm.save_as",
+    "dashboard.experiments.forms.ExperimentForm.name",
+    "dashboard.searches.forms.SearchForm.name",
+    "dashboard.packing.forms.PackingForm.name",
+    "dashboard.traces.forms.UploadForm.name",
+    "dashboard.traces.forms.TraceUploadForm.name",
+    "dashboard.accounts.forms.TeamForm.name",
+    "dashboard.accounts.forms.TokenForm.name",
+    "dashboard.traces.mapping_forms.DraftForm.name",
+    "dashboard.traces.mapping_forms.MapForm.save_as",
     "dashboard.api.serializers.ExperimentCreateSerializer.name",
     "dashboard.api.serializers.ExperimentUpdateSerializer.name",
     "dashboard.api.serializers.ForkSerializer.name",

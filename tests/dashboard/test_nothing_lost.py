@@ -1,6 +1,6 @@
 """Nothing lost (issue 12): work lost with its worker runs again and completes exactly once; limits end work cleanly.
 
-The rule (dashboard.recovery) is checked first on rows with hand-set
+The rule (dashboard.common.recovery) is checked first on rows with hand-set
 heartbeats and claims (exact messages, the zombie worker's refused writes),
 then with real ``celery worker`` processes of the tests' own (never the
 session's shared worker): SIGKILL of a worker's process group in the middle
@@ -28,9 +28,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import imports, tasks
+from dashboard import tasks
 from dashboard.celery import app
-from dashboard.limits import Limits
+from dashboard.common.limits import Limits
+from dashboard.common.queueing import requeue_stale, waiting_messages
+from dashboard.common.recovery import attempts_note, exhausted_message
+from dashboard.experiments.execution import _fail, _Reporter, claim_run, store_outcome
+from dashboard.experiments.work import enqueue_runs, recover_lost_runs
 from dashboard.models import (
     ClusterUpload,
     Experiment,
@@ -42,10 +46,9 @@ from dashboard.models import (
     TraceImportFile,
     TraceUpload,
 )
-from dashboard.queueing import enqueue_runs, requeue_stale, waiting_messages
-from dashboard.recovery import attempts_note, exhausted_message, recover_lost_imports, recover_lost_runs
-from dashboard.services.execution import _fail, _Reporter, claim_run, store_outcome
-from dashboard.services.uploads import InputFile
+from dashboard.traces import imports
+from dashboard.traces.uploads import InputFile
+from dashboard.traces.work import recover_lost_imports
 from simcore import archive
 from simcore.core.engine import Progress
 from simcore.core.errors import Cancelled
@@ -444,7 +447,7 @@ class Broker:
         with app.connection_for_write(self.url, transport_options=self.options) as conn:
             for pk in run_ids:
                 tasks.run_simulation.apply_async((pk,), connection=conn, queue=queue)
-        Run.objects.filter(pk__in=run_ids).update(queued_at=timezone.now())  # as dashboard.queueing does
+        Run.objects.filter(pk__in=run_ids).update(queued_at=timezone.now())  # as dashboard.common.queueing does
 
     def restart_empty(self) -> None:
         if self.redis:

@@ -29,6 +29,10 @@ from django.utils import timezone
 
 from dashboard import tasks
 from dashboard.celery import app
+from dashboard.common.outages import RETRY_AFTER_S, Interrupted
+from dashboard.common.queueing import LOST_MESSAGE_GRACE_S, requeue_stale, waiting_messages
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.work import enqueue_runs
 from dashboard.models import (
     ApiToken,
     ImportStatus,
@@ -39,10 +43,7 @@ from dashboard.models import (
     Status,
     TraceUpload,
 )
-from dashboard.outages import RETRY_AFTER_S, Interrupted
-from dashboard.queueing import LOST_MESSAGE_GRACE_S, enqueue_runs, requeue_stale, waiting_messages
-from dashboard.services.execution import execute_run
-from dashboard.services.packing import SourceChoice, create_analysis
+from dashboard.packing.services import SourceChoice, create_analysis
 from tests.dashboard.conftest import ARTIFACTS, ROOT, purge_queues, small_scenario
 from tests.dashboard.servers import OwnPostgres, need_postgres_bin, wait_until
 from tests.dashboard.test_nothing_lost import Broker, _long
@@ -89,7 +90,7 @@ def test_an_api_request_during_a_database_outage_answers_503_with_retry_after(ap
 @pytest.mark.django_db(transaction=True)
 def test_a_page_during_a_database_outage_answers_503_with_retry_after(owner: Any) -> None:
     # Not raised into the test: a middleware's response phase meets the outage too, and Django answers it
-    # through the 500 handler (dashboard.errors.server_error), as in production.
+    # through the 500 handler (dashboard.common.errors.server_error), as in production.
     client = Client(raise_request_exception=False)
     client.force_login(owner)
     with _down():
@@ -309,7 +310,7 @@ def test_an_import_whose_reading_holds_the_interpreter_lock_is_never_declared_lo
 CREATE = """
 import json, os
 from django.contrib.auth.models import User
-from dashboard.services.experiments import create_experiment
+from dashboard.experiments.services import create_experiment
 owner = User.objects.create_user("outage", password="outage-password-1")
 exp = create_experiment(owner, json.loads(os.environ["SCENARIO"]))
 print(exp.pk)
@@ -394,7 +395,7 @@ def test_a_give_back_changes_nothing_once_another_attempt_holds_the_run(owner):
 
 @pytest.mark.django_db
 def test_an_outage_inside_a_claimed_run_raises_interrupted_with_its_attempt(owner, monkeypatch):
-    from dashboard.services import execution
+    from dashboard.experiments import execution
 
     exp = _experiment(owner, small_scenario(schedulers=["greedy"]))
     run = exp.runs.get()

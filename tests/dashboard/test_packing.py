@@ -1,6 +1,6 @@
 """Packing analyses on the platform: who sees and changes what, form and API errors, downloads, lost work.
 
-The worker's code path (:func:`dashboard.services.packing.execute_analysis`)
+The worker's code path (:func:`dashboard.packing.services.execute_analysis`)
 runs in this process here; tests/dashboard/test_packing_worker.py runs it in
 a real worker. alice owns the team "lab", bob is a member, dave a viewer,
 carol is in another team.
@@ -23,7 +23,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import imports
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.models import (
     ClusterUpload,
     ImportStatus,
@@ -35,11 +36,10 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
-from dashboard.packing_forms import initial_from
-from dashboard.recovery import recover_lost_analyses
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment
-from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
+from dashboard.packing.forms import initial_from
+from dashboard.packing.services import SourceChoice, create_analysis, execute_analysis
+from dashboard.packing.work import recover_lost_analyses
+from dashboard.traces import imports
 from simcore import archive
 from simcore.api import resolve_cluster
 from simcore.packing.analysis import AnalysisSpec, analyse, series_tables

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard import packing_charts
+from dashboard.packing import charts as packing_charts
 from simcore.packing import Snapshot
 from simcore.packing.analysis import AnalysisSpec, analyse
 

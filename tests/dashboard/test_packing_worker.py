@@ -8,8 +8,8 @@ import time
 import pytest
 from django.urls import reverse
 
+from dashboard.experiments.services import create_experiment
 from dashboard.models import PackingAnalysis, Status
-from dashboard.services.experiments import create_experiment
 from simcore.packing.analysis import AnalysisSpec, analyse
 from simcore.packing.sources import from_result
 from simcore.scenario import run_scenario

@@ -16,12 +16,11 @@ from django.apps import apps
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from dashboard import charts
+from dashboard.experiments import aggregates, charts, sweeps
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.results import chart_runs, runs_with_results
+from dashboard.experiments.services import check_scenario, create_experiment
 from dashboard.models import CellAggregate, Experiment, ExperimentCharts, Status
-from dashboard.services import aggregates, sweeps
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import check_scenario, create_experiment
-from dashboard.services.results import chart_runs, runs_with_results
 from tests.dashboard.conftest import wait_for
 
 pytestmark = pytest.mark.django_db

@@ -10,10 +10,10 @@ import pyarrow.parquet as pq
 import pytest
 from django.urls import reverse
 
-from dashboard.forms import QUICK_START
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.forms import QUICK_START
+from dashboard.experiments.services import create_experiment
 from dashboard.models import Experiment, Status
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment
 from tests.dashboard.conftest import GOOD, small_scenario
 
 PROFILE = {

@@ -15,8 +15,10 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from dashboard import accounts
-from dashboard.mapping_models import TraceDraft, TraceMapping
+from dashboard.accounts import services as accounts
+from dashboard.common.sharing import new_share_link, revoke_share_link
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.models import (
     ApiToken,
     ClusterUpload,
@@ -31,10 +33,9 @@ from dashboard.models import (
     TraceUpload,
     Visibility,
 )
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment, new_share_link, revoke_share_link
-from dashboard.services.packing import SourceChoice, create_analysis, execute_analysis
-from dashboard.services.searches import check_search, create_search
+from dashboard.packing.services import SourceChoice, create_analysis, execute_analysis
+from dashboard.searches.services import check_search, create_search
+from dashboard.traces.models import TraceDraft, TraceMapping
 from simcore.dse.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 

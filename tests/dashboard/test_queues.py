@@ -13,11 +13,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import waiting
 from dashboard.celery import app, long_queue, queue_of, route_task
+from dashboard.common import waiting
+from dashboard.common.queueing import waiting_messages
+from dashboard.experiments.services import create_experiment
+from dashboard.experiments.work import enqueue_runs
 from dashboard.models import PackingAnalysis, Run, Status
-from dashboard.queueing import enqueue_analyses, enqueue_runs, waiting_messages
-from dashboard.services.experiments import create_experiment
+from dashboard.packing.work import enqueue_analyses
 from tests.dashboard.conftest import purge_queues, small_scenario, wait_for
 from tests.dashboard.test_worker_loss import Worker
 
@@ -181,8 +183,8 @@ def test_docker_compose_runs_a_worker_service_for_each_queue() -> None:
 
 @pytest.mark.django_db
 def test_a_search_whose_step_waits_for_a_worker_says_what_is_ahead(owner, owner_client, own_queue):
-    from dashboard.search_models import EvalStatus, SearchEvaluation
-    from dashboard.services.searches import progress_payload
+    from dashboard.searches.models import EvalStatus, SearchEvaluation
+    from dashboard.searches.services import progress_payload
     from tests.dashboard.test_searches import start
 
     search = start(owner)

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 
 from dashboard.celery import app
 from dashboard.models import EvalStatus, Search, SearchEvaluation, Status
-from dashboard.services.searches import check_search, create_search
+from dashboard.searches.services import check_search, create_search
 from simcore.cli import main
 from simcore.dse.explore.search import SearchSettings
 from tests.dashboard.test_worker_loss import TIMEOUT_S, Worker

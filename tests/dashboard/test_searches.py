@@ -20,11 +20,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from dashboard.models import EvalStatus, Search, SearchEvaluation, SearchGeneration, Status, Visibility
-from dashboard.search_charts import elite_changes, elite_metrics, elite_timeline, stage_segments
-from dashboard.services import searches
-from dashboard.services.search_coordinator import advance, repair_searches
-from dashboard.services.search_execution import execute_evaluation
-from dashboard.services.searches import cancel_search, create_search
+from dashboard.searches import services as searches
+from dashboard.searches.charts import elite_changes, elite_metrics, elite_timeline, stage_segments
+from dashboard.searches.coordinator import advance, repair_searches
+from dashboard.searches.execution import execute_evaluation
+from dashboard.searches.services import cancel_search, create_search
 from simcore.dse.explore.pool import LocalEvaluator
 from simcore.dse.explore.search import SearchResult, SearchSettings, run_search
 from simcore.dse.staged.policy import STAGES
@@ -395,7 +395,7 @@ def test_a_search_on_an_uploaded_trace_gives_the_generations_of_simcore_explore_
     import hashlib
 
     from dashboard.models import ImportStatus, TraceUpload
-    from dashboard.services.uploads import upload_specs
+    from dashboard.traces.uploads import upload_specs
 
     up = TraceUpload.objects.create(
         owner=owner,

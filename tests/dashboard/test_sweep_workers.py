@@ -23,11 +23,11 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
-from dashboard import queueing, tasks
+from dashboard import tasks
 from dashboard.celery import READY_FILE_ENV, both_queues
+from dashboard.experiments import cache, work
+from dashboard.experiments.services import create_experiment
 from dashboard.models import Experiment, Run, Status
-from dashboard.services import cache
-from dashboard.services.experiments import create_experiment
 from simcore.cli import main
 from simcore.sweep.scenario import point_key, sweep_of
 from tests.dashboard.conftest import ARTIFACTS, ROOT, _test_database_url, wait_for
@@ -153,7 +153,7 @@ def test_two_workers_with_their_own_var_dirs_both_take_cells_of_one_sweep(owner,
             Run.objects.filter(pk__in=ids).update(queued_at=timezone.now())
             return True
 
-        monkeypatch.setattr(queueing, "enqueue_runs", to_this_queue)
+        monkeypatch.setattr(work, "enqueue_runs", to_this_queue)
         sc = sweep_scenario(["load=0.5,0.6,0.7,0.8,0.9"], schedulers=["greedy", "fcfs"], seeds=[0], hours=0.5)
         exp: Experiment = wait_for(create_experiment(owner, sc), timeout=240)
     finally:

@@ -20,11 +20,11 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
+from dashboard.experiments import cache, sweeps
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.jobs import run_jobs
+from dashboard.experiments.services import check_scenario, create_experiment
 from dashboard.models import ApiToken, Experiment, Run, RunResult, Status, Visibility
-from dashboard.services import cache, sweeps
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import check_scenario, create_experiment
-from dashboard.services.jobs import run_jobs
 from simcore.cli import build_parser, main, sweep_plan
 from simcore.sweep.scenario import scenario_of
 from tests.dashboard.conftest import GOOD

@@ -10,11 +10,12 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import accounts
+from dashboard.accounts import services as accounts
+from dashboard.common.sharing import set_sharing
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.models import ApiToken, ClusterUpload, Experiment, Invitation, Membership, Role, Status, Team, Visibility
-from dashboard.services.execution import execute_run
-from dashboard.services.experiments import create_experiment, set_sharing
-from dashboard.services.uploads import create_upload
+from dashboard.traces.uploads import create_upload
 from simcore import archive
 from tests.dashboard.conftest import CLUSTER, GOOD, small_scenario
 

@@ -24,7 +24,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from dashboard import imports
+from dashboard.common.heartbeat import clean_json
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.results import write_experiment_archive
+from dashboard.experiments.services import check_scenario, create_experiment
 from dashboard.models import (
     ApiToken,
     ClusterUpload,
@@ -35,10 +38,8 @@ from dashboard.models import (
     TraceImportFile,
     TraceUpload,
 )
-from dashboard.services.execution import clean_json, execute_run
-from dashboard.services.experiments import check_scenario, create_experiment
-from dashboard.services.results import write_experiment_archive
-from dashboard.services.uploads import InputFile, create_upload, upload_specs, usable_traces
+from dashboard.traces import imports
+from dashboard.traces.uploads import InputFile, create_upload, upload_specs, usable_traces
 from simcore import archive
 from simcore.scenario import run_scenario
 from simcore.traces import importer

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.urls import reverse
 
-from dashboard import imports
 from dashboard.models import ImportStatus, TraceUpload
+from dashboard.traces import imports
 from simcore.traces import importer
 from tests.dashboard.test_trace_import import _page_upload, _text
 from tests.simcore.test_traces_azure import VMS, _db

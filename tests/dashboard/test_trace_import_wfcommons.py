@@ -15,9 +15,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
 
-from dashboard import imports
 from dashboard.models import Experiment, ImportStatus, Status, TraceImportFile, TraceUpload
-from dashboard.services.uploads import usable_traces
+from dashboard.traces import imports
+from dashboard.traces.uploads import usable_traces
 from simcore.traces import importer
 from simcore.traces.tracefile import read_trace, write_trace
 from tests.dashboard.conftest import wait_for

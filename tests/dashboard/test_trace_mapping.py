@@ -14,9 +14,9 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from dashboard import imports
-from dashboard.mapping_models import TraceDraft, TraceMapping
 from dashboard.models import ApiToken, ImportStatus, TraceUpload
+from dashboard.traces import imports
+from dashboard.traces.models import TraceDraft, TraceMapping
 from simcore.traces import importer
 from simcore.traces.tracefile import read_trace
 

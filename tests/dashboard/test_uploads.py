@@ -10,10 +10,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from django.urls import reverse
 
-from dashboard import imports
+from dashboard.experiments.execution import execute_run
+from dashboard.experiments.results import write_experiment_archive
 from dashboard.models import ClusterUpload, Experiment, ImportStatus, Status, TraceUpload
-from dashboard.services.execution import execute_run
-from dashboard.services.results import write_experiment_archive
+from dashboard.traces import imports
 from simcore import archive
 from tests.dashboard.conftest import CLUSTER, TRACE
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from dashboard.common.sharing import set_sharing
+from dashboard.experiments.execution import execute_run, store_outcome
+from dashboard.experiments.jobs import n_jobs
+from dashboard.experiments.services import cancel_run, create_experiment
 from dashboard.models import Experiment, Run, RunJobsChunk, RunResult, Status
-from dashboard.services.execution import execute_run, store_outcome
-from dashboard.services.experiments import cancel_run, create_experiment, set_sharing
-from dashboard.services.jobs import n_jobs
 from tests.dashboard.conftest import small_scenario
 
 

@@ -12,10 +12,10 @@ import pyarrow.parquet as pq
 import pytest
 from django.urls import reverse
 
+from dashboard.common.heartbeat import clean_json
+from dashboard.experiments.jobs import run_jobs
+from dashboard.experiments.services import create_experiment
 from dashboard.models import Experiment, Run, RunJobsChunk, RunResult, Status
-from dashboard.services.execution import clean_json
-from dashboard.services.experiments import create_experiment
-from dashboard.services.jobs import run_jobs
 from simcore import archive
 from simcore.scenario import run_scenario
 from tests.dashboard.conftest import small_scenario, wait_for

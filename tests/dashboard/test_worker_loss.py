@@ -1,7 +1,7 @@
 """Work whose worker died, on its last allowed attempt, is marked failed ("lost") and says so; live work,
 however slow, is never touched.
 
-The rule (dashboard.recovery): running work whose heartbeat is older than
+The rule (dashboard.common.recovery): running work whose heartbeat is older than
 SIMCORE_WORKER_TIMEOUT_S is queued again while it has attempts left
 (SIMCORE_RUN_MAX_ATTEMPTS; tests/dashboard/test_nothing_lost.py), else failed
 with a message naming when its worker was last heard of. These tests allow
@@ -31,8 +31,11 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard import imports, tasks
+from dashboard import tasks
 from dashboard.celery import READY_FILE_ENV, both_queues
+from dashboard.experiments.execution import _fail, _Reporter, store_outcome
+from dashboard.experiments.services import cancel_run
+from dashboard.experiments.work import recover_lost_runs
 from dashboard.models import (
     RERUN_IMPORT,
     RERUN_RUN,
@@ -49,10 +52,9 @@ from dashboard.models import (
     TraceUpload,
     lost_message,
 )
-from dashboard.recovery import recover_lost_imports, recover_lost_runs
-from dashboard.services.execution import _fail, _Reporter, store_outcome
-from dashboard.services.experiments import cancel_run
-from dashboard.services.uploads import InputFile, usable_traces
+from dashboard.traces import imports
+from dashboard.traces.uploads import InputFile, usable_traces
+from dashboard.traces.work import recover_lost_imports
 from simcore.core.engine import Progress
 from simcore.core.errors import Cancelled
 from simcore.scenario import labels_of, run_scenario, validate_scenario
@@ -247,7 +249,7 @@ def test_pages_only_read_and_the_periodic_repair_applies_the_rule(owner, owner_c
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from dashboard.repair import repair_once
+    from dashboard.common.repair import repair_once
 
     settings.SIMCORE_WORKER_TIMEOUT_S = 30
     now = timezone.now()

@@ -47,9 +47,10 @@ from django.test import Client
 from django.urls import reverse
 
 from dashboard.celery import READY_FILE_ENV, both_queues
-from dashboard.models import Experiment, Run, RunJobsChunk, Status
-from dashboard.services.execution import store_outcome
-from dashboard.services.experiments import create_experiment
+from dashboard.common.models import Status
+from dashboard.experiments.execution import store_outcome
+from dashboard.experiments.models import Experiment, Run, RunJobsChunk
+from dashboard.experiments.services import create_experiment
 from simcore.scenario import run_scenario, validate_scenario
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -1,0 +1,152 @@
+"""The rows every feature shares: teams and their members (what the access rules read), job states and their
+guarded transitions, and the lost-worker rule on heartbeats.
+
+Features' models import these; this module imports no feature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+from dashboard.common.names import validate_name
+
+
+class Team(models.Model):
+    """A group of users sharing experiments; roles are on :class:`Membership`."""
+
+    name = models.CharField(max_length=100, unique=True, validators=[validate_name])
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("team-detail", args=[self.pk])
+
+
+class Role(models.TextChoices):
+    OWNER = "owner"  # manages members and invitations, runs experiments, cancels the team's runs
+    MEMBER = "member"  # runs experiments in the team
+    VIEWER = "viewer"  # reads the team's experiments
+
+
+#: Roles allowed to start experiments in a team.
+RUN_ROLES = (Role.OWNER, Role.MEMBER)
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["team__name", "user__username"]
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_membership_per_team")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+class Status(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+#: Allowed run transitions (OpenDC's guarded state machine). Anything else is refused.
+#: running -> pending: the attempt was lost with its worker and the run is queued again (dashboard.common.recovery).
+TRANSITIONS: dict[str, frozenset[str]] = {
+    Status.PENDING: frozenset({Status.RUNNING, Status.CANCELLED}),
+    Status.RUNNING: frozenset({Status.FINISHED, Status.FAILED, Status.CANCELLED, Status.PENDING}),
+    Status.FINISHED: frozenset(),
+    Status.FAILED: frozenset(),
+    Status.CANCELLED: frozenset(),
+}
+ACTIVE = (Status.PENDING, Status.RUNNING)
+
+
+class Visibility(models.TextChoices):
+    PRIVATE = "private", "private (only me)"
+    TEAM = "team", "team (members of its team)"
+    PUBLIC = "public", "public read-only link (and the team)"
+
+
+def move(
+    model: type[models.Model],
+    pk: int,
+    old: str | Iterable[str],
+    new: str,
+    table: Mapping[str, frozenset[str]],
+    *,
+    guard: Q | None = None,
+    **fields: Any,
+) -> bool:
+    """Move row ``pk`` of ``model`` from ``old`` (one status or several) to ``new``; False if another moved it first.
+
+    The one claim rule for runs and trace imports (healthchecks' conditional
+    UPDATE, OpenDC's guarded state machine): the transition must be in
+    ``table``, and the row changes only if it is still in ``old`` (and meets
+    ``guard``), so of two workers, or a worker and a cancel, exactly one wins.
+    """
+    olds = [old] if isinstance(old, str) else list(old)
+    for o in olds:
+        if new not in table[o]:
+            raise ValueError(f"{model.__name__} {pk}: {o} -> {new} is not an allowed transition")
+    rows = model._default_manager.filter(pk=pk, status__in=olds)
+    if guard is not None:
+        rows = rows.filter(guard)
+    return bool(rows.update(status=new, **fields) == 1)
+
+
+# ---------------------------------------------------------------------------- lost workers
+#
+# A worker that dies (SIGKILL, out of memory, a machine restart) cannot mark its
+# run or import failed. While it works it stamps ``heartbeat_at`` every few
+# seconds (dashboard.experiments.execution.Heartbeat); work still ``running`` whose stamp is
+# older than SIMCORE_WORKER_TIMEOUT_S is declared lost, and queued again or, once
+# its attempts are used up, failed (dashboard.common.recovery, applied by the workers'
+# periodic repair, dashboard.common.repair). A live worker, wherever it runs, keeps its
+# stamps fresh, so no one takes work it still holds.
+
+
+def worker_timeout() -> timedelta:
+    """How long running work may go without a heartbeat before it counts as lost."""
+    return timedelta(seconds=settings.SIMCORE_WORKER_TIMEOUT_S)
+
+
+def heartbeat_every_s() -> float:
+    """Seconds between two heartbeats: a sixth of the timeout (at most 5 s), so a few missed ones are harmless."""
+    return max(0.2, min(5.0, settings.SIMCORE_WORKER_TIMEOUT_S / 6))
+
+
+def stale_heartbeat(now: datetime) -> Q:
+    """The lost-worker rule as a filter on ``heartbeat_at`` (claims set it, so running work always has one)."""
+    return Q(heartbeat_at__lt=now - worker_timeout())
+
+
+def heard_at(last_heard: datetime | None, now: datetime) -> str:
+    """``last_heard`` for a reader at ``now``: the time of day, with the date when it was another day."""
+    if last_heard is None:
+        return "an unknown time"
+    local = timezone.localtime(last_heard)
+    day = "" if local.date() == timezone.localtime(now).date() else f"{local:%Y-%m-%d} "
+    return f"{day}{local:%H:%M} {local.tzname() or ''}".strip()
+
+
+def lost_message(last_heard: datetime | None, now: datetime, advice: str) -> str:
+    """What a user reads on work whose worker vanished; ``last_heard``: its last heartbeat."""
+    return f"the worker running this stopped without finishing (lost at {heard_at(last_heard, now)}); {advice}"

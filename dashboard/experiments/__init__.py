@@ -1,0 +1,1 @@
+"""Experiments: scenarios, runs and their results, sweeps, reproductions, comparisons, charts and downloads."""

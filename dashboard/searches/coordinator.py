@@ -1,0 +1,220 @@
+"""The coordinator of design-space searches: it moves a search on when its current step's evaluations are stored.
+
+It holds no state in memory: each step reads the search, computes the next
+one with simcore (:mod:`simcore.dse.explore.search`, the same functions
+``simcore explore`` calls) and writes it behind a guarded transition of
+``(generation, phase)``, so two workers calling it at once, or a duplicate
+task, change nothing twice. Steps whose evaluations are all known already
+(an unchanged elite, a policy seen before) are taken at once, in the same
+call. :func:`repair_searches` is the workers' periodic repair for searches.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from dashboard.common import queueing
+from dashboard.common.models import Status, lost_message, move, stale_heartbeat
+from dashboard.common.recovery import max_attempts
+from dashboard.searches import work
+from dashboard.searches.models import EVAL_TRANSITIONS, EvalStatus, Phase, Search, SearchEvaluation, SearchGeneration
+from dashboard.searches.services import (
+    ACTIVE,
+    MAX_INLINE_STEPS,
+    TRANSITIONS,
+    ensure_evaluations,
+    evaluation_rows,
+    fail_search,
+    search_settings_of,
+)
+from simcore.dse.explore.explain import explain, explanation_candidates
+from simcore.dse.explore.fitness import Evaluation
+from simcore.dse.explore.search import make_record, next_population, stop_reason
+
+# ---------------------------------------------------------------------------- the coordinator
+
+
+def advance(search_id: int) -> str:
+    """Move the search on as far as its stored evaluations allow; safe to call at any time, from anywhere.
+
+    Returns what happened last: ``waiting`` (evaluations are still to come),
+    ``finished``, ``failed``, ``raced`` (another coordinator moved first) or the search's status if it ended.
+    """
+    queued: list[int] = []
+    state = "waiting"
+    for _ in range(MAX_INLINE_STEPS):
+        with transaction.atomic():
+            moved, ids, state = _step(search_id)
+        queued += ids
+        if not moved:
+            break
+    if queued:
+        transaction.on_commit(lambda: work.enqueue_evaluations(queued))
+    return state
+
+
+def _finished_elite_fitness(search: Search, below: int) -> list[float]:
+    rows = SearchGeneration.objects.filter(search=search, index__lt=below).order_by("index")
+    return [float(f) for f in rows.values_list("elite_fitness", flat=True) if f is not None]
+
+
+def _step(search_id: int) -> tuple[bool, list[int], str]:
+    """One coordinator step inside a transaction: (whether the search moved, evaluations to queue, state)."""
+    search = Search.objects.filter(pk=search_id).first()
+    if search is None:
+        return False, [], "missing"
+    if not search.is_active:
+        return False, [], search.status
+    g, phase = search.generation, search.phase
+    gen = SearchGeneration.objects.get(search=search, index=g)
+    needed = gen.individuals if phase == Phase.EVALUATE else gen.candidates
+    rows = evaluation_rows(search, [*gen.individuals, *needed])
+    if len(rows) < len(set(gen.individuals) | set(needed)):  # rows lost (never the case, but never stuck either)
+        _, ids = ensure_evaluations(search, [*gen.individuals, *needed])
+        return False, ids, "waiting"
+    bad = [rows[t] for t in needed if rows[t].status in (EvalStatus.FAILED, EvalStatus.CANCELLED)]
+    if bad:
+        fail_search(search.pk, bad[0].error or f"policy {bad[0].policy!r} could not be evaluated")
+        return False, [], Status.FAILED
+    if any(rows[t].status != EvalStatus.DONE for t in needed):
+        return False, [], "waiting"
+
+    cfg = search_settings_of(search)
+    evaluations = {t: Evaluation.from_dict(rows[t].result or {}) for t in gen.individuals}
+    rec = make_record(g, gen.individuals, evaluations, cfg.metric, gen.new_evaluations)
+    guard = Q(generation=g, phase=phase)
+    prev = SearchGeneration.objects.filter(search=search, index=g - 1).first() if g > 0 else None
+    if prev is not None and prev.elite_fitness is not None and rec.elite_policy != prev.elite_policy:
+        candidates = [t for _, t in explanation_candidates(prev.elite_policy, rec.elite_policy)]
+        known = evaluation_rows(search, candidates)
+        if phase == Phase.EVALUATE and not all(t in known and known[t].status == EvalStatus.DONE for t in candidates):
+            if not move(
+                Search, search.pk, search.status, Status.RUNNING, TRANSITIONS, guard=guard, phase=Phase.EXPLAIN
+            ):
+                return False, [], "raced"
+            new, ids = ensure_evaluations(search, candidates)
+            SearchGeneration.objects.filter(pk=gen.pk).update(
+                candidates=candidates, new_evaluations=F("new_evaluations") + new
+            )
+            return True, ids, "explaining"
+        rec.explanation = explain(
+            g,
+            prev.elite_policy,
+            float(prev.elite_fitness),
+            rec.elite_policy,
+            rec.elite_fitness,
+            {t: Evaluation.from_dict(known[t].result or {}).fitness(cfg.metric) for t in candidates},
+        )
+        gen.candidates = candidates
+    history = [*_finished_elite_fitness(search, g), rec.elite_fitness]
+    stop = stop_reason(cfg, history)
+    now = timezone.now()
+    if stop is not None:
+        won = move(
+            Search,
+            search.pk,
+            search.status,
+            Status.FINISHED,
+            TRANSITIONS,
+            guard=guard,
+            generations_done=g + 1,
+            stop_reason=stop,
+            finished_at=now,
+            started_at=search.started_at or now,
+        )
+    else:
+        won = move(
+            Search,
+            search.pk,
+            search.status,
+            Status.RUNNING,
+            TRANSITIONS,
+            guard=guard,
+            generation=g + 1,
+            phase=Phase.EVALUATE,
+            generations_done=g + 1,
+            started_at=search.started_at or now,
+        )
+    if not won:
+        return False, [], "raced"
+    SearchGeneration.objects.filter(pk=gen.pk).update(
+        fitness=rec.fitness,
+        elite=rec.elite,
+        elite_policy=rec.elite_policy,
+        elite_fitness=rec.elite_fitness,
+        candidates=gen.candidates,
+        explanation=rec.explanation.to_dict() if rec.explanation is not None else None,
+        finished_at=now,
+    )
+    if stop is not None:
+        return False, [], Status.FINISHED
+    individuals = next_population(cfg, rec)
+    new, ids = ensure_evaluations(search, individuals)
+    SearchGeneration.objects.create(search=search, index=g + 1, individuals=individuals, new_evaluations=new)
+    return True, ids, "next"
+
+
+# ---------------------------------------------------------------------------- repair
+
+
+def repair_searches(now: datetime | None = None) -> dict[str, Any]:
+    """Requeue evaluations of dead workers and never-queued ones; advance searches nobody advanced.
+
+    An evaluation whose heartbeat is older than ``SIMCORE_WORKER_TIMEOUT_S``
+    goes back to pending and is queued again (a simulation can be repeated;
+    its result is the same), unless it already cost SIMCORE_RUN_MAX_ATTEMPTS
+    workers (the rule of runs, :func:`dashboard.common.recovery.max_attempts`): then it
+    fails its search with the lost-worker message.
+    """
+    now = now or timezone.now()
+    requeued: list[int] = []
+    failed: list[int] = []
+    lost = SearchEvaluation.objects.filter(stale_heartbeat(now), status=EvalStatus.RUNNING)
+    for pk, search_id, attempts, heard in lost.values_list("pk", "search_id", "attempts", "heartbeat_at"):
+        if attempts >= max_attempts():
+            message = lost_message(heard, now, "re-run it: fork the search")
+            if move(
+                SearchEvaluation,
+                pk,
+                EvalStatus.RUNNING,
+                EvalStatus.FAILED,
+                EVAL_TRANSITIONS,
+                guard=stale_heartbeat(now),
+                error=message,
+                finished_at=now,
+            ):
+                fail_search(search_id, f"{message} ({attempts} workers were lost on one policy)")
+                failed.append(pk)
+        elif move(
+            SearchEvaluation,
+            pk,
+            EvalStatus.RUNNING,
+            EvalStatus.PENDING,
+            EVAL_TRANSITIONS,
+            guard=stale_heartbeat(now),
+            heartbeat_at=None,
+            queued_at=None,
+            worker="",
+        ):
+            requeued.append(pk)
+    before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
+    grace = now - timedelta(seconds=queueing.NEVER_QUEUED_GRACE_S)
+    stale = SearchEvaluation.objects.filter(
+        Q(queued_at__isnull=True, search__created__lt=grace) | Q(queued_at__lt=before),
+        status=EvalStatus.PENDING,
+        search__status__in=ACTIVE,
+    ).exclude(pk__in=requeued)
+    again = requeued + list(stale.order_by("id").values_list("id", flat=True)[:1000])
+    sent = work.enqueue_evaluations(again) if again else True
+    advanced = {}
+    for sid in Search.objects.filter(status__in=ACTIVE).values_list("id", flat=True):
+        state = advance(sid)
+        if state != "waiting":
+            advanced[sid] = state
+    return {"requeued": again if sent else [], "failed": failed, "advanced": advanced}

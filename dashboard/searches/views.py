@@ -1,0 +1,235 @@
+"""Design-space search pages: short views over dashboard.searches.services, with experiments' access rules.
+
+A search is reached by id (signed-in users who can see it) or by its public
+link ``/shared/search/<token>/`` (anyone, read-only); both render the same
+page, whose links are relative to ``base``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST, require_safe
+
+from dashboard.common import access, queueing
+from dashboard.common.models import Status
+from dashboard.common.sharing import ShareForm, new_share_link, revoke_share_link, set_sharing, share_panel
+from dashboard.searches import charts as search_charts
+from dashboard.searches import downloads as search_downloads
+from dashboard.searches.access import get_search_for_user, get_shared_search, visible_searches
+from dashboard.searches.forms import SearchForm, initial_from_search
+from dashboard.searches.models import Search
+from dashboard.searches.services import cancel_search, create_search, progress_payload, records
+from simcore.core.errors import SimcoreError
+from simcore.dse.explore.report import elite_rows
+from simcore.dse.staged.policy import STAGES
+
+PAGE_SIZE = 25
+
+
+@require_safe
+@login_required
+def search_list(request: HttpRequest) -> HttpResponse:
+    qs = visible_searches(request.user).select_related("owner", "team")
+    status = request.GET.get("status", "").strip()
+    if status:
+        qs = qs.filter(status=status)
+    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "dashboard/search_list.html", {"page": page, "status": status, "statuses": Status.values})
+
+
+def _new_search(request: HttpRequest, *, source: Search | None = None, source_url: str = "") -> HttpResponse:
+    initial = initial_from_search(source, f"{source.title} (fork)"[:200]) if source is not None else None
+    form = SearchForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            search = create_search(
+                access.signed_in(request),
+                form.scenario,
+                form.settings,
+                form.simulation_seed,
+                name=form.cleaned_data["name"],
+                cluster_upload=form.cluster_upload,
+                trace_upload=form.trace_upload,
+                team=form.cleaned_data.get("team"),
+                visibility=form.cleaned_data["visibility"],
+                forked_from=source,
+            )
+        except SimcoreError as e:
+            form.add_error(None, str(e))
+        else:
+            if getattr(search, "queued", True) is False:
+                messages.warning(request, queueing.QUEUE_DOWN)
+            return redirect(search)
+    return render(
+        request,
+        "dashboard/search_new.html",
+        {"form": form, "source": source, "source_url": source_url},
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+def search_new(request: HttpRequest) -> HttpResponse:
+    return _new_search(request)
+
+
+@login_required
+def search_fork(request: HttpRequest, pk: int) -> HttpResponse:
+    source = get_search_for_user(request.user, pk)
+    return _new_search(request, source=source, source_url=reverse("search-detail", args=[pk]))
+
+
+@login_required
+def shared_search_fork(request: HttpRequest, token: str) -> HttpResponse:
+    source = get_shared_search(token)
+    return _new_search(request, source=source, source_url=reverse("shared-search-detail", args=[token]))
+
+
+def chart_payload(search: Search) -> dict[str, Any]:
+    """The charts of the finished generations (what the page draws and its poller refreshes)."""
+    recs, evaluations = records(search)
+    rows = list(elite_rows(recs, evaluations))
+    return search_charts.search_charts(rows, search.metric) if rows else {}
+
+
+def explore_command(search: Search) -> str:
+    """The ``simcore explore`` command that runs the same search (uploads appear by their names)."""
+    words = ["simcore", "explore"]
+    for kind in ("cluster", "workload"):
+        spec = search.scenario[kind]
+        if "preset" in spec:
+            words += [f"--{kind}", spec["preset"]]
+            for k, v in (spec.get("params") or {}).items():
+                words += [f"--{k.replace('_', '-')}", str(v)]
+        else:
+            words += [f"--{kind}", str(spec.get("name") or spec["file"])]
+    words += ["--load", f"{search.scenario.get('load', 0.9):g}"]
+    if search.scenario.get("hours") is not None:
+        words += ["--hours", f"{search.scenario['hours']:g}"]
+    words += ["--metric", search.metric, "--population", str(search.population)]
+    words += [
+        "--generations",
+        str(search.max_generations),
+        "--seed",
+        str(search.seed),
+        "--sim-seed",
+        str(search.sim_seed),
+    ]
+    return " ".join(words)
+
+
+def _detail(request: HttpRequest, search: Search, base: str, *, shared: bool) -> HttpResponse:
+    recs, evaluations = records(search)
+    elites = list(elite_rows(recs, evaluations))
+    is_owner = not shared and search.owner_id == request.user.pk
+    last = elites[-1] if elites else None
+    ctx = {
+        "search": search,
+        "base": base,
+        "shared": shared,
+        "progress": progress_payload(search),
+        "command": explore_command(search),
+        "charts": search_charts.search_charts(elites, search.metric) if elites else None,
+        "elite": last,
+        "stages": [(s, last[s]) for s in STAGES] if last else [],
+        "explanations": [r.explanation for r in recs if r.explanation is not None],
+        "generations": len(recs),
+        "simulations": len(evaluations),
+        "can_cancel": not shared and search.is_active and access.can(request.user, search, "cancel"),
+        **share_panel(request, search, "shared-search-detail", is_owner=is_owner),
+    }
+    return render(request, "dashboard/search_detail.html", ctx)
+
+
+@require_safe
+@login_required
+def search_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_search_for_user(request.user, pk)
+    return _detail(request, search, reverse("search-detail", args=[pk]), shared=False)
+
+
+@require_safe
+def shared_search_detail(request: HttpRequest, token: str) -> HttpResponse:
+    search = get_shared_search(token)
+    return _detail(request, search, reverse("shared-search-detail", args=[token]), shared=True)
+
+
+@require_safe
+@login_required
+def search_progress(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(progress_payload(get_search_for_user(request.user, pk)))
+
+
+@require_safe
+def shared_search_progress(request: HttpRequest, token: str) -> JsonResponse:
+    return JsonResponse(progress_payload(get_shared_search(token)))
+
+
+@require_safe
+@login_required
+def search_charts_json(request: HttpRequest, pk: int) -> JsonResponse:
+    return JsonResponse(chart_payload(get_search_for_user(request.user, pk)))
+
+
+@require_safe
+def shared_search_charts_json(request: HttpRequest, token: str) -> JsonResponse:
+    return JsonResponse(chart_payload(get_shared_search(token)))
+
+
+@login_required
+@require_POST
+def search_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_search_for_user(request.user, pk, "cancel")
+    if cancel_search(search):
+        messages.info(request, "the search was cancelled")
+    return redirect(search)
+
+
+@login_required
+@require_POST
+def search_share(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_search_for_user(request.user, pk, "share")
+    form = ShareForm(request.POST, owner=access.signed_in(request))
+    if form.is_valid():
+        set_sharing(search, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
+        messages.success(request, f"visibility: {search.get_visibility_display()}")
+    else:
+        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
+    return redirect(search)
+
+
+@login_required
+@require_POST
+def search_new_link(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_search_for_user(request.user, pk, "share")
+    new_share_link(search)
+    messages.success(request, "a new public link was made; the previous one no longer works")
+    return redirect(search)
+
+
+@login_required
+@require_POST
+def search_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
+    search = get_search_for_user(request.user, pk, "share")
+    revoke_share_link(search)
+    messages.success(request, "the public link was revoked")
+    return redirect(search)
+
+
+@require_safe
+@login_required
+def search_download(request: HttpRequest, pk: int, kind: str) -> HttpResponseBase:
+    return search_downloads.search_file(get_search_for_user(request.user, pk), kind)
+
+
+@require_safe
+def shared_search_download(request: HttpRequest, token: str, kind: str) -> HttpResponseBase:
+    return search_downloads.search_file(get_shared_search(token), kind)

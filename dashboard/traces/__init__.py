@@ -1,0 +1,1 @@
+"""Traces: uploaded clusters and traces, trace imports (a background task), saved column maps of foreign CSVs."""
