@@ -12,7 +12,6 @@ from typing import Any
 
 from django.http import HttpResponseBase
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.exceptions import ValidationError
@@ -21,7 +20,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dashboard.api.serializers import StrictSerializer
+from dashboard.api.serializers import SharedRowSerializer, StrictSerializer
 from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _scenario_from, _team
 from dashboard.common import access, queueing
 from dashboard.common.models import Status, Visibility
@@ -35,11 +34,8 @@ from dashboard.traces.models import ClusterUpload
 from dashboard.traces.uploads import usable_traces
 
 
-class PackingSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.username", read_only=True)
-    team = serializers.IntegerField(source="team_id", read_only=True, allow_null=True)
-    share_url = serializers.SerializerMethodField(help_text="the public read-only link (owner only; null otherwise)")
-    page_url = serializers.SerializerMethodField()
+class PackingSerializer(SharedRowSerializer):
+    shared_route = "packing-shared-detail"
 
     class Meta:
         model = PackingAnalysis
@@ -66,21 +62,6 @@ class PackingSerializer(serializers.ModelSerializer):
             "code_version",
         ]
         read_only_fields = fields
-
-    def _absolute(self, path: str) -> str:
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_share_url(self, obj: PackingAnalysis) -> str | None:
-        request = self.context.get("request")
-        if obj.share_token and request is not None and obj.owner_id == request.user.pk:
-            return self._absolute(reverse("packing-shared-detail", args=[obj.share_token]))
-        return None
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_page_url(self, obj: PackingAnalysis) -> str:
-        return self._absolute(obj.get_absolute_url())
 
 
 class PackingDetailSerializer(PackingSerializer):

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dashboard.api.serializers import ClusterSourceSerializer, StrictSerializer, WorkloadSourceSerializer
-from dashboard.common.models import Visibility
+from dashboard.api.serializers import (
+    PlaceSerializer,
+    SharedRowSerializer,
+    SharingSerializer,
+    check_keys,
+)
 from dashboard.common.names import validate_name
-from dashboard.experiments.services import MAX_HOURS, MAX_LOAD
 from dashboard.searches.models import Search
 from dashboard.searches.services import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, progress_payload
 from simcore.core.limits import MAX_SEED
@@ -20,27 +21,12 @@ from simcore.dse.explore.fitness import METRIC_NAMES
 from simcore.dse.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION
 
 
-class SearchScenarioSerializer(StrictSerializer):
-    """Where a search simulates: a cluster and a workload (presets or your uploads), load and window."""
-
-    cluster = ClusterSourceSerializer()
-    workload = WorkloadSourceSerializer()
-    load = serializers.FloatField(min_value=0.01, max_value=MAX_LOAD, default=0.9, help_text="offered load")
-    hours = serializers.FloatField(
-        min_value=0.01,
-        max_value=MAX_HOURS,
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text="arrival window (h); null: the preset's default, a trace's whole length",
-    )
-
-
-class SearchCreateSerializer(StrictSerializer):
+class SearchCreateSerializer(SharingSerializer):
     name = serializers.CharField(
         max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
     )
-    scenario = SearchScenarioSerializer()
+    #: Where a search simulates: the scenario's place (its schedulers are what the search looks for).
+    scenario = PlaceSerializer()
     metric = serializers.ChoiceField(choices=list(METRIC_NAMES), default="trt", help_text="objective, minimised")
     population = serializers.IntegerField(min_value=2, max_value=MAX_WEB_POPULATION, default=DEFAULT_POPULATION)
     generations = serializers.IntegerField(
@@ -55,27 +41,20 @@ class SearchCreateSerializer(StrictSerializer):
         default=None,
         help_text="seed of the simulations; null: the search's seed",
     )
-    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
 
 
 #: What a fork may change: the creation request's keys except sharing (given beside ``changes``).
 FORK_KEYS = ("scenario", "metric", "population", "generations", "seed", "sim_seed")
 
 
-class SearchForkSerializer(StrictSerializer):
+class SearchForkSerializer(SharingSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
-    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     changes = serializers.DictField(
         required=False, default=dict, help_text=f"keys to replace: {', '.join(FORK_KEYS)} (as in a new search)"
     )
 
     def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
-        unknown = sorted(set(value) - set(FORK_KEYS))
-        if unknown:
-            raise serializers.ValidationError(f"unknown key {unknown[0]!r}; valid keys: {', '.join(FORK_KEYS)}")
-        return value
+        return check_keys(value, FORK_KEYS, "key ")
 
 
 class SearchProgressSerializer(serializers.Serializer):
@@ -99,11 +78,9 @@ class SearchProgressSerializer(serializers.Serializer):
     )
 
 
-class SearchSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.username", read_only=True)
-    team = serializers.IntegerField(source="team_id", read_only=True, allow_null=True)
-    share_url = serializers.SerializerMethodField(help_text="the public read-only link (owner only; null otherwise)")
-    page_url = serializers.SerializerMethodField()
+class SearchSerializer(SharedRowSerializer):
+    shared_route = "shared-search-detail"
+
     progress = serializers.SerializerMethodField()
 
     class Meta:
@@ -138,21 +115,6 @@ class SearchSerializer(serializers.ModelSerializer):
             "progress",
         ]
         read_only_fields = fields
-
-    def _absolute(self, path: str) -> str:
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_share_url(self, obj: Search) -> str | None:
-        request = self.context.get("request")
-        if obj.share_token and request is not None and obj.owner_id == request.user.pk:
-            return self._absolute(reverse("shared-search-detail", args=[obj.share_token]))
-        return None
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_page_url(self, obj: Search) -> str:
-        return self._absolute(obj.get_absolute_url())
 
     @extend_schema_field(SearchProgressSerializer)
     def get_progress(self, obj: Search) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dashboard.api import search_serializers as s
-from dashboard.api.serializers import ExperimentUpdateSerializer
+from dashboard.api.serializers import ExperimentUpdateSerializer, PlaceSerializer
 from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _team
 from dashboard.common import access, queueing
 from dashboard.common.models import Status
@@ -32,7 +32,7 @@ def _scenario_from(
     request: Request, data: dict[str, Any], source: Search | None = None
 ) -> tuple[dict[str, Any], ClusterUpload | None, TraceUpload | None]:
     """The search scenario with its uploads resolved; uploads must be the caller's or ``source``'s."""
-    ser = s.SearchScenarioSerializer(data=data)
+    ser = PlaceSerializer(data=data)
     ser.is_valid(raise_exception=True)
     sc = dict(ser.validated_data)
     allowed: dict[str, Upload | None] = {

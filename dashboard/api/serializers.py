@@ -74,11 +74,38 @@ class RunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ExperimentSerializer(serializers.ModelSerializer):
+class SharedRowSerializer(serializers.ModelSerializer):
+    """What every shareable row shows (experiments, searches, packing analyses): owner, team, its page, its link.
+
+    ``shared_route`` names the row's public read-only page.
+    """
+
+    shared_route = ""
+
     owner = serializers.CharField(source="owner.username", read_only=True)
     team = serializers.IntegerField(source="team_id", read_only=True, allow_null=True)
     share_url = serializers.SerializerMethodField(help_text="the public read-only link (owner only; null otherwise)")
     page_url = serializers.SerializerMethodField()
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_share_url(self, obj: Any) -> str | None:
+        request = self.context.get("request")
+        if obj.share_token and request is not None and obj.owner_id == request.user.pk:
+            return self._absolute(reverse(self.shared_route, args=[obj.share_token]))
+        return None
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_page_url(self, obj: Any) -> str:
+        return self._absolute(obj.get_absolute_url())
+
+
+class ExperimentSerializer(SharedRowSerializer):
+    shared_route = "shared-detail"
+
     runs = RunSerializer(many=True, read_only=True)
 
     class Meta:
@@ -102,21 +129,6 @@ class ExperimentSerializer(serializers.ModelSerializer):
             "runs",
         ]
         read_only_fields = fields
-
-    def _absolute(self, path: str) -> str:
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request is not None else path
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_share_url(self, obj: Experiment) -> str | None:
-        request = self.context.get("request")
-        if obj.share_token and request is not None and obj.owner_id == request.user.pk:
-            return self._absolute(reverse("shared-detail", args=[obj.share_token]))
-        return None
-
-    @extend_schema_field(OpenApiTypes.URI)
-    def get_page_url(self, obj: Experiment) -> str:
-        return self._absolute(obj.get_absolute_url())
 
 
 class StrictSerializer(serializers.Serializer):
@@ -163,14 +175,16 @@ class WorkloadSourceSerializer(_SourceSerializer):
         return _source_fields(WORKLOADS.names())
 
 
-class ScenarioSerializer(StrictSerializer):
+class PlaceSerializer(StrictSerializer):
+    """Where work simulates: a cluster and a workload (presets or your uploads), load and window."""
+
     cluster = ClusterSourceSerializer()
     workload = WorkloadSourceSerializer()
     load = serializers.FloatField(
         min_value=0.01,
         max_value=MAX_LOAD,
         default=0.9,
-        help_text="arrival rate as a fraction of the allocation-LP bound lambda*",
+        help_text="arrival rate as a fraction of the allocation-LP bound lambda* (generated workloads)",
     )
     hours = serializers.FloatField(
         min_value=0.01,
@@ -178,8 +192,11 @@ class ScenarioSerializer(StrictSerializer):
         required=False,
         allow_null=True,
         default=None,
-        help_text="arrival window (h); null: the preset's default",
+        help_text="arrival window (h); null: the preset's default, a trace's whole length",
     )
+
+
+class ScenarioSerializer(PlaceSerializer):
     drain = serializers.BooleanField(default=False)
     schedulers = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=64)
     scheduler_params = serializers.DictField(child=serializers.DictField(), required=False, default=dict)
@@ -208,15 +225,29 @@ class ScenarioSerializer(StrictSerializer):
         return fields
 
 
-class ExperimentCreateSerializer(StrictSerializer):
-    name = serializers.CharField(
-        max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
-    )
-    scenario = ScenarioSerializer()
+class SharingSerializer(StrictSerializer):
+    """The sharing part of a request that creates work (an experiment, a fork, a search)."""
+
     team = serializers.IntegerField(
         required=False, allow_null=True, default=None, min_value=1, help_text="a team you are an owner or member of"
     )
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
+
+
+def check_keys(value: dict[str, Any], valid: Any, what: str) -> dict[str, Any]:
+    """``value`` if all its keys are in ``valid``; else a validation error naming the first unknown one."""
+    unknown = sorted(set(value) - set(valid))
+    if unknown:
+        shown = valid if isinstance(valid, (list, tuple)) else sorted(valid)
+        raise serializers.ValidationError(f"unknown {what}{unknown[0]!r}; valid keys: {', '.join(shown)}")
+    return value
+
+
+class ExperimentCreateSerializer(SharingSerializer):
+    name = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
+    )
+    scenario = ScenarioSerializer()
     reuse_results = serializers.BooleanField(
         default=True, help_text="cells equal to a stored run you can see (same code version) reuse its result"
     )
@@ -249,10 +280,8 @@ class ExperimentUpdateSerializer(StrictSerializer):
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
 
 
-class ForkSerializer(StrictSerializer):
+class ForkSerializer(SharingSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
-    team = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
-    visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PRIVATE)
     changes = serializers.DictField(
         required=False, default=dict, help_text="scenario keys to replace (same shape as in a new experiment)"
     )
@@ -261,13 +290,7 @@ class ForkSerializer(StrictSerializer):
     )
 
     def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
-        valid = set(ScenarioSerializer().fields)
-        unknown = sorted(set(value) - valid)
-        if unknown:
-            raise serializers.ValidationError(
-                f"unknown scenario key {unknown[0]!r}; valid keys: {', '.join(sorted(valid))}"
-            )
-        return value
+        return check_keys(value, ScenarioSerializer().fields, "scenario key ")
 
 
 class ProgressRunSerializer(serializers.Serializer):

@@ -7,14 +7,19 @@ row shared here has ``owner``, ``team``, ``visibility`` and ``share_token``.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from typing import Any, cast
 
 from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from dashboard.common.access import run_teams, signed_in
+from dashboard.common.access import Need, run_teams, signed_in
 from dashboard.common.models import Team, Visibility
 from simcore.core.errors import ParameterError, SimcoreError
 
@@ -97,3 +102,53 @@ def share_panel(request: HttpRequest, obj: Any, shared_route: str, *, is_owner: 
     form = ShareForm(owner=signed_in(request), initial={"team": obj.team, "visibility": obj.visibility})
     url = request.build_absolute_uri(reverse(shared_route, args=[obj.share_token])) if obj.share_token else ""
     return {"can_share": True, "share_form": form, "share_url": url}
+
+
+# ---------------------------------------------------------------------------- the owner's three sharing actions
+
+#: A page action on row ``pk``: ``(request, pk) -> response``.
+View = Callable[..., HttpResponse]
+#: A feature's lookup with permissions: ``(user, pk, need) -> row`` (404 / 403 as dashboard.common.access says).
+Lookup = Callable[[Any, int, Need], Any]
+
+
+def page_actions(get: Lookup) -> tuple[View, View, View]:
+    """The sharing form's three POST actions for the rows ``get`` finds: share, new public link, revoke the link.
+
+    One definition for experiments, searches and packing analyses (their pages repeated these word for word);
+    each redirects to the row's page with a message saying what changed.
+    """
+
+    @login_required
+    @require_POST
+    def share(request: HttpRequest, pk: int) -> HttpResponse:
+        row = get(request.user, pk, "share")
+        form = ShareForm(request.POST, owner=signed_in(request))
+        if not form.is_valid():
+            messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
+            return redirect(row)
+        try:
+            set_sharing(row, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
+        except SimcoreError as e:  # the team changed between the form's check and the save
+            messages.error(request, str(e))
+        else:
+            messages.success(request, f"visibility: {row.get_visibility_display()}")
+        return redirect(row)
+
+    @login_required
+    @require_POST
+    def new_link(request: HttpRequest, pk: int) -> HttpResponse:
+        row = get(request.user, pk, "share")
+        new_share_link(row)
+        messages.success(request, "a new public link was made; the previous one no longer works")
+        return redirect(row)
+
+    @login_required
+    @require_POST
+    def revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
+        row = get(request.user, pk, "share")
+        revoke_share_link(row)
+        messages.success(request, "the public link was revoked")
+        return redirect(row)
+
+    return share, new_link, revoke_link

@@ -11,13 +11,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.common.models import Status, Team, Visibility
-from dashboard.common.sharing import check_team_choice, new_share_token
+from dashboard.common.rows import scenario_fields, sharing_fields
 from dashboard.experiments import work
 from dashboard.experiments.models import Experiment, Run
 from dashboard.traces.models import ClusterUpload, TraceUpload
 from simcore.core import limits
 from simcore.core.errors import ParameterError, SimcoreError
-from simcore.scenario import build_cluster, labels_of, validate_scenario
+from simcore.scenario import build_cluster, validate_scenario
 from simcore.sweep import scenario as sweep_scenario
 from simcore.sweep.grammar import check_grid_size
 
@@ -142,21 +142,13 @@ def create_experiment(
     from dashboard.experiments import sweeps
 
     scenario = validate_scenario(scenario)
-    check_team_choice(owner, team, visibility)
+    shared = sharing_fields(owner, team, visibility)
     check_resources(scenario, cluster_upload, trace_upload)
-    names = labels_of(scenario)
     with transaction.atomic():
         exp = Experiment.objects.create(
-            owner=owner,
             name=name,
-            scenario=scenario,
-            cluster_upload=cluster_upload,
-            trace_upload=trace_upload,
-            cluster_label=names["cluster"][:200],
-            workload_label=names["workload"][:200],
-            team=team,
-            visibility=visibility,
-            share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
+            **shared,
+            **scenario_fields(scenario, cluster_upload, trace_upload),
             forked_from=forked_from,
             reproduction=reproduction,
         )

@@ -24,10 +24,10 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, queueing, waiting
+from dashboard.common import access, queueing, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
-from dashboard.common.sharing import ShareForm, new_share_link, revoke_share_link, set_sharing, share_panel
+from dashboard.common.sharing import share_panel
 from dashboard.experiments import charts, downloads, lotes_view, sweep_views
 from dashboard.experiments.access import (
     get_experiment_for_user,
@@ -284,36 +284,7 @@ def run_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 # ---------------------------------------------------------------------------- sharing
 
-
-@login_required
-@require_POST
-def experiment_share(request: HttpRequest, pk: int) -> HttpResponse:
-    exp = get_experiment_for_user(request.user, pk, "share")
-    form = ShareForm(request.POST, owner=access.signed_in(request))
-    if form.is_valid():
-        set_sharing(exp, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
-        messages.success(request, f"visibility: {exp.get_visibility_display()}")
-    else:
-        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
-    return redirect(exp)
-
-
-@login_required
-@require_POST
-def experiment_new_link(request: HttpRequest, pk: int) -> HttpResponse:
-    exp = get_experiment_for_user(request.user, pk, "share")
-    new_share_link(exp)
-    messages.success(request, "a new public link was made; the previous one no longer works")
-    return redirect(exp)
-
-
-@login_required
-@require_POST
-def experiment_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
-    exp = get_experiment_for_user(request.user, pk, "share")
-    revoke_share_link(exp)
-    messages.success(request, "the public link was revoked")
-    return redirect(exp)
+experiment_share, experiment_new_link, experiment_revoke_link = sharing.page_actions(get_experiment_for_user)
 
 
 # ---------------------------------------------------------------------------- downloads

@@ -40,7 +40,7 @@ from django.utils import timezone
 from dashboard.common import beats, outages, waiting
 from dashboard.common.heartbeat import Heartbeat, clean_json
 from dashboard.common.models import Status, Team, Visibility
-from dashboard.common.sharing import check_team_choice, new_share_token
+from dashboard.common.rows import sharing_fields
 from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.services import check_scenario, check_web_scheduler_params
@@ -229,14 +229,11 @@ def create_analysis(
         check_web_scheduler_params(scheduler, params)
     if choice.kind == PackingSource.TRACE and aspec.placed_by == AS_IS:
         raise ParameterError("a trace records no placements: place its snapshot with an ordering or a scheduler")
-    check_team_choice(owner, team, visibility)
+    shared = sharing_fields(owner, team, visibility)
     source_spec, label = check_source(choice, t)
     with transaction.atomic():
         a = PackingAnalysis.objects.create(
-            owner=owner,
-            team=team,
-            visibility=visibility,
-            share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
+            **shared,
             name=name,
             source=choice.kind,
             run=choice.run,
@@ -262,15 +259,6 @@ def cancel_analysis(a: PackingAnalysis) -> bool:
     if not a.is_active:
         return False
     return a.transition(Status.CANCELLED, finished_at=timezone.now())
-
-
-def set_sharing(a: PackingAnalysis, *, team: Team | None, visibility: str) -> PackingAnalysis:
-    """Change team and visibility (the caller checked it is the owner's); public makes a link, leaving it revokes."""
-    check_team_choice(a.owner, team, visibility)
-    a.team, a.visibility = team, visibility
-    a.share_token = (a.share_token or new_share_token()) if visibility == Visibility.PUBLIC else None
-    a.save(update_fields=["team", "visibility", "share_token"])
-    return a
 
 
 def progress_payload(a: PackingAnalysis) -> dict[str, Any]:

@@ -17,10 +17,10 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, queueing, waiting
+from dashboard.common import access, queueing, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
-from dashboard.common.sharing import ShareForm, share_panel
+from dashboard.common.sharing import share_panel
 from dashboard.experiments.access import get_run_for_user
 from dashboard.packing import charts as packing_charts
 from dashboard.packing import downloads as packing_downloads
@@ -153,21 +153,7 @@ def packing_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(a)
 
 
-@login_required
-@require_POST
-def packing_share(request: HttpRequest, pk: int) -> HttpResponse:
-    a = get_analysis_for_user(request.user, pk, "share")
-    form = ShareForm(request.POST, owner=access.signed_in(request))
-    if form.is_valid():
-        try:
-            svc.set_sharing(a, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
-        except SimcoreError as e:
-            messages.error(request, str(e))
-        else:
-            messages.success(request, f"visibility: {a.get_visibility_display()}")
-    else:
-        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
-    return redirect(a)
+packing_share, _, _ = sharing.page_actions(get_analysis_for_user)
 
 
 # ---------------------------------------------------------------------------- downloads

@@ -33,8 +33,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.common import waiting
-from dashboard.common.models import Status, Team, Visibility, move
-from dashboard.common.sharing import check_team_choice, new_share_token
+from dashboard.common.models import ACTIVE, Status, Team, Visibility, move
+from dashboard.common.rows import scenario_fields, sharing_fields
 from dashboard.searches import work
 from dashboard.searches.models import EvalStatus, Phase, Search, SearchEvaluation, SearchGeneration
 from dashboard.traces.models import ClusterUpload, TraceUpload
@@ -48,12 +48,9 @@ from simcore.dse.explore.search import (
     SearchSettings,
     first_population,
 )
-from simcore.scenario import labels_of
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
-
-ACTIVE = (Status.PENDING, Status.RUNNING)
 
 #: Search transitions (the guarded state machine of dashboard.models.move). running -> running is a step:
 #: the conditional update on (generation, phase) makes each step happen once.
@@ -126,21 +123,13 @@ def create_search(
     are the owner's or come from ``forked_from``, which the owner can see.
     """
     search_settings.check()
-    check_team_choice(owner, team, visibility)
-    names = labels_of(scenario)
+    shared = sharing_fields(owner, team, visibility)
     individuals = first_population(search_settings)
     with transaction.atomic():
         search = Search.objects.create(
-            owner=owner,
             name=name,
-            scenario=scenario,
-            cluster_upload=cluster_upload,
-            trace_upload=trace_upload,
-            cluster_label=names["cluster"][:200],
-            workload_label=names["workload"][:200],
-            team=team,
-            visibility=visibility,
-            share_token=new_share_token() if visibility == Visibility.PUBLIC else None,
+            **shared,
+            **scenario_fields(scenario, cluster_upload, trace_upload),
             forked_from=forked_from,
             metric=search_settings.metric,
             population=search_settings.population,

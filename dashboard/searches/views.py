@@ -18,9 +18,9 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, queueing
+from dashboard.common import access, queueing, sharing
 from dashboard.common.models import Status
-from dashboard.common.sharing import ShareForm, new_share_link, revoke_share_link, set_sharing, share_panel
+from dashboard.common.sharing import share_panel
 from dashboard.searches import charts as search_charts
 from dashboard.searches import downloads as search_downloads
 from dashboard.searches.access import get_search_for_user, get_shared_search, visible_searches
@@ -193,35 +193,7 @@ def search_cancel(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(search)
 
 
-@login_required
-@require_POST
-def search_share(request: HttpRequest, pk: int) -> HttpResponse:
-    search = get_search_for_user(request.user, pk, "share")
-    form = ShareForm(request.POST, owner=access.signed_in(request))
-    if form.is_valid():
-        set_sharing(search, team=form.cleaned_data["team"], visibility=form.cleaned_data["visibility"])
-        messages.success(request, f"visibility: {search.get_visibility_display()}")
-    else:
-        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
-    return redirect(search)
-
-
-@login_required
-@require_POST
-def search_new_link(request: HttpRequest, pk: int) -> HttpResponse:
-    search = get_search_for_user(request.user, pk, "share")
-    new_share_link(search)
-    messages.success(request, "a new public link was made; the previous one no longer works")
-    return redirect(search)
-
-
-@login_required
-@require_POST
-def search_revoke_link(request: HttpRequest, pk: int) -> HttpResponse:
-    search = get_search_for_user(request.user, pk, "share")
-    revoke_share_link(search)
-    messages.success(request, "the public link was revoked")
-    return redirect(search)
+search_share, search_new_link, search_revoke_link = sharing.page_actions(get_search_for_user)
 
 
 @require_safe
