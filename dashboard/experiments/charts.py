@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -266,66 +266,61 @@ def _zero_share(g: _Group) -> tuple[float | None, str]:
     return share, f"{g.name}: {share:.1%} ({zeros:,} of {started:,} jobs{seeds})"
 
 
-def response_ccdf(runs: Sequence[ChartRun]) -> Figure:
-    """Fraction of jobs that waited longer than x, log-log (the CDF one choice away) (LoTES Figure 9).
+@dataclass
+class _Curves:
+    """The response chart's traces with, per trace, its CDF values and both hover texts (the "Show" switch)."""
 
-    Most jobs of a lightly loaded cluster start on arrival; a log axis has no
-    zero, so they are counted in the legend and the notes instead of being
-    drawn. The curves start at 1 ms: what is left of the left edge are the jobs
-    that waited between 0 and 1 ms.
-    """
-    groups = groups_of(runs)
-    traces: list[dict[str, Any]] = []
-    cdf_y: list[list[float | None]] = []
-    ccdf_tpl, cdf_tpl = [], []
-    zero_notes = []
-    lo_y = 1.0
-    max_x = 1e-3
-    for g in groups:
-        share, note = _zero_share(g)
-        zero_notes.append(note)
-        label = kit.short(g.name) + (f" \u00b7 {share:.1%} waited 0 s" if share is not None else "")
-        curves = [_ccdf_of(r.series) for r in g.runs]
-        n = max((len(c[0]) for c in curves), default=0)
-        if n == 0:
-            continue
-        grid = max((c[0] for c in curves), key=len)
-        ys = [np.pad(np.asarray(c[1], dtype=np.float64), (0, n - len(c[1])), constant_values=0.0) for c in curves]
-        max_x = max(max_x, grid[-1])
-        pos = [v for y in ys for v in y.tolist() if v > 0]
-        if pos:
-            lo_y = min(lo_y, min(pos))
-        tpl = "%{y:.3~%} of jobs waited longer than %{x:.3~g} s"
-        tpl_cdf = "%{y:.3~%} of jobs waited at most %{x:.3~g} s"
-        mean, lo, hi = kit.aggregate_seeds(ys)
-        x = np.asarray(grid)
-        if len(g.runs) == 1:
-            t = _line(g, x, _positive(ys[0]), "single", tpl, seed=g.runs[0].seed, name=label)
-            traces.append(t)
-            cdf_y.append(_complement(ys[0]))
-            ccdf_tpl.append(t["hovertemplate"])
-            cdf_tpl.append(kit.hover(f"{g.name}, seed {g.runs[0].seed}", tpl_cdf))
-            continue
-        band = _band(g, x, _positive(lo), _positive(hi), name=label)
-        traces += band
-        cdf_y += [_complement(hi), _complement(lo)]  # the CDF's lower edge is 1 - the largest fraction waiting longer
-        ccdf_tpl += ["", ""]
-        cdf_tpl += ["", ""]
-        t = _line(g, x, _positive(mean), "mean", tpl, name=label)
-        traces.append(t)
-        cdf_y.append(_complement(mean))
-        ccdf_tpl.append(t["hovertemplate"])
-        cdf_tpl.append(kit.hover(f"{g.name}, {g.seeds_text}", tpl_cdf))
-        for r, y in zip(g.runs, ys, strict=True):
-            t = _line(g, x, _positive(y), "seed", tpl, seed=r.seed, width=1.2, name=label)
-            traces.append(t)
-            cdf_y.append(_complement(y))
-            ccdf_tpl.append(t["hovertemplate"])
-            cdf_tpl.append(kit.hover(f"{g.name}, seed {r.seed}", tpl_cdf))
-    ccdf_y = [t["y"] for t in traces]
-    traces, controls = _finish(traces)
-    xv, xt = kit.log_ticks(1e-3, max_x, "s")
-    yv, yt = kit.log_ticks(lo_y, 1.0)
+    traces: list[dict[str, Any]] = field(default_factory=list)
+    cdf_y: list[list[float | None]] = field(default_factory=list)
+    ccdf_tpl: list[str] = field(default_factory=list)
+    cdf_tpl: list[str] = field(default_factory=list)
+    max_x: float = 1e-3
+    lo_y: float = 1.0
+
+    def add(self, trace: dict[str, Any], cdf: list[float | None], cdf_tpl: str, ccdf_tpl: str | None = None) -> None:
+        """``trace`` (hover: its own, or ``ccdf_tpl``) with its CDF values and their hover ``cdf_tpl``."""
+        self.traces.append(trace)
+        self.cdf_y.append(cdf)
+        self.ccdf_tpl.append(trace["hovertemplate"] if ccdf_tpl is None else ccdf_tpl)
+        self.cdf_tpl.append(cdf_tpl)
+
+
+_CCDF_TPL = "%{y:.3~%} of jobs waited longer than %{x:.3~g} s"
+_CDF_TPL = "%{y:.3~%} of jobs waited at most %{x:.3~g} s"
+
+
+def _ccdf_group(c: _Curves, g: _Group, label: str) -> None:
+    """One group's curves: its one seed, or the seeds' band, their mean and each seed."""
+    curves = [_ccdf_of(r.series) for r in g.runs]
+    n = max((len(cv[0]) for cv in curves), default=0)
+    if n == 0:
+        return
+    grid = max((cv[0] for cv in curves), key=len)
+    ys = [np.pad(np.asarray(cv[1], dtype=np.float64), (0, n - len(cv[1])), constant_values=0.0) for cv in curves]
+    c.max_x = max(c.max_x, grid[-1])
+    pos = [v for y in ys for v in y.tolist() if v > 0]
+    if pos:
+        c.lo_y = min(c.lo_y, min(pos))
+    mean, lo, hi = kit.aggregate_seeds(ys)
+    x = np.asarray(grid)
+    if len(g.runs) == 1:
+        t = _line(g, x, _positive(ys[0]), "single", _CCDF_TPL, seed=g.runs[0].seed, name=label)
+        c.add(t, _complement(ys[0]), kit.hover(f"{g.name}, seed {g.runs[0].seed}", _CDF_TPL))
+        return
+    # The CDF's lower edge is 1 - the largest fraction waiting longer.
+    band = _band(g, x, _positive(lo), _positive(hi), name=label)
+    for t, cdf in zip(band, (_complement(hi), _complement(lo)), strict=True):
+        c.add(t, cdf, "", ccdf_tpl="")  # the band's edges have no hover of their own
+    t = _line(g, x, _positive(mean), "mean", _CCDF_TPL, name=label)
+    c.add(t, _complement(mean), kit.hover(f"{g.name}, {g.seeds_text}", _CDF_TPL))
+    for r, y in zip(g.runs, ys, strict=True):
+        t = _line(g, x, _positive(y), "seed", _CCDF_TPL, seed=r.seed, width=1.2, name=label)
+        c.add(t, _complement(y), kit.hover(f"{g.name}, seed {r.seed}", _CDF_TPL))
+
+
+def _ccdf_switch(c: _Curves, ccdf_y: list[Any]) -> dict[str, Any]:
+    """The "Show" control: the log-log fraction waiting longer, or the linear CDF."""
+    yv, yt = kit.log_ticks(c.lo_y, 1.0)
     y_log = {
         "yaxis.type": "log",
         "yaxis.title.text": "fraction of jobs waiting longer (log)",
@@ -341,23 +336,42 @@ def response_ccdf(runs: Sequence[ChartRun]) -> Figure:
         "yaxis.autorange": False,
         "yaxis.range": [0, 1.02],
     }
-    if traces:
-        controls.insert(
-            0,
+    return {
+        "label": "Show",
+        "options": [
             {
-                "label": "Show",
-                "options": [
-                    {
-                        "label": "fraction waiting longer than x (log-log)",
-                        "update": {"data": {"y": ccdf_y, "hovertemplate": ccdf_tpl}, "layout": y_log},
-                    },
-                    {
-                        "label": "CDF: fraction waiting at most x",
-                        "update": {"data": {"y": cdf_y, "hovertemplate": cdf_tpl}, "layout": y_lin},
-                    },
-                ],
+                "label": "fraction waiting longer than x (log-log)",
+                "update": {"data": {"y": ccdf_y, "hovertemplate": c.ccdf_tpl}, "layout": y_log},
             },
-        )
+            {
+                "label": "CDF: fraction waiting at most x",
+                "update": {"data": {"y": c.cdf_y, "hovertemplate": c.cdf_tpl}, "layout": y_lin},
+            },
+        ],
+    }
+
+
+def response_ccdf(runs: Sequence[ChartRun]) -> Figure:
+    """Fraction of jobs that waited longer than x, log-log (the CDF one choice away) (LoTES Figure 9).
+
+    Most jobs of a lightly loaded cluster start on arrival; a log axis has no
+    zero, so they are counted in the legend and the notes instead of being
+    drawn. The curves start at 1 ms: what is left of the left edge are the jobs
+    that waited between 0 and 1 ms.
+    """
+    groups = groups_of(runs)
+    c = _Curves()
+    zero_notes = []
+    for g in groups:
+        share, note = _zero_share(g)
+        zero_notes.append(note)
+        _ccdf_group(c, g, kit.short(g.name) + (f" \u00b7 {share:.1%} waited 0 s" if share is not None else ""))
+    ccdf_y = [t["y"] for t in c.traces]
+    traces, controls = _finish(c.traces)
+    xv, xt = kit.log_ticks(1e-3, c.max_x, "s")
+    yv, yt = kit.log_ticks(c.lo_y, 1.0)
+    if traces:
+        controls.insert(0, _ccdf_switch(c, ccdf_y))
     notes = [
         "Jobs that waited 0 s (started the moment they arrived; a log axis cannot draw them): "
         + "; ".join(zero_notes)
@@ -385,6 +399,115 @@ def _day_hours(summary: Mapping[str, Any]) -> float | None:
     return float(h) if isinstance(h, (int, float)) and h > 0 else None
 
 
+@dataclass
+class _Days:
+    """One group's per-day means over its seeds, and the days its arrival window covers only in part."""
+
+    group: _Group
+    days: list[int]
+    mean: FloatArray
+    lo: FloatArray
+    hi: FloatArray
+    #: day -> hours of it in the arrival window
+    partial: dict[int, float]
+
+
+def _days_of(g: _Group) -> _Days:
+    day_maps = []
+    for r in g.runs:
+        pd = r.series.get("per_day") or {}
+        day_maps.append(
+            {
+                int(d): float(v)
+                for d, v in zip(pd.get("day", []), pd.get("mean_response_s", []), strict=False)
+                if v is not None
+            }
+        )
+    days = sorted(set().union(*day_maps)) if day_maps else []
+    # Seeds of a group share their scenario, hence their arrival window (the compare page mixes groups).
+    window_h = _day_hours(g.runs[0].summary)
+    partial = {}
+    if window_h is not None:
+        for d in days:
+            covered = min(max(window_h * 3600.0 - d * DAY_S, 0.0), DAY_S)
+            if covered < DAY_S - 1e-6:
+                partial[d] = covered / 3600.0
+    ys = [np.asarray([m.get(d, np.nan) for d in days], dtype=np.float64) for m in day_maps]
+    mean, lo, hi = kit.aggregate_seeds(ys) if days else (np.zeros(0),) * 3
+    return _Days(g, days, mean, lo, hi, partial)
+
+
+def _per_day_trace(d: _Days, zero_at: float, n_groups: int) -> dict[str, Any]:
+    """One group's line: days with markers (open when partial), seeds' range as error bars, dodged a little."""
+    g, days, mean, lo, hi = d.group, d.days, d.mean, d.lo, d.hi
+    # Rounded first, so that the error bars below are measured from the point as drawn.
+    shown = np.asarray(kit.compact(np.where(mean > 0, mean, zero_at)), dtype=np.float64)
+    lo_s, hi_s = np.where(lo > 0, lo, zero_at), np.where(hi > 0, hi, zero_at)
+    custom = []
+    for i, day in enumerate(days):
+        rng = "" if len(g.runs) == 1 else f" (seeds: {kit.number(lo[i])} to {kit.number(hi[i])} s)"
+        part = f", partial: {d.partial[day]:.1f} h of arrivals" if day in d.partial else ""
+        custom.append([f"{kit.number(mean[i])} s" if mean[i] == mean[i] else "no job", rng, part, day + 1])
+    tr = _line(
+        g,
+        np.asarray([day + 1 for day in days], dtype=np.float64),
+        kit.compact(shown),
+        "single",
+        "day %{customdata[3]}%{customdata[2]}<br>mean wait %{customdata[0]}%{customdata[1]}",
+        seed=g.runs[0].seed if len(g.runs) == 1 else None,
+        mode="lines+markers",
+        customdata=custom,
+        marker={
+            "color": g.colour,
+            "size": 8,
+            "symbol": ["circle-open" if day in d.partial else "circle" for day in days],
+            "line": {"color": g.colour, "width": 2},
+        },
+    )
+    # Schedulers side by side around their day (a dodge of a few pixels), so markers and error bars
+    # of equal days do not hide each other; the tick and the hover give the day.
+    dodge = round((g.index - (n_groups - 1) / 2) * min(0.06, 0.4 / max(n_groups, 1)), 4)
+    tr["x"] = [day + 1 + dodge for day in days]
+    if len(g.runs) > 1:
+        tr["error_y"] = {
+            "type": "data",
+            "symmetric": False,
+            # Full precision: a rounded length could reach below the 0 line, to minus infinity on a log axis.
+            "array": kit.compact(hi_s - shown, 15),
+            "arrayminus": kit.compact(shown - lo_s, 15),
+            "color": g.colour,
+            "thickness": 1.2,
+            "width": 4,
+        }
+    tr.pop("_role", None)
+    tr["showlegend"] = True
+    return tr
+
+
+def _zero_break(zero_at: float, floor_dec: int) -> dict[str, Any]:
+    """The dotted line between the "0 s" line and the first log decade."""
+    brk = math.sqrt(zero_at * 10.0**floor_dec)
+    return {
+        "type": "line",
+        "xref": "paper",
+        "x0": 0,
+        "x1": 1,
+        "yref": "y",
+        "y0": brk,
+        "y1": brk,
+        "line": {"color": "#8c959f", "width": 1, "dash": "dot"},
+    }
+
+
+def _partial_days(per_group: list[_Days]) -> dict[int, set[str]]:
+    """Per day covered only in part by some group's arrival window: the hours covered, as written."""
+    out: dict[int, set[str]] = {}
+    for d in per_group:
+        for day, h in d.partial.items():
+            out.setdefault(day, set()).add(f"{h:.1f} h")
+    return out
+
+
 def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
     """Mean response time per day, lines with markers on a log axis (LoTES Figure 8).
 
@@ -393,38 +516,9 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
     decades, with a dotted break above it; a day the arrival window covers
     only in part is an open marker with an asterisk on its tick.
     """
-    groups = groups_of(runs)
-    traces: list[dict[str, Any]] = []
-    values: list[float] = []
-    days_all: set[int] = set()
-    per_group: list[tuple[_Group, list[int], FloatArray, FloatArray, FloatArray]] = []
-    partial: dict[str, dict[int, float]] = {}  # per group: day -> hours of it in the arrival window
-    for g in groups:
-        day_maps = []
-        for r in g.runs:
-            pd = r.series.get("per_day") or {}
-            day_maps.append(
-                {
-                    int(d): float(v)
-                    for d, v in zip(pd.get("day", []), pd.get("mean_response_s", []), strict=False)
-                    if v is not None
-                }
-            )
-        days = sorted(set().union(*day_maps)) if day_maps else []
-        days_all.update(days)
-        # Seeds of a group share their scenario, hence their arrival window (the compare page mixes groups).
-        window_h = _day_hours(g.runs[0].summary)
-        partial[g.name] = {}
-        if window_h is not None:
-            for d in days:
-                covered = min(max(window_h * 3600.0 - d * DAY_S, 0.0), DAY_S)
-                if covered < DAY_S - 1e-6:
-                    partial[g.name][d] = covered / 3600.0
-        ys = [np.asarray([m.get(d, np.nan) for d in days], dtype=np.float64) for m in day_maps]
-        mean, lo, hi = kit.aggregate_seeds(ys) if days else (np.zeros(0),) * 3
-        per_group.append((g, days, mean, lo, hi))
-        values += [v for v in np.concatenate([mean, lo, hi]).tolist() if v == v and v > 0]
-    has_zero = any(np.nanmin(lo) <= 0 for _, days, _, lo, _ in per_group if len(days))
+    per_group = [_days_of(g) for g in groups_of(runs)]
+    values = [v for d in per_group for v in np.concatenate([d.mean, d.lo, d.hi]).tolist() if v == v and v > 0]
+    has_zero = any(np.nanmin(d.lo) <= 0 for d in per_group if len(d.days))
     if values:
         top = max(values)
         floor_dec = math.floor(math.log10(min(values)))
@@ -432,84 +526,24 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
     else:  # every mean is 0: a linear axis
         top, floor_dec, zero_at = 1.0, 0, 0.0
     notes = ["A job counts in the day it starts; the line joins a scheduler's days."]
-    for g, days, mean, lo, hi in per_group:
-        if not days:
-            continue
-        # Rounded first, so that the error bars below are measured from the point as drawn.
-        shown = np.asarray(kit.compact(np.where(mean > 0, mean, zero_at)), dtype=np.float64)
-        lo_s, hi_s = np.where(lo > 0, lo, zero_at), np.where(hi > 0, hi, zero_at)
-        custom = []
-        for i, d in enumerate(days):
-            rng = "" if len(g.runs) == 1 else f" (seeds: {kit.number(lo[i])} to {kit.number(hi[i])} s)"
-            part = f", partial: {partial[g.name][d]:.1f} h of arrivals" if d in partial[g.name] else ""
-            custom.append([f"{kit.number(mean[i])} s" if mean[i] == mean[i] else "no job", rng, part, d + 1])
-        tr = _line(
-            g,
-            np.asarray([d + 1 for d in days], dtype=np.float64),
-            kit.compact(shown),
-            "single",
-            "day %{customdata[3]}%{customdata[2]}<br>mean wait %{customdata[0]}%{customdata[1]}",
-            seed=g.runs[0].seed if len(g.runs) == 1 else None,
-            mode="lines+markers",
-            customdata=custom,
-            marker={
-                "color": g.colour,
-                "size": 8,
-                "symbol": ["circle-open" if d in partial[g.name] else "circle" for d in days],
-                "line": {"color": g.colour, "width": 2},
-            },
-        )
-        # Schedulers side by side around their day (a dodge of a few pixels), so markers and error bars
-        # of equal days do not hide each other; the tick and the hover give the day.
-        dodge = round((g.index - (len(per_group) - 1) / 2) * min(0.06, 0.4 / max(len(per_group), 1)), 4)
-        tr["x"] = [d + 1 + dodge for d in days]
-        if len(g.runs) > 1:
-            tr["error_y"] = {
-                "type": "data",
-                "symmetric": False,
-                # Full precision: a rounded length could reach below the 0 line, to minus infinity on a log axis.
-                "array": kit.compact(hi_s - shown, 15),
-                "arrayminus": kit.compact(shown - lo_s, 15),
-                "color": g.colour,
-                "thickness": 1.2,
-                "width": 4,
-            }
-        traces.append(tr)
-    for t in traces:
-        t.pop("_role", None)
-        t["showlegend"] = True
+    traces = [_per_day_trace(d, zero_at, len(per_group)) for d in per_group if d.days]
     ticks_v, ticks_t = kit.log_ticks(10.0**floor_dec, top, "s")
     shapes = []
     if has_zero and values:
         ticks_v, ticks_t = [zero_at, *ticks_v], ["0 s", *ticks_t]
-        brk = math.sqrt(zero_at * 10.0**floor_dec)
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "yref": "y",
-                "y0": brk,
-                "y1": brk,
-                "line": {"color": "#8c959f", "width": 1, "dash": "dot"},
-            }
-        )
+        shapes.append(_zero_break(zero_at, floor_dec))
         notes.append(
             "Days whose mean wait was 0 s (every job started on arrival) sit on the 0 s line under the dotted "
             "break: a log axis has no zero."
         )
-    any_partial: dict[int, set[str]] = {}
-    for by_day in partial.values():
-        for d, h in by_day.items():
-            any_partial.setdefault(d, set()).add(f"{h:.1f} h")
+    any_partial = _partial_days(per_group)
     if any_partial:
         notes.append(
             "Open markers and * on the day: the arrival window covers only part of that day ("
             + ", ".join(f"day {d + 1}: {' or '.join(sorted(h))}" for d, h in sorted(any_partial.items()))
             + "), so it saw less load."
         )
-    days_sorted = sorted(days_all)
+    days_sorted = sorted({day for d in per_group for day in d.days})
     x_ticks = [d + 1 for d in days_sorted]
     x_text = [f"{d + 1}*" if d in any_partial else str(d + 1) for d in days_sorted]
     y_axis = (
@@ -523,7 +557,7 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
         if values
         else kit.axis("mean wait (s)", range=[0, 1])
     )
-    if not values and any(len(days) for _, days, *_ in per_group):
+    if not values and any(len(d.days) for d in per_group):
         notes.append("Every job of every day started the moment it arrived (mean wait 0 s).")
     return {
         "data": traces,
@@ -659,6 +693,84 @@ def _spread(a: FloatArray) -> str:
     return f" (seeds {kit.number(float(a.min()))} to {kit.number(float(a.max()))} s)" if len(a) > 1 else ""
 
 
+@dataclass
+class _Split:
+    """One scheduler's completion split over its seeds: means, seeds' spread around them, hover texts."""
+
+    name: str
+    run_mean: float
+    wait_mean: float
+    completion_mean: float
+    #: (above, below) the mean: the highest and lowest seed
+    run_err: tuple[float, float]
+    completion_err: tuple[float, float]
+    hover_run: str
+    hover_wait: str
+
+
+def _split_of(g: _Group) -> _Split | None:
+    """``g``'s split, or None when none of its runs reports completion and run time."""
+    comps, runs_ = [], []
+    for r in g.runs:
+        c, u = r.summary.get("mean_completion_s"), r.summary.get("mean_run_s")
+        if isinstance(c, (int, float)) and isinstance(u, (int, float)):
+            comps.append(float(c))
+            runs_.append(float(u))
+    if not comps:
+        return None
+    c_a, u_a = np.asarray(comps), np.asarray(runs_)
+    w_a = c_a - u_a
+    seeds = f"{len(comps)} seed{'s' if len(comps) > 1 else ''}"
+    return _Split(
+        name=g.name,
+        run_mean=float(u_a.mean()),
+        wait_mean=float(w_a.mean()),
+        completion_mean=float(c_a.mean()),
+        run_err=(float(u_a.max() - u_a.mean()), float(u_a.mean() - u_a.min())),
+        completion_err=(float(c_a.max() - c_a.mean()), float(c_a.mean() - c_a.min())),
+        hover_run=f"run {kit.number(float(u_a.mean()))} s{_spread(u_a)}, {seeds}",
+        hover_wait=f"wait {kit.number(float(w_a.mean()))} s{_spread(w_a)}<br>completion "
+        f"{kit.number(float(c_a.mean()))} s{_spread(c_a)}",
+    )
+
+
+def _split_bars(splits: list[_Split], multi: bool) -> list[dict[str, Any]]:
+    """The two stacked bar traces: running (solid, lower) and waiting (hatched, upper), seeds' spread as error bars."""
+    names = [sp.name for sp in splits]
+    colours = [kit.colour(i) for i, _ in enumerate(names)]
+    run_t: dict[str, Any] = {
+        "type": "bar",
+        "name": "running",
+        "x": names,
+        "y": kit.compact([sp.run_mean for sp in splits]),
+        "marker": {"color": colours},
+        "customdata": [sp.hover_run for sp in splits],
+        "hovertemplate": "<b>%{x}</b><br>%{customdata}<extra></extra>",
+    }
+    wait_t: dict[str, Any] = {
+        "type": "bar",
+        "name": "waiting in the queue",
+        "x": names,
+        "y": kit.compact([sp.wait_mean for sp in splits]),
+        "marker": {
+            "color": [kit.band_fill(c, 0.35) for c in colours],
+            "line": {"color": colours, "width": 1.5},
+            "pattern": {"shape": "/", "fgcolor": colours, "size": 6},
+        },
+        "customdata": [sp.hover_wait for sp in splits],
+        "hovertemplate": "<b>%{x}</b><br>%{customdata}<extra></extra>",
+    }
+    if multi:
+        for t, errs in ((run_t, [sp.run_err for sp in splits]), (wait_t, [sp.completion_err for sp in splits])):
+            t["error_y"] = {
+                "type": "data",
+                "array": kit.compact([e[0] for e in errs]),
+                "arrayminus": kit.compact([e[1] for e in errs]),
+                "color": "#444",
+            }
+    return [run_t, wait_t]
+
+
 def completion_split(runs: Sequence[ChartRun], baseline: str = "fcfs") -> Figure:
     """Mean completion time split into run and wait, stacked, per scheduler over seeds (profile study,
     Figures 12-13).
@@ -671,37 +783,9 @@ def completion_split(runs: Sequence[ChartRun], baseline: str = "fcfs") -> Figure
     reports it.
     """
     groups = groups_of(runs)
-    names, run_m, wait_m = [], [], []
-    run_err: tuple[list[float], list[float]] = ([], [])
-    comp_err: tuple[list[float], list[float]] = ([], [])
-    comp_mean: dict[str, float] = {}
-    hover_run, hover_wait = [], []
-    for g in groups:
-        comps, runs_ = [], []
-        for r in g.runs:
-            c, u = r.summary.get("mean_completion_s"), r.summary.get("mean_run_s")
-            if isinstance(c, (int, float)) and isinstance(u, (int, float)):
-                comps.append(float(c))
-                runs_.append(float(u))
-        if not comps:
-            continue
-        c_a, u_a = np.asarray(comps), np.asarray(runs_)
-        w_a = c_a - u_a
-        names.append(g.name)
-        run_m.append(float(u_a.mean()))
-        wait_m.append(float(w_a.mean()))
-        comp_mean[g.name] = float(c_a.mean())
-        run_err[0].append(float(u_a.max() - u_a.mean()))
-        run_err[1].append(float(u_a.mean() - u_a.min()))
-        comp_err[0].append(float(c_a.max() - c_a.mean()))
-        comp_err[1].append(float(c_a.mean() - c_a.min()))
-        seeds = f"{len(comps)} seed{'s' if len(comps) > 1 else ''}"
-        hover_run.append(f"run {kit.number(float(u_a.mean()))} s{_spread(u_a)}, {seeds}")
-        hover_wait.append(
-            f"wait {kit.number(float(w_a.mean()))} s{_spread(w_a)}<br>completion "
-            f"{kit.number(float(c_a.mean()))} s{_spread(c_a)}"
-        )
-    colours = [kit.colour(i) for i, _ in enumerate(names)]
+    splits = [sp for sp in map(_split_of, groups) if sp is not None]
+    names = [sp.name for sp in splits]
+    comp_mean = {sp.name: sp.completion_mean for sp in splits}
     ticktext = []
     for n in names:
         if baseline in comp_mean and n != baseline and comp_mean[baseline] > 0:
@@ -709,41 +793,6 @@ def completion_split(runs: Sequence[ChartRun], baseline: str = "fcfs") -> Figure
         else:
             ticktext.append(kit.short(n, 24))
     multi = any(len(g.runs) > 1 for g in groups)
-    run_t: dict[str, Any] = {
-        "type": "bar",
-        "name": "running",
-        "x": names,
-        "y": kit.compact(run_m),
-        "marker": {"color": colours},
-        "customdata": hover_run,
-        "hovertemplate": "<b>%{x}</b><br>%{customdata}<extra></extra>",
-    }
-    wait_t: dict[str, Any] = {
-        "type": "bar",
-        "name": "waiting in the queue",
-        "x": names,
-        "y": kit.compact(wait_m),
-        "marker": {
-            "color": [kit.band_fill(c, 0.35) for c in colours],
-            "line": {"color": colours, "width": 1.5},
-            "pattern": {"shape": "/", "fgcolor": colours, "size": 6},
-        },
-        "customdata": hover_wait,
-        "hovertemplate": "<b>%{x}</b><br>%{customdata}<extra></extra>",
-    }
-    if multi:
-        run_t["error_y"] = {
-            "type": "data",
-            "array": kit.compact(run_err[0]),
-            "arrayminus": kit.compact(run_err[1]),
-            "color": "#444",
-        }
-        wait_t["error_y"] = {
-            "type": "data",
-            "array": kit.compact(comp_err[0]),
-            "arrayminus": kit.compact(comp_err[1]),
-            "color": "#444",
-        }
     notes = [
         "Bar height: mean completion time (arrival to finish) of the completed jobs, split into running "
         "(solid, lower) and waiting in the queue (hatched, upper)."
@@ -754,7 +803,7 @@ def completion_split(runs: Sequence[ChartRun], baseline: str = "fcfs") -> Figure
             "lower segment, of the completion time on top."
         )
     return {
-        "data": [run_t, wait_t] if names else [],
+        "data": _split_bars(splits, multi) if names else [],
         "layout": kit.base_layout(
             "Mean completion time: running + waiting (profile study, Figures 12-13)",
             barmode="stack",

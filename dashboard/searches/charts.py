@@ -51,53 +51,34 @@ def elite_changes(rows: Sequence[Row]) -> list[int]:
     return [int(b["generation"]) for a, b in zip(rows, rows[1:], strict=False) if a["policy"] != b["policy"]]
 
 
-def elite_timeline(rows: Sequence[Row], metric: str) -> Figure:
-    """The elite's fitness per generation over the policy of each stage as a timeline (Figures 5-6).
+def _stage_lane(rows: Sequence[Row], stage: str) -> dict[str, Any]:
+    """One stage's lane: a bar per period of an unchanged policy, the policy written inside."""
+    segs = stage_segments(rows, stage)
+    return {
+        "type": "bar",
+        "orientation": "h",
+        "name": stage,
+        "y": [stage] * len(segs),
+        "base": [a - 0.5 for a, _, _ in segs],
+        "x": [b - a + 1 for a, b, _ in segs],
+        "text": [t for _, _, t in segs],
+        "textposition": "inside",
+        "insidetextanchor": "middle",
+        "hovertext": [f"{stage}={t}<br>generations {a}-{b}" for a, b, t in segs],
+        "hoverinfo": "text",
+        "marker": {
+            "color": [SEGMENT_COLOURS[i % 2] for i in range(len(segs))],
+            "line": {"color": "#555", "width": 1},
+        },
+        "showlegend": False,
+        "xaxis": "x",
+        "yaxis": "y2",
+    }
 
-    Top: the fitness (a step line). Bottom: one lane per stage, one bar per
-    period of an unchanged policy with the policy written inside. Red dashed
-    lines mark the generations where the elite changed.
-    """
-    gens = [int(r["generation"]) for r in rows]
-    data: list[dict[str, Any]] = [
-        {
-            "type": "scatter",
-            "mode": "lines+markers",
-            "name": f"elite {metric.upper()}",
-            "x": gens,
-            "y": [r["fitness"] for r in rows],
-            "line": {"shape": "hv", "color": "#1f77b4"},
-            "marker": {"size": 5},
-            "xaxis": "x",
-            "yaxis": "y",
-            "hovertemplate": "generation %{x}<br>fitness %{y:.6g}<extra></extra>",
-        }
-    ]
-    for stage in STAGES:
-        segs = stage_segments(rows, stage)
-        data.append(
-            {
-                "type": "bar",
-                "orientation": "h",
-                "name": stage,
-                "y": [stage] * len(segs),
-                "base": [a - 0.5 for a, _, _ in segs],
-                "x": [b - a + 1 for a, b, _ in segs],
-                "text": [t for _, _, t in segs],
-                "textposition": "inside",
-                "insidetextanchor": "middle",
-                "hovertext": [f"{stage}={t}<br>generations {a}-{b}" for a, b, t in segs],
-                "hoverinfo": "text",
-                "marker": {
-                    "color": [SEGMENT_COLOURS[i % 2] for i in range(len(segs))],
-                    "line": {"color": "#555", "width": 1},
-                },
-                "showlegend": False,
-                "xaxis": "x",
-                "yaxis": "y2",
-            }
-        )
-    shapes = [
+
+def _change_lines(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """A red dashed line before each generation whose elite changed."""
+    return [
         {
             "type": "line",
             "xref": "x",
@@ -110,8 +91,30 @@ def elite_timeline(rows: Sequence[Row], metric: str) -> Figure:
         }
         for g in elite_changes(rows)
     ]
+
+
+def elite_timeline(rows: Sequence[Row], metric: str) -> Figure:
+    """The elite's fitness per generation over the policy of each stage as a timeline (Figures 5-6).
+
+    Top: the fitness (a step line). Bottom: one lane per stage, one bar per
+    period of an unchanged policy with the policy written inside. Red dashed
+    lines mark the generations where the elite changed.
+    """
+    gens = [int(r["generation"]) for r in rows]
+    fitness = {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": f"elite {metric.upper()}",
+        "x": gens,
+        "y": [r["fitness"] for r in rows],
+        "line": {"shape": "hv", "color": "#1f77b4"},
+        "marker": {"size": 5},
+        "xaxis": "x",
+        "yaxis": "y",
+        "hovertemplate": "generation %{x}<br>fitness %{y:.6g}<extra></extra>",
+    }
     return {
-        "data": data,
+        "data": [fitness, *(_stage_lane(rows, stage) for stage in STAGES)],
         "layout": {
             "title": {"text": f"Elite fitness ({METRIC_TITLES.get(metric, metric)}) and policy per stage"},
             "xaxis": {
@@ -128,7 +131,7 @@ def elite_timeline(rows: Sequence[Row], metric: str) -> Figure:
             },
             "barmode": "overlay",
             "bargap": 0.15,
-            "shapes": shapes,
+            "shapes": _change_lines(rows),
             "showlegend": False,
             "margin": {"l": 70, "r": 20, "t": 50, "b": 50},
             "height": 560,

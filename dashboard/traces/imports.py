@@ -571,75 +571,70 @@ def _read_csv(f: InputFile, options: Mapping[str, Any], name: str, progress: _Re
     )
 
 
-def convert(
-    fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *, name: str, progress: _Reporter
-) -> Converted:
-    """Read the raw files with simcore, fit classes if asked, and write the project trace (no database here)."""
+def _read(
+    fmt: str, by_role: Mapping[str, list[InputFile]], options: Mapping[str, Any], name: str, progress: _Reporter
+) -> ImportResult:
+    """Step 1: the raw files read by simcore's reader of ``fmt`` (rows skipped or dropped in its report)."""
     from simcore.traces import importer
-    from simcore.traces.tracefile import write_trace
 
-    by_role: dict[str, list[InputFile]] = {}
-    for f in files:
-        by_role.setdefault(f.role, []).append(f)
     if fmt == TraceFormat.CSV:
-        result = _read_csv(by_role[ImportRole.TRACE][0], options, name, progress)
-    elif fmt == TraceFormat.WFCOMMONS:
-        result = importer.import_trace(
+        return _read_csv(by_role[ImportRole.TRACE][0], options, name, progress)
+    if fmt == TraceFormat.WFCOMMONS:
+        return importer.import_trace(
             "wfcommons",
             [_named(f.content, f.filename) for f in by_role[ImportRole.TRACE]],
             cluster=options.get("cluster"),
             name=name,
             progress=progress,
         )
-    else:
-        main = by_role.get(ImportRole.TASK_EVENTS) or by_role.get(ImportRole.TRACE) or []
-        machines = by_role.get(ImportRole.MACHINE_EVENTS)
-        result = importer.import_trace(
-            fmt,  # type: ignore[arg-type]
-            [_named(f.content, f.filename) for f in main],
-            job_events=[_named(f.content, f.filename) for f in by_role.get(ImportRole.JOB_EVENTS, [])],
-            machine_events=_named(machines[0].content, machines[0].filename) if machines else None,
-            cluster=options.get("cluster"),
-            start_s=options["start_s"],
-            end_s=options["end_s"],
-            unfinished=options["unfinished"],
-            running_at_start=options.get("running_at_start", "keep"),
-            on_error=options["on_error"],
-            name=name,
-            progress=progress,
-        )
-        if options["on_error"] == "skip" and not result.report.rows_skipped:
-            result.report.notes.append("on_error=skip: no row needed skipping")
-    wl: Workload = result.workload
-    derived = (
-        result.cluster
-        if options.get("cluster") is None
-        and (fmt in (TraceFormat.SWF, "alibaba", "azure") or ImportRole.MACHINE_EVENTS in by_role)
-        else None
+    main = by_role.get(ImportRole.TASK_EVENTS) or by_role.get(ImportRole.TRACE) or []
+    machines = by_role.get(ImportRole.MACHINE_EVENTS)
+    result = importer.import_trace(
+        fmt,  # type: ignore[arg-type]
+        [_named(f.content, f.filename) for f in main],
+        job_events=[_named(f.content, f.filename) for f in by_role.get(ImportRole.JOB_EVENTS, [])],
+        machine_events=_named(machines[0].content, machines[0].filename) if machines else None,
+        cluster=options.get("cluster"),
+        start_s=options["start_s"],
+        end_s=options["end_s"],
+        unfinished=options["unfinished"],
+        running_at_start=options.get("running_at_start", "keep"),
+        on_error=options["on_error"],
+        name=name,
+        progress=progress,
     )
-    classes = None
-    if options.get("classes"):
-        progress.write("fitting job classes", 0.99)
-        c = options["classes"]
-        result = importer.classify(
-            result, c["k"], window_hours=c["window_hours"], seed=c["seed"], use_duration=c["use_duration"]
-        )
-        wl = result.workload
-        classes = clean_json(importer.class_table_dict(wl))
-    progress.write("storing the trace", 0.99)
-    main_file = files[0]
+    if options["on_error"] == "skip" and not result.report.rows_skipped:
+        result.report.notes.append("on_error=skip: no row needed skipping")
+    return result
+
+
+def _stored_file(
+    fmt: str,
+    main_file: InputFile,
+    wl: Workload,
+    result: ImportResult,
+    options: Mapping[str, Any],
+    name: str,
+    *,
+    classified: bool,
+) -> tuple[str, bytes, str]:
+    """Step 3: the project trace to store (file name, gzip bytes, SHA-256 of the text)."""
+    from simcore.traces.tracefile import write_trace
+
     as_sent = not (options.get("map") or options.get("where") or result.report.rows_skipped or result.report.dropped)
-    if fmt == TraceFormat.CSV and classes is None and as_sent:
+    if fmt == TraceFormat.CSV and not classified and as_sent:
         # The user's own file, byte for byte, as before background imports (read_trace found no fault in it).
         raw = main_file.content if main_file.filename.lower().endswith(".gz") else gzip.decompress(main_file.content)
-        filename, content_gz, digest = main_file.filename, gzip.compress(raw, 1), hashlib.sha256(raw).hexdigest()
-    else:
-        buf = io.BytesIO()
-        with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1, mtime=0) as gz:
-            out = _HashingWriter(gz)
-            write_trace(wl, out)  # type: ignore[arg-type]
-        filename, content_gz, digest = f"{_stem(name)}.csv", buf.getvalue(), out.hash.hexdigest()
-    report = clean_json(importer.summary(result))
+        return main_file.filename, gzip.compress(raw, 1), hashlib.sha256(raw).hexdigest()
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1, mtime=0) as gz:
+        out = _HashingWriter(gz)
+        write_trace(wl, out)  # type: ignore[arg-type]
+    return f"{_stem(name)}.csv", buf.getvalue(), out.hash.hexdigest()
+
+
+def _info(fmt: str, wl: Workload, result: ImportResult, classes: dict[str, Any] | None) -> dict[str, Any]:
+    """Step 4: what the uploads page says of the stored trace."""
     info: dict[str, Any] = {
         "jobs": int(wl.n_jobs),
         "hours": float(wl.horizon_s) / 3600.0,
@@ -653,7 +648,41 @@ def convert(
         info["classes"] = len(classes["classes"])
     if wl.graph is not None:  # jobs made of tasks: "jobs" above counts tasks
         info["task_jobs"] = int(wl.graph.n_jobs)
-    return Converted(filename, content_gz, digest, info, report, classes, derived)
+    return info
+
+
+def convert(
+    fmt: str, files: Sequence[InputFile], options: Mapping[str, Any], *, name: str, progress: _Reporter
+) -> Converted:
+    """Read the raw files with simcore, fit classes if asked, and write the project trace (no database here)."""
+    from simcore.traces import importer
+
+    by_role: dict[str, list[InputFile]] = {}
+    for f in files:
+        by_role.setdefault(f.role, []).append(f)
+    result = _read(fmt, by_role, options, name, progress)
+    wl: Workload = result.workload
+    derived = (
+        result.cluster
+        if options.get("cluster") is None
+        and (fmt in (TraceFormat.SWF, "alibaba", "azure") or ImportRole.MACHINE_EVENTS in by_role)
+        else None
+    )
+    classes = None
+    if options.get("classes"):  # step 2: job classes by k-means
+        progress.write("fitting job classes", 0.99)
+        c = options["classes"]
+        result = importer.classify(
+            result, c["k"], window_hours=c["window_hours"], seed=c["seed"], use_duration=c["use_duration"]
+        )
+        wl = result.workload
+        classes = clean_json(importer.class_table_dict(wl))
+    progress.write("storing the trace", 0.99)
+    filename, content_gz, digest = _stored_file(
+        fmt, files[0], wl, result, options, name, classified=classes is not None
+    )
+    report = clean_json(importer.summary(result))
+    return Converted(filename, content_gz, digest, _info(fmt, wl, result, classes), report, classes, derived)
 
 
 def execute_import(upload_id: int, worker: str = "", give_back: int | None = None) -> str:
