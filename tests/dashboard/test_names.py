@@ -192,6 +192,8 @@ def _name_fields() -> dict[str, Any]:
                 continue
             if issubclass(cls, forms.BaseForm):
                 fields = cls.base_fields
+            elif issubclass(cls, serializers.ModelSerializer) and not hasattr(cls, "Meta"):
+                continue  # a base of model serializers (dashboard.api.serializers.SharedRowSerializer): no model
             elif issubclass(cls, serializers.Serializer) and not inspect.isabstract(cls):
                 fields = cls().fields
             else:
