@@ -233,22 +233,25 @@ def parse_expr(text: str, item: str | None = None) -> Expr:
 
 
 def _added_constant(inner: list[tuple[str, str]], item: str) -> float:
-    """The number of ``column+number``; a missing, non-numeric or trailing part is named in the message."""
+    """The number of ``column+number``; a missing, non-numeric or trailing part is named in the message.
+
+    Messages repeat the item after the first ': ', which is all the API shows.
+    """
     column = inner[0][1]
     if len(inner) == 2:
-        raise ParameterError(f"--map {item!r}: '+' needs a number after it, e.g. {column}+1078")
+        raise ParameterError(f"--map {item!r}: {item}: '+' needs a number after it, e.g. {column}+1078")
     kind, v = inner[2]
     if kind != "num":
         raise ParameterError(
-            f"--map {item!r}: '+' adds a constant (a number of the column's unit), got {v!r}; "
+            f"--map {item!r}: {item}: '+' adds a constant (a number of the column's unit), got {v!r}; "
             f"e.g. {column}+1078 (subtract a column with '-')"
         )
     if len(inner) > 3:
         extra = "".join(t for _, t in inner[3:])
-        raise ParameterError(f"--map {item!r}: unexpected {extra!r} after {column}+{v} (one constant only)")
+        raise ParameterError(f"--map {item!r}: {item}: unexpected {extra!r} after {column}+{v} (one constant only)")
     x = float(v)
     if not math.isfinite(x):
-        raise ParameterError(f"--map {item!r}: the constant {v} is too large")
+        raise ParameterError(f"--map {item!r}: {item}: the constant {v} is too large")
     return x
 
 

@@ -55,11 +55,11 @@ def test_an_added_constant_parses_and_prints_back() -> None:
 @pytest.mark.parametrize(
     ("item", "words"),
     [
-        ("submit_s=t+", "--map 'submit_s=t+': '+' needs a number after it, e.g. t+1078"),
-        ("submit_s=t+x", "--map 'submit_s=t+x': '+' adds a constant (a number of the column's unit), got 'x'"),
+        ("submit_s=t+", "--map 'submit_s=t+': submit_s=t+: '+' needs a number after it, e.g. t+1078"),
+        ("submit_s=t+x", "--map 'submit_s=t+x': submit_s=t+x: '+' adds a constant (a number of the column's unit), got 'x'"),
         ("submit_s=t+-5", "'+' adds a constant (a number of the column's unit), got '-'"),
-        ("submit_s=t+1078abc", "--map 'submit_s=t+1078abc': unexpected 'abc' after t+1078 (one constant only)"),
-        ("submit_s=t+1e999", "--map 'submit_s=t+1e999': the constant 1e999 is too large"),
+        ("submit_s=t+1078abc", "--map 'submit_s=t+1078abc': submit_s=t+1078abc: unexpected 'abc' after t+1078 (one constant only)"),
+        ("submit_s=t+1e999", "--map 'submit_s=t+1e999': submit_s=t+1e999: the constant 1e999 is too large"),
         ("submit_s=t+5*2", "put a scaled difference in parentheses"),
     ],
 )
