@@ -164,7 +164,9 @@ def ranked_capacities(cluster: Cluster, load: FloatArray) -> FloatArray:
     loaded machine is rarely given a small configuration.
     """
     if tuple(cluster.resources) != ("cpu", "mem"):
-        raise ParameterError(f"as-is placement needs a cluster of cpu and mem; {cluster.name!r} has {cluster.resources}")
+        raise ParameterError(
+            f"as-is placement needs a cluster of cpu and mem; {cluster.name!r} has {cluster.resources}"
+        )
     n = len(load)
     share = cluster.counts / cluster.counts.sum() * n
     counts = np.floor(share).astype(np.int64)
@@ -176,9 +178,7 @@ def ranked_capacities(cluster: Cluster, load: FloatArray) -> FloatArray:
     return out
 
 
-def _place(
-    machine: IntArray, request: FloatArray, ids: list[int], capacity: FloatArray
-) -> tuple[IntArray, int, int]:
+def _place(machine: IntArray, request: FloatArray, ids: list[int], capacity: FloatArray) -> tuple[IntArray, int, int]:
     """Each task on its machine's row while it fits (task order); (placement, over capacity, unknown machine)."""
     row = {mid: i for i, mid in enumerate(ids)}
     free = capacity.copy()

@@ -470,6 +470,7 @@ def stream_google2011(
     """
     from simcore.clusterfile import write_cluster
     from simcore.traces.google_stream import import_google2011_to
+
     d = Path(out_dir)
     try:
         d.mkdir(parents=True, exist_ok=True)

@@ -56,9 +56,15 @@ def test_an_added_constant_parses_and_prints_back() -> None:
     ("item", "words"),
     [
         ("submit_s=t+", "--map 'submit_s=t+': submit_s=t+: '+' needs a number after it, e.g. t+1078"),
-        ("submit_s=t+x", "--map 'submit_s=t+x': submit_s=t+x: '+' adds a constant (a number of the column's unit), got 'x'"),
+        (
+            "submit_s=t+x",
+            "--map 'submit_s=t+x': submit_s=t+x: '+' adds a constant (a number of the column's unit), got 'x'",
+        ),
         ("submit_s=t+-5", "'+' adds a constant (a number of the column's unit), got '-'"),
-        ("submit_s=t+1078abc", "--map 'submit_s=t+1078abc': submit_s=t+1078abc: unexpected 'abc' after t+1078 (one constant only)"),
+        (
+            "submit_s=t+1078abc",
+            "--map 'submit_s=t+1078abc': submit_s=t+1078abc: unexpected 'abc' after t+1078 (one constant only)",
+        ),
         ("submit_s=t+1e999", "--map 'submit_s=t+1e999': submit_s=t+1e999: the constant 1e999 is too large"),
         ("submit_s=t+5*2", "put a scaled difference in parentheses"),
     ],
@@ -141,7 +147,9 @@ def test_the_total_count_is_held_to_simcore_max_jobs_before_any_copy(
 
 def test_a_row_claiming_a_trillion_copies_is_refused_without_allocating(tmp_path: Path) -> None:
     # 10^12 copies of a row would be 10^12 x 5 floats: the bound must stop it before np.repeat.
-    path = _v2017(tmp_path, ["0,60,1,1,1000000000000,Terminated,100,0.1\n", "5,60,1,2,1000000000000,Terminated,1,0.1\n"])
+    path = _v2017(
+        tmp_path, ["0,60,1,1,1000000000000,Terminated,100,0.1\n", "5,60,1,2,1000000000000,Terminated,1,0.1\n"]
+    )
     with pytest.raises(InputError, match=r"count=number_of_instances is above the bound 1e\+08"):
         read_mapped(path, parse_map(AFTER))
 

@@ -88,11 +88,15 @@ def test_the_real_part_0_from_800_s_on_its_own_is_a_lower_bound_of_the_same_wind
     mid = importer.summary(importer.import_trace("google2011", [b"".join(lines[300_000:])]))
     full = importer.summary(importer.import_trace("google2011", [PART0], start_s=800.591))
     assert mid["utilisation_estimate"]["cpu"] == pytest.approx(0.053134, abs=1e-6)
-    assert mid["utilisation_estimate_is"].startswith("a lower bound: the input begins mid-trace (first event at 800.591 s)")
+    assert mid["utilisation_estimate_is"].startswith(
+        "a lower bound: the input begins mid-trace (first event at 800.591 s)"
+    )
     assert mid["warnings"] == [mid["warnings"][0]] and mid["warnings"][0].startswith("the input begins mid-trace")
     assert full["utilisation_estimate"]["cpu"] == pytest.approx(1.125, abs=1e-3)
     assert "utilisation_estimate_is" not in full
-    assert len(full["warnings"]) == 1 and "cannot keep up (utilisation estimate cpu 1.13, above 1)" in full["warnings"][0]
+    assert (
+        len(full["warnings"]) == 1 and "cannot keep up (utilisation estimate cpu 1.13, above 1)" in full["warnings"][0]
+    )
 
 
 # -- item 6: a truncated SWF log ---------------------------------------------------------------------
@@ -106,9 +110,7 @@ def test_an_swf_log_with_fewer_records_than_its_header_claims_warns(tmp_path: Pa
         "(7 missing, 30.0% read). The jobs missing are not simulated; check the download (or give every part of "
         "a split log)"
     ]
-    assert importer.summary(importer.import_trace("swf", [path]))["warnings"][0].startswith(
-        "the log looks truncated"
-    )
+    assert importer.summary(importer.import_trace("swf", [path]))["warnings"][0].startswith("the log looks truncated")
 
 
 def test_max_jobs_is_the_fallback_and_a_complete_log_says_so_in_its_notes(tmp_path: Path) -> None:
@@ -119,7 +121,7 @@ def test_max_jobs_is_the_fallback_and_a_complete_log_says_so_in_its_notes(tmp_pa
 
 
 def test_a_cleaned_log_subtracts_the_jobs_its_filters_removed(tmp_path: Path) -> None:
-    header = "MaxJobs: 6\nMaxRecords: 6\nMaxProcs: 4\nNote: THIS IS A CLEANED VERSION OF THE LOG!\n   user=3 (3 jobs removed)"
+    header = "MaxJobs: 6\nMaxRecords: 6\nMaxProcs: 4\nNote: A CLEANED VERSION OF THE LOG!\n   user=3 (3 jobs removed)"
     res = read_swf(_swf(tmp_path, header, [(0, 10, 1), (5, 10, 1), (9, 10, 1)]))
     assert res.report.warnings == []
     assert any("MaxRecords 6 minus 3 removed by the log's cleaning: 3 records, all read" in n for n in res.report.notes)
@@ -149,4 +151,7 @@ def test_the_real_cleaned_nasa_log_is_complete() -> None:
     nasa = shared_data("pwa-swf", "NASA-iPSC-1993-3.1-cln.swf.gz")
     res = read_swf(nasa)
     assert res.report.warnings == []
-    assert any("MaxRecords 42,264 minus 24,025 removed by the log's cleaning: 18,239 records, all read" in n for n in res.report.notes)
+    assert any(
+        "MaxRecords 42,264 minus 24,025 removed by the log's cleaning: 18,239 records, all read" in n
+        for n in res.report.notes
+    )

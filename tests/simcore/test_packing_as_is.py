@@ -17,7 +17,9 @@ from tests.conftest import shared_data
 OFFSET_US = 600_000_000
 
 
-def _row(t_s: float, job: int, idx: int, ev: int, machine: int | str = "", cpu: float | str = "", mem: float | str = "") -> str:
+def _row(
+    t_s: float, job: int, idx: int, ev: int, machine: int | str = "", cpu: float | str = "", mem: float | str = ""
+) -> str:
     t = 0 if t_s == 0 else OFFSET_US + int(round(t_s * 1e6))
     return f"{t},,{job},{idx},{machine},{ev},user,0,9,{cpu},{mem},0.0,0\n"
 
@@ -101,7 +103,9 @@ def test_without_machine_events_the_named_machines_get_the_clusters_mix_largest_
 
 
 def test_ranked_capacities_keep_the_clusters_proportions() -> None:
-    cluster = Cluster("c", ("cpu", "mem"), ("a", "b", "c"), np.array([5, 3, 2]), np.array([[1, 1], [0.5, 0.5], [0.25, 0.5]]))
+    cluster = Cluster(
+        "c", ("cpu", "mem"), ("a", "b", "c"), np.array([5, 3, 2]), np.array([[1, 1], [0.5, 0.5], [0.25, 0.5]])
+    )
     load = np.array([[0.1, 0.1], [0.9, 0.9], [0.5, 0.5], [0.2, 0.0]])
     # 4 machines: shares 2, 1.2, 0.8 -> 2, 1, 1 by largest remainder; ranked by cpu + mem.
     np.testing.assert_allclose(ranked_capacities(cluster, load), [[0.5, 0.5], [1, 1], [1, 1], [0.25, 0.5]])
