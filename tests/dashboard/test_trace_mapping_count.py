@@ -63,3 +63,22 @@ def test_api_upload_with_a_negative_count_fails_naming_the_line(owner: User) -> 
     assert imports.execute_import(up.pk) == ImportStatus.FAILED
     up.refresh_from_db()
     assert "c.csv, line 3: count=n is negative (-3)" in up.error
+
+
+def test_the_upload_page_labels_a_mid_trace_google_estimate_a_lower_bound(owner_client: Any) -> None:
+    from django.urls import reverse
+
+    from dashboard import imports
+    from dashboard.models import ImportStatus
+    from tests.dashboard.test_trace_import import _page_upload, _text
+    from tests.simcore.test_traces_google2011 import _row
+
+    part = "".join(_row(t, 2, 0, ev, cpu=0.5, mem=0.5) for t, ev in ((1000, 0), (1000, 1), (1100, 4))).encode()
+    assert _page_upload(owner_client, "google2011", [("part-00003-of-00500.csv", part)]).status_code == 302
+    up = TraceUpload.objects.get()
+    assert imports.execute_import(up.pk) == ImportStatus.READY, up.error
+    up.refresh_from_db()
+    assert up.report["utilisation_estimate_is"].startswith("a lower bound: the input begins mid-trace")
+    page = _text(owner_client.get(reverse("trace-import-detail", args=[up.pk])))
+    assert "Utilisation estimate (a lower bound: the input begins mid-trace (first event at 1000 s)" in page
+    assert "the input begins mid-trace (first event at 1000 s, not at 0: part 00000 is not read)" in page
