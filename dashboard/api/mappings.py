@@ -38,7 +38,10 @@ class MappingCreateSerializer(StrictSerializer):
         max_length=100, help_text="a map of the same name is replaced", validators=[validate_name]
     )
     map = serializers.CharField(
-        max_length=2000, help_text="e.g. submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100"
+        max_length=2000,
+        help_text="e.g. submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100; "
+        "count=number_of_instances makes each row that many identical jobs, submit_s=task_create_time+1078 "
+        "adds a constant",
     )
     where = serializers.CharField(
         max_length=2000, required=False, allow_blank=True, default="", help_text="e.g. status=Terminated"

@@ -18,6 +18,8 @@ TARGETS: tuple[tuple[str, str, bool], ...] = (
     ("duration_s", "duration (s)", True),
     ("cpu", "cpu request", True),
     ("mem", "mem request", False),
+    # A row standing for several identical jobs (Alibaba v2017 batch_task's number_of_instances).
+    ("count", "identical copies (count)", False),
 )
 SCALES = [("", "as is"), ("/", "divided by"), ("*", "times")]
 
@@ -42,7 +44,8 @@ class MapForm(forms.Form):
         label="or type the map",
         max_length=2000,
         help_text="instead of the choices above, e.g. submit_s=start_time,duration_s=end_time-start_time,"
-        "cpu=plan_cpu/100,mem=plan_mem (the --map grammar of simcore import)",
+        "cpu=plan_cpu/100,mem=plan_mem (the --map grammar of simcore import); a constant keeps rows before "
+        "the trace's zero (submit_s=task_create_time+1078), count=number_of_instances makes identical copies",
     )
     where = forms.CharField(
         required=False,

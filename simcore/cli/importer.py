@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from simcore.cli.argtypes import nonneg_int, nonneg_seconds, positive_float, positive_int, seed_int
+from simcore.cli.argtypes import finite_float, nonneg_int, nonneg_seconds, positive_float, positive_int, seed_int
 from simcore.core.errors import InputError, ParameterError
 from simcore.traces import ImportProgress, ProgressFn
 from simcore.traces.importer import FORMATS, classify, import_trace, stream_google2011, summary, write_outputs
@@ -54,7 +54,8 @@ def _common_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--start",
-        type=nonneg_seconds,
+        # Checked in main(): a negative start gets a message that points a CSV at the map's added constant.
+        type=finite_float,
         default=None,
         metavar="S",
         help="window start in seconds (Google: trace time minus the 600 s offset); default: the first event "
@@ -86,7 +87,9 @@ def _csv_options(m: argparse._ArgumentGroup) -> None:
         dest="column_map",
         metavar="MAP",
         help="target=expression items separated by commas: a column, a difference of two (end-start), "
-        "a scaled one (plan_cpu/100, (end-start)/1000); targets submit_s, duration_s, resources, job. "
+        "a column plus a constant (task_create_time+1078: keeps rows before the trace's zero), "
+        "a scaled one (plan_cpu/100, (end-start)/1000); targets submit_s, duration_s, resources, job, "
+        "count (each row becomes that many identical jobs, e.g. count=number_of_instances). "
         "e.g. submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100,mem=plan_mem",
     )
     m.add_argument(
@@ -216,6 +219,19 @@ def _expand_google(args: argparse.Namespace) -> tuple[list[str], list[str], str 
     return tasks, jobs, machines
 
 
+def _check_start(args: argparse.Namespace) -> None:
+    """A negative --start is refused: arrivals are times >= 0. A CSV's rows before its zero take a constant instead."""
+    if args.start is None or args.start >= 0:
+        return
+    hint = (
+        "; to keep a CSV's rows before its zero, add a constant in --map instead, e.g. "
+        f"submit_s=task_create_time+{-args.start:g}"
+        if args.format == "csv"
+        else ""
+    )
+    raise ParameterError(f"--start must be a non-negative number of seconds, got {args.start:g}{hint}")
+
+
 def _printer() -> ProgressFn:
     last = [0.0]
 
@@ -236,6 +252,7 @@ def _printer() -> ProgressFn:
 def main(args: argparse.Namespace) -> int:
     """Run ``simcore import``; prints the JSON summary. Errors propagate as SimcoreError (exit 2)."""
     cpu0 = time.process_time()
+    _check_start(args)
     if args.end is not None and args.start is not None and args.end <= args.start:
         raise ParameterError(f"--end ({args.end}) must be after --start ({args.start})")
     inputs: list[str] = list(args.inputs)

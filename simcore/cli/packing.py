@@ -23,6 +23,12 @@ def add_parser(subparsers: Any) -> None:
         help="with --trace: keep only tasks of at least this priority (9: production work, priorities 9-11, "
         "as the paper's snapshots held)",
     )
+    p.add_argument(
+        "--machine-events",
+        metavar="FILE",
+        help="with --trace and --placed-by as-is: the machines alive at --time and their capacities (default: "
+        "the machines the tasks name, given the cluster's configurations, the largest to the most loaded)",
+    )
     p.add_argument("--workload", help="workload preset or file: a run's state at --time (with --scheduler)")
     p.add_argument("--scheduler", help="scheduler of the run (with --workload)")
     p.add_argument(
@@ -37,7 +43,7 @@ def add_parser(subparsers: Any) -> None:
         "--placed-by",
         default="arrival",
         help="repack the snapshot first: an ordering (arrival, cpu, mem, sum), a scheduler name, or 'as-is' "
-        "(a run's own placement); trace snapshots start all pending (default arrival)",
+        "(a run's own placement; with --trace, the machines the trace's SCHEDULE rows name) (default arrival)",
     )
     p.add_argument("--ordering", default="arrival", help="ordering inflation and compaction repack with")
     p.add_argument("--units", default="", help="hole unit sizes, fractions of the median machine (default Figure 1's)")
@@ -65,6 +71,18 @@ def _packing_snapshot(args: argparse.Namespace) -> Any:
     from simcore.packing import ORDERINGS, pack, sources
 
     cluster = api.resolve_cluster(args.cluster)
+    if args.machine_events and not (args.trace and args.placed_by == "as-is"):
+        raise UsageError("--machine-events applies to --trace with --placed-by as-is")
+    if args.trace and args.placed_by == "as-is":
+        from simcore.packing.trace_placement import google2011_as_is
+
+        return google2011_as_is(
+            list(args.trace),
+            cluster,
+            args.time,
+            machine_events=args.machine_events,
+            min_priority=args.min_priority,
+        )
     if args.trace:
         snap = sources.from_google2011(list(args.trace), cluster, args.time, min_priority=args.min_priority)
     elif args.min_priority is not None:

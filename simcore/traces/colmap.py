@@ -9,17 +9,26 @@ Grammar of a map (``--map``)::
 
     map    := item ("," item)*
     item   := target "=" expr
-    expr   := column | column "-" operand | column scale | "(" column "-" operand ")" scale
-    operand:= column | number
+    expr   := column | column shift | column scale | "(" column shift ")" scale
+    shift  := "-" column | "-" number | "+" number
     scale  := ("*" | "/") number
 
 ``target`` is ``submit_s`` (s), ``duration_s`` (s), ``job`` (an integer job
-id: rows with the same id are the tasks of one job) or a resource name (any
-other name, e.g. ``cpu``, ``mem``: one column per resource, in map order).
-``submit_s`` and ``duration_s`` are required. Examples::
+id: rows with the same id are the tasks of one job), ``count`` (a
+non-negative integer: the row becomes that many identical jobs, e.g. an
+Alibaba v2017 ``batch_task`` row's ``number_of_instances``; a row of count 0
+becomes none, counted) or a resource name (any other name, e.g. ``cpu``,
+``mem``: one column per resource, in map order). ``submit_s`` and
+``duration_s`` are required. The total count is held to
+``SIMCORE_MAX_JOBS`` before any copy is made. Examples::
 
     submit_s=start_time,duration_s=end_time-start_time,cpu=plan_cpu/100,mem=plan_mem/100
     submit_s=(task_create_time-1500000000)/1000,...
+    submit_s=task_create_time+1078,...,count=number_of_instances
+
+An added constant (``+1078``) keeps the rows before a trace's zero (negative
+times, which are refused): it moves the zero earlier. A negative window
+start is refused instead, so that every arrival stays a time >= 0.
 
 A difference is scaled only in parentheses (``a-b/100`` is refused: it would
 read as ``a-(b/100)``), and a map refuses a column minus itself (``end-end``:
@@ -50,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from simcore.core.errors import InputError, ParameterError
-from simcore.core.limits import max_request, max_trace_seconds
+from simcore.core.limits import check_jobs, max_jobs, max_request, max_trace_seconds
 from simcore.core.model import FloatArray, IntArray, Workload
 from simcore.sources import source_label
 from simcore.traces._stream import RowErrors
@@ -58,9 +67,12 @@ from simcore.traces._stream import RowErrors
 SUBMIT = "submit_s"
 DURATION = "duration_s"
 JOB = "job"
+COUNT = "count"
 REQUIRED = (SUBMIT, DURATION)
 #: Targets that are not resources.
-SPECIAL = (SUBMIT, DURATION, JOB)
+SPECIAL = (SUBMIT, DURATION, JOB, COUNT)
+#: Targets whose values must be whole numbers.
+INTEGER = (JOB, COUNT)
 #: Lines per parsing chunk: the csv module's rows are Python lists, so a chunk bounds the memory they take
 #: (65,536 rows of 9 short fields: about 40 MB).
 CHUNK_LINES = 65_536
@@ -70,7 +82,7 @@ PREVIEW_ROWS = 10
 _NAME = r"[A-Za-z_][A-Za-z0-9_.:]*(?: +[A-Za-z0-9_.:]+)*"
 _NUM = r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?"
 _TARGET = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUM})|(?P<name>{_NAME})|(?P<op>[-*/()]))")
+_TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUM})|(?P<name>{_NAME})|(?P<op>[-+*/()]))")
 
 
 # -- the grammar -------------------------------------------------------------------------------
@@ -80,7 +92,8 @@ _TOKEN = re.compile(rf"\s*(?:(?P<num>{_NUM})|(?P<name>{_NAME})|(?P<op>[-*/()]))"
 class Expr:
     """``column`` [``- minus``] [``op factor``]: a column, a difference, a scaled column or scaled difference.
 
-    ``minus`` is a column name or a number (a constant offset, e.g. the trace's epoch).
+    ``minus`` is a column name or a number (a constant offset, e.g. the trace's epoch); an added
+    constant (``column+1078``) is a negative ``minus``.
     """
 
     column: str
@@ -93,8 +106,10 @@ class Expr:
 
     def text(self) -> str:
         s = self.column
-        if self.minus is not None:
-            s += "-" + (self.minus if isinstance(self.minus, str) else _num(self.minus))
+        if isinstance(self.minus, str):
+            s += "-" + self.minus
+        elif self.minus is not None:
+            s += ("+" + _num(-self.minus)) if self.minus < 0 else ("-" + _num(self.minus))
         if self.op is not None and self.factor is not None:
             s = (f"({s})" if self.minus is not None else s) + self.op + _num(self.factor)
         return s
@@ -190,11 +205,13 @@ def parse_expr(text: str, item: str | None = None) -> Expr:
         raise ParameterError(f"--map {item!r}: expected a column name, got {got!r}")
     column = inner[0][1]
     minus: str | float | None = None
-    if len(inner) > 1:
+    if len(inner) > 1 and inner[1] == ("op", "+"):
+        minus = -_added_constant(inner, item)
+    elif len(inner) > 1:
         if inner[1] != ("op", "-") or len(inner) != 3 or inner[2][0] not in ("name", "num"):
             raise ParameterError(
-                f"--map {item!r}: expected 'column', 'column-column', 'column-number' or a scaled one "
-                "('column/100', '(a-b)/1000')"
+                f"--map {item!r}: expected 'column', 'column-column', 'column-number', 'column+number' or a "
+                "scaled one ('column/100', '(a-b)/1000')"
             )
         minus = inner[2][1] if inner[2][0] == "name" else _number(inner[2], item)
     if paren and minus is None:
@@ -213,6 +230,29 @@ def parse_expr(text: str, item: str | None = None) -> Expr:
     elif paren:
         raise ParameterError(f"--map {item!r}: a difference in parentheses needs a scale, e.g. '(a-b)/1000'")
     return Expr(column, minus, op, factor)
+
+
+def _added_constant(inner: list[tuple[str, str]], item: str) -> float:
+    """The number of ``column+number``; a missing, non-numeric or trailing part is named in the message.
+
+    Messages repeat the item after the first ': ', which is all the API shows.
+    """
+    column = inner[0][1]
+    if len(inner) == 2:
+        raise ParameterError(f"--map {item!r}: {item}: '+' needs a number after it, e.g. {column}+1078")
+    kind, v = inner[2]
+    if kind != "num":
+        raise ParameterError(
+            f"--map {item!r}: {item}: '+' adds a constant (a number of the column's unit), got {v!r}; "
+            f"e.g. {column}+1078 (subtract a column with '-')"
+        )
+    if len(inner) > 3:
+        extra = "".join(t for _, t in inner[3:])
+        raise ParameterError(f"--map {item!r}: {item}: unexpected {extra!r} after {column}+{v} (one constant only)")
+    x = float(v)
+    if not math.isfinite(x):
+        raise ParameterError(f"--map {item!r}: {item}: the constant {v} is too large")
+    return x
 
 
 def parse_map(text: str) -> Mapping:
@@ -321,6 +361,9 @@ class Mapped:
     filtered: int
     header: list[str]
     notes: list[str] = field(default_factory=list)
+    #: With a ``count`` target: the rows kept (before copying) and those of count 0 (no job).
+    count_rows: int = 0
+    zero_count: int = 0
 
 
 def _floats(strs: list[str]) -> tuple[FloatArray, list[str | None] | None]:
@@ -345,6 +388,8 @@ def _floats(strs: list[str]) -> tuple[FloatArray, list[str | None] | None]:
 
 
 def _bound(target: str) -> float:
+    if target == COUNT:
+        return float(max_jobs())
     return float(max_trace_seconds() if target in (SUBMIT, DURATION) else max_request())
 
 
@@ -357,6 +402,15 @@ def _evaluate(e: Expr, cols: dict[str, FloatArray]) -> FloatArray:
     elif e.op == "/" and e.factor is not None:
         v = v / e.factor
     return np.asarray(v, dtype=np.float64)
+
+
+def _shift_hint(e: Expr, v: float) -> str:
+    """For a negative submission time: the added constant (in the column's unit) that would keep the row."""
+    if isinstance(e.minus, str):
+        return ""  # a difference of two columns: a constant is not the fix
+    need = -v * (e.factor or 1.0) if e.op == "/" else -v / (e.factor or 1.0) if e.op == "*" else -v
+    shifted = Expr(e.column, (e.minus or 0.0) - math.ceil(need), e.op, e.factor)
+    return f" (a row before the trace's zero: an added constant keeps it, e.g. submit_s={shifted.text()})"
 
 
 class _Chunks:
@@ -417,10 +471,9 @@ class _Chunks:
                 values[:, t] = _evaluate(e, cols)
         limit = np.array([_bound(t) for t in self.targets])
         wrong = ~bad[:, None] & (~np.isfinite(values) | (values < 0) | (values > limit))
-        job_t = self.targets.index(JOB) if JOB in self.targets else None
-        if job_t is not None:
-            jv = values[:, job_t]
-            wrong[:, job_t] |= ~bad & np.isfinite(jv) & (jv != np.floor(jv))
+        for t in (self.targets.index(x) for x in INTEGER if x in self.targets):
+            iv = values[:, t]
+            wrong[:, t] |= ~bad & np.isfinite(iv) & (iv != np.floor(iv))
         for j in np.flatnonzero(wrong.any(axis=1)).tolist():
             for t in np.flatnonzero(wrong[j]).tolist():
                 v = float(values[j, t])
@@ -435,7 +488,10 @@ class _Chunks:
                 )
                 kind = what.split(" ")[0] if what.startswith("above") else what
                 target, expr = self.b.mapping.items[t]
-                problems.setdefault(j, []).append((f"{target} {kind}", f"{target}={expr.text()} is {what} ({v:g})"))
+                hint = _shift_hint(expr, v) if target == SUBMIT and what == "negative" else ""
+                problems.setdefault(j, []).append(
+                    (f"{target} {kind}", f"{target}={expr.text()} is {what} ({v:g}){hint}")
+                )
             bad[j] = True
         for j in sorted(problems):
             found = problems[j]
@@ -492,7 +548,29 @@ def read_mapped(
         why = "no row passed the filter" if chunks.filtered and not errors.skipped else "no jobs"
         raise InputError(f"{why} ({chunks.rows_read} rows read, {errors.skipped} skipped)", file=label)
     data = np.concatenate(chunks.out)
-    return Mapped(_workload(data, mapping, label, name), chunks.rows_read, errors, chunks.filtered, header)
+    rows, zero = len(data), 0
+    if COUNT in mapping.targets:
+        data, zero = _copies(data, mapping, label)
+    got = Mapped(_workload(data, mapping, label, name), chunks.rows_read, errors, chunks.filtered, header)
+    got.count_rows, got.zero_count = (rows, zero) if COUNT in mapping.targets else (0, 0)
+    return got
+
+
+def _copies(data: FloatArray, mapping: Mapping, label: str) -> tuple[FloatArray, int]:
+    """Each row repeated ``count`` times (adjacent, so a stable sort keeps the copies together); rows of count 0 go.
+
+    The total is checked against ``SIMCORE_MAX_JOBS`` *before* the copies are
+    made: one row claiming 10^12 instances must be a message, not an
+    allocation that takes the worker down.
+    """
+    ci = mapping.targets.index(COUNT)
+    counts = data[:, ci].astype(np.int64)
+    total = int(counts.sum())
+    check_jobs(total, f"count={mapping.items[ci][1].text()}: the {len(data):,} rows of {label} make {total:,} jobs")
+    zero = int(np.count_nonzero(counts == 0))
+    if total == 0:
+        raise InputError(f"every row has count 0: no jobs ({len(data):,} rows)", file=label)
+    return np.repeat(data, counts, axis=0), zero
 
 
 def _pieces(rest: list[str], rest_line: int, blocks: Iterable[tuple[int, str]]) -> Iterator[tuple[int, list[str]]]:

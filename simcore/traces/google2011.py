@@ -644,8 +644,27 @@ def part_gap(names: Sequence[str]) -> str | None:
         return None
     shown = ", ".join(f"{p:05d}" for p in missing[:10]) + (" ..." if len(missing) > 10 else "")
     return (
-        f"warning: task_events parts {shown} are missing between part {parts[0]:05d} and {parts[-1]:05d}: "
+        f"task_events parts {shown} are missing between part {parts[0]:05d} and {parts[-1]:05d}: "
         "the tasks they hold are absent, and tasks spanning the gap look unfinished"
+    )
+
+
+def mid_trace(report: ImportReport, first_s: float) -> None:
+    """An input that begins after time 0 (without part 00000): a warning, and the estimate marked a lower bound.
+
+    Part 00000 carries the time-0 events of every task already running when
+    the trace starts; without it, a task that runs through the input without
+    an event is invisible (issue 26: parts 00001-00005 alone estimate cpu at
+    0.245, with part 00000 at 1.13), so the load read is a lower bound.
+    """
+    report.estimate_bound = (
+        f"the input begins mid-trace (first event at {first_s:g} s), and tasks running through it without "
+        "an event are not in it"
+    )
+    report.warnings.append(
+        f"the input begins mid-trace (first event at {first_s:g} s, not at 0: part 00000 is not read): tasks "
+        "running through the window without any event are missing, so the load is understated and the "
+        "utilisation estimate is a lower bound; to include them, read from part 00000 and set the window's start"
     )
 
 
@@ -717,7 +736,7 @@ def notes(
     """The report's notes on how the trace was read."""
     gap = part_gap([source_name(s, f"task_events[{i}]") for i, s in enumerate(task_events)])
     if gap:
-        report.notes.append(gap)
+        report.warnings.append(gap)
     report.notes.extend(
         [
             "one job per task instance: arrival = SUBMIT, duration = SCHEDULE to EVICT/FAIL/FINISH/KILL/LOST "
@@ -804,10 +823,7 @@ def read_runs(
         # The window opens at the first event read: part 00007 alone starts at 35,080 s (issue 17).
         start_s = r.first_s if r.first_s is not None else 0.0
     if r.first_s:
-        report.notes.append(
-            f"the input begins mid-trace (first event at {r.first_s:g} s): tasks running through it without "
-            "any event are not in it; to include them, read from an earlier part and set the window's start"
-        )
+        mid_trace(report, r.first_s)
     if end_s is not None and end_s <= start_s:
         raise ParameterError(f"end ({end_s:g} s) must be after the first event read ({start_s:g} s)")
 

@@ -183,6 +183,11 @@ def _read_mapped(
         if mapping
         else "read with simcore.traces.colmap (project header)"
     )
+    if mapping is not None:
+        report.notes.extend(_map_notes(mapping, got))
+        count = mapping.expr(colmap.COUNT)
+        if count is not None:
+            report.drop(f"count={count.text()} is 0: the row makes no job", got.zero_count)
     if on_error == "skip" and not got.errors.skipped:
         report.notes.append("on_error=skip: no row needed skipping")
     if cluster is not None and tuple(cluster.resources) != wl.resources:
@@ -194,6 +199,27 @@ def _read_mapped(
         idx = [wl.resources.index(r) for r in cluster.resources]
         wl = dataclasses.replace(wl, resources=tuple(cluster.resources), request=wl.request[:, idx])
     return wl
+
+
+def _map_notes(mapping: Any, got: Any) -> list[str]:
+    """What a map's copies and added constants did, said in the report (issue 26)."""
+    from simcore.traces import colmap
+
+    out: list[str] = []
+    count = mapping.expr(colmap.COUNT)
+    if count is not None:
+        out.append(
+            f"count={count.text()}: each row became that many identical jobs ({got.count_rows:,} rows -> "
+            f"{got.workload.n_jobs:,} jobs)"
+        )
+    for target, e in mapping.items:
+        if isinstance(e.minus, float) and e.minus < 0:
+            out.append(
+                f"{target}={e.text()}: {-e.minus:g} added to {e.column} (before any scale), so rows before the "
+                f"trace's zero are kept: the zero moves that much earlier (an added constant, not a negative "
+                "window start, keeps every arrival >= 0)"
+            )
+    return out
 
 
 def _read_wfcommons(
@@ -444,7 +470,6 @@ def stream_google2011(
     """
     from simcore.clusterfile import write_cluster
     from simcore.traces.google_stream import import_google2011_to
-    from simcore.traces.report import idle_warning
 
     d = Path(out_dir)
     try:
@@ -487,10 +512,7 @@ def stream_google2011(
         for i, r in enumerate(res.cluster.resources)
         if res.horizon_s > 0 and total[i] > 0
     }
-    out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
-    warning = idle_warning(est, res.cluster)
-    if warning:
-        out["warnings"] = [warning]
+    _add_estimate(out, est, res.cluster, res.report)
     out["written"] = {"trace": str(trace), "cluster": str(cp)}
     return out
 
@@ -609,16 +631,25 @@ def summary(result: ImportResult, files: dict[str, str] | None = None) -> dict[s
     }
     out.update(result.report.to_dict())
     if result.cluster is not None:
-        from simcore.traces.report import idle_warning, utilisation_estimate
+        from simcore.traces.report import utilisation_estimate
 
-        est = utilisation_estimate(result.workload, result.cluster)
-        out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
-        warning = idle_warning(est, result.cluster)
-        if warning:
-            out["warnings"] = [*out.get("warnings", []), warning]
+        _add_estimate(out, utilisation_estimate(result.workload, result.cluster), result.cluster, result.report)
     if files:
         out["written"] = files
     return out
+
+
+def _add_estimate(out: dict[str, Any], est: dict[str, float], cluster: Cluster, report: ImportReport) -> None:
+    """The utilisation estimate into the summary, with its warnings and, when it is one, its lower-bound label."""
+    from simcore.traces.report import load_warnings
+
+    out["utilisation_estimate"] = {r: round(u, 6) for r, u in est.items()}
+    if report.estimate_bound:
+        # Said next to the numbers, not only in a warning: a reader quoting the estimate sees it (issue 26).
+        out["utilisation_estimate_is"] = f"a lower bound: {report.estimate_bound}"
+    warnings = load_warnings(est, cluster, report.estimate_bound)
+    if warnings:
+        out["warnings"] = [*out.get("warnings", []), *warnings]
 
 
 # -- command line ----------------------------------------------------------------------------------

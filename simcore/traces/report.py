@@ -21,6 +21,9 @@ class ImportReport:
     (e.g. a task killed before it was scheduled).
     ``kept_notes``: jobs kept but changed, by reason (e.g. cut at the window's end).
     ``notes``: how the reader interpreted the data (documented choices).
+    ``warnings``: what the reader could not see or what makes the result doubtful
+    (a truncated log, a window starting mid-trace), shown above the summary.
+    ``estimate_bound``: why the utilisation estimate is only a lower bound (None: it is not).
     """
 
     format: str
@@ -31,6 +34,8 @@ class ImportReport:
     dropped: dict[str, int] = field(default_factory=dict)
     kept_notes: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    estimate_bound: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     wall_s: float = 0.0
     #: CPU time of the read (all threads of the process), the fair speed measure on a busy machine.
@@ -61,6 +66,8 @@ class ImportReport:
             "dropped": self.dropped,
             "kept_but_changed": self.kept_notes,
             "notes": self.notes,
+            # Only when there is something to say: "warnings" absent means none (the page and tests rely on it).
+            **({"warnings": list(self.warnings)} if self.warnings else {}),
             **self.extra,
             "wall_s": round(self.wall_s, 3),
             "rows_per_s": round(rows / self.wall_s) if self.wall_s > 0 else None,
@@ -122,6 +129,8 @@ def fits_any(request: np.ndarray, cluster: Cluster) -> np.ndarray:
 
 #: Below this offered utilisation (every resource) an import warns that the cluster would be nearly idle.
 IDLE_UTILISATION = 0.05
+#: Above this offered utilisation (any resource) an import warns that the cluster cannot keep up.
+OVERLOAD_UTILISATION = 1.0
 
 
 def utilisation_estimate(wl: Workload, cluster: Cluster) -> dict[str, float]:
@@ -145,13 +154,41 @@ def utilisation_estimate(wl: Workload, cluster: Cluster) -> dict[str, float]:
     return out
 
 
-def idle_warning(estimate: dict[str, float], cluster: Cluster) -> str | None:
-    """A warning when the estimate says the simulated cluster would be nearly idle."""
+def idle_warning(estimate: dict[str, float], cluster: Cluster, lower_bound: str | None = None) -> str | None:
+    """A warning when the estimate says the simulated cluster would be nearly idle.
+
+    ``lower_bound``: why the estimate is only a lower bound (the warning then says the cluster may be busier).
+    """
     if not estimate or max(estimate.values()) >= IDLE_UTILISATION:
         return None
     shown = ", ".join(f"{r} {u:.2g}" for r, u in estimate.items())
+    caveat = f" (the estimate is only a lower bound: {lower_bound})" if lower_bound else ""
     return (
         f"the simulated cluster {cluster.name!r} ({cluster.n_machines} machines) would be nearly idle "
-        f"(utilisation estimate {shown}): every scheduler will report near-zero waits. Use a smaller cluster "
-        "(--cluster), a window with more jobs, or replay faster with --load on the run"
+        f"(utilisation estimate {shown}){caveat}: every scheduler will report near-zero waits. Use a smaller "
+        "cluster (--cluster), a window with more jobs, or replay faster with --load on the run"
     )
+
+
+def overload_warning(estimate: dict[str, float], cluster: Cluster) -> str | None:
+    """A warning when the estimate is above 1 on some resource: the cluster cannot keep up (issue 26).
+
+    Offered work above the capacity means no schedule can finish the jobs in
+    the window: every scheduler's queue grows for the whole run, and waits
+    measure the window's length more than the scheduler.
+    """
+    over = {r: u for r, u in estimate.items() if u > OVERLOAD_UTILISATION}
+    if not over:
+        return None
+    shown = ", ".join(f"{r} {u:.3g}" for r, u in over.items())
+    return (
+        f"the simulated cluster {cluster.name!r} ({cluster.n_machines} machines) cannot keep up "
+        f"(utilisation estimate {shown}, above 1): every scheduler will queue without bound. Use a larger "
+        "cluster (--cluster), a shorter window, or replay slower with --load below 1 on the run"
+    )
+
+
+def load_warnings(estimate: dict[str, float], cluster: Cluster, lower_bound: str | None = None) -> list[str]:
+    """The estimate's warnings: the cluster nearly idle or overloaded (at most one of them)."""
+    w = overload_warning(estimate, cluster) or idle_warning(estimate, cluster, lower_bound)
+    return [w] if w else []

@@ -98,6 +98,8 @@ R_AFTER = "submitted at or after the window's end"
 R_TOO_BIG = "request larger than every machine of the cluster"
 
 _HEADER = re.compile(rb"^\s*;\s*([A-Za-z][\w ]*?)\s*:\s*(.*?)\s*$")
+# The Archive's cleaned logs note each filter as "(24025 jobs removed)", on a continuation line of a Note.
+_REMOVED = re.compile(rb"\((\d+) jobs? removed\)")
 
 
 @dataclass
@@ -107,6 +109,10 @@ class SwfHeader:
     fields: dict[str, str] = field(default_factory=dict)
     #: The most fields a data line had beyond the standard 18 (ignored; e.g. Alea's 21-field logs).
     extra_fields: int = 0
+    #: Jobs a cleaned log says its filters removed (``(24025 jobs removed)`` in the header's notes).
+    removed: int = 0
+    #: Data lines seen in every file (each record, good or bad): compared with MaxRecords / MaxJobs.
+    records: int = 0
 
     def number(self, key: str) -> float | None:
         v = self.fields.get(key)
@@ -146,9 +152,11 @@ def _parse_block(
                 m = _HEADER.match(ln)
                 if m:
                     header.fields.setdefault(m.group(1).decode(errors="replace"), m.group(2).decode(errors="replace"))
+                header.removed += sum(int(r) for r in _REMOVED.findall(ln))
             continue
         in_header[0] = False
         data_idx.append(i)
+    header.records += len(data_idx)
     line_nos = np.array(data_idx, dtype=np.int64) + block.first_line
     if not data_idx:
         return np.zeros((0, SWF_FIELDS)), line_nos
@@ -270,6 +278,7 @@ def read_swf(
         f"machine's cpu ({_largest(cluster)[cluster.resources.index('cpu')]:g}) of cluster {cluster.name!r}"
     )
     report.notes.extend(_notes(cpu_note, mem_cap, mem_from, start_s, horizon, header))
+    _check_record_count(header, names, report)
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
     return ImportResult(wl, cluster, report)
@@ -539,6 +548,36 @@ def _notes(
             f"standard {SWF_FIELDS} are ignored (e.g. Alea's 21-field logs)"
         )
     return notes
+
+
+def _check_record_count(header: SwfHeader, names: list[str], report: ImportReport) -> None:
+    """Warn when the records read are not what the header's MaxRecords (else MaxJobs) announces (issue 26).
+
+    A log cut short (a partial download, a file split in parts) imports
+    without error otherwise. Cleaned logs announce the jobs their filters
+    removed (``(24025 jobs removed)``): those are subtracted first.
+    """
+    key = "MaxRecords" if header.number("MaxRecords") is not None else "MaxJobs"
+    claimed = header.number(key)
+    if claimed is None:
+        return
+    expected = int(claimed) - header.removed
+    cleaned = f" minus {header.removed:,} removed by the log's cleaning" if header.removed else ""
+    where = names[0] if len(names) == 1 else f"{names[0]} (header) and {len(names) - 1} more file(s)"
+    said = f"the header of {where} gives {key} {int(claimed):,}{cleaned}: {expected:,} records"
+    if header.records == expected:
+        report.notes.append(f"{said}, all read")
+    elif header.records < expected:
+        report.warnings.append(
+            f"the log looks truncated: {said}, but {header.records:,} were read "
+            f"({expected - header.records:,} missing, {header.records / expected:.1%} read). The jobs missing "
+            "are not simulated; check the download (or give every part of a split log)"
+        )
+    else:
+        report.warnings.append(
+            f"{said}, but {header.records:,} were read: the header does not describe this file "
+            "(parts of different logs given together?)"
+        )
 
 
 def _capacity(

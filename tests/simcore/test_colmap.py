@@ -82,7 +82,7 @@ def test_a_map_keeps_its_order_and_names_its_resources() -> None:
         ("submit_s=a,duration_s=b,cpu=c/x", "expected a number after * or /"),
         ("submit_s=a,duration_s=(b-c),cpu=c", "needs a scale"),
         ("submit_s=a,duration_s=(b/2)*3,cpu=c", "expected 'column'"),
-        ("submit_s=a,duration_s=b+c,cpu=c", "cannot read '+c'"),
+        ("submit_s=a,duration_s=b+c,cpu=c", "'+' adds a constant (a number of the column's unit), got 'c'"),
         ("submit_s=a,duration_s=b,cpu=c,,mem=d", "an empty item"),
         ("submit_s=a,duration_s=b,2cpu=c", "is not a name"),
         ("submit_s=a,duration_s=b,cpu=", "no expression"),

@@ -361,14 +361,12 @@ def test_a_gap_in_part_numbers_is_a_warning_in_the_report() -> None:
     assert part_gap(["a/part-00013-of-00500.csv.gz", "a/part-00014-of-00500.csv.gz"]) is None
     assert part_gap(["x.csv", "y.csv"]) is None
     gap = part_gap(["part-00013-of-00500.csv.gz", "part-00015-of-00500.csv.gz"])
-    assert gap is not None and gap.startswith(
-        "warning: task_events parts 00014 are missing between part 00013 and 00015"
-    )
+    assert gap is not None and gap.startswith("task_events parts 00014 are missing between part 00013 and 00015")
 
 
-def test_the_reader_puts_the_part_gap_in_its_notes(tmp_path: Path) -> None:
+def test_the_reader_puts_the_part_gap_in_its_warnings(tmp_path: Path) -> None:
     a, b = tmp_path / "part-00013-of-00500.csv", tmp_path / "part-00015-of-00500.csv"
     a.write_bytes((DATA / "task_events.csv").read_bytes())
     b.write_bytes(b"")
-    notes = read_google2011([a, b]).report.notes
-    assert any(n.startswith("warning: task_events parts 00014 are missing") for n in notes)
+    warnings = read_google2011([a, b]).report.warnings
+    assert any(n.startswith("task_events parts 00014 are missing") for n in warnings)
