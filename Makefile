@@ -31,8 +31,9 @@ PORT ?= 8000
 run: install
 	DEBUG=$${DEBUG:-1} $(BIN)/python -m dashboard.launcher --host $(HOST) --port $(PORT)
 
+# Prints the table and saves it as bench/results.json, which the documentation's speed tables are made from.
 bench: install
-	$(BIN)/simcore bench
+	$(BIN)/simcore bench --save bench/results.json
 
 lint: install
 	$(BIN)/ruff check simcore dashboard tests
