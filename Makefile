@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[web,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[web,dev,docs]'
 	touch $(STAMP)
 
 # The browser test drives Debian's chromium package (no browser download step); we are root on CI.
