@@ -113,8 +113,11 @@ def _component(name: str, comp: dict[str, Any]) -> list[str]:
 def page(doc: dict[str, Any] | None = None) -> str:
     doc = doc if doc is not None else schema()
     info = doc.get("info", {})
-    lines = [INTRO, f"Schema: *{info.get('title', '')}*, version {info.get('version', '')}. "
-             + _cell(info.get("description", "")), ""]
+    lines = [
+        INTRO,
+        f"Schema: *{info.get('title', '')}*, version {info.get('version', '')}. " + _cell(info.get("description", "")),
+        "",
+    ]
     by_tag: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
     for path, item in doc["paths"].items():
         for method in METHODS:
