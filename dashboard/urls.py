@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from dashboard import account_views, converters, mapping_views, packing_views, search_urls, sweep_views, views  # noqa: F401 (converters registers <id:>)
+from dashboard.docs_site import docs as documentation
 
 urlpatterns = [
     path("", views.experiment_list, name="experiment-list"),
@@ -76,6 +77,8 @@ urlpatterns = [
     path("accounts/login/", account_views.ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", include("dashboard.api.urls")),
+    path("docs/", documentation, name="docs"),
+    path("docs/<path:path>", documentation, name="docs-page"),
     path("admin/", admin.site.urls),
 ]
 
