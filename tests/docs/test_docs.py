@@ -222,3 +222,24 @@ def test_python_examples_run_as_doctests(page: str) -> None:
         SCHEDULERS._items.update(registered)
     result = runner.summarize(verbose=False)
     assert result.attempted > 0 and result.failed == 0, f"{result.failed} of {result.attempted} examples failed"
+
+
+def test_the_platform_serves_the_built_site_under_its_policy(site: Path, client, settings) -> None:
+    """Every inline script of the real theme is allowed by hash; assets and the search index are served."""
+    import base64
+    import hashlib
+
+    settings.DOCS_ROOT = site
+    for url in ("/docs/", "/docs/tutorials/mris/", "/docs/reference/cli/"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        page = b"".join(response.streaming_content).decode()
+        script_src = next(d for d in response["Content-Security-Policy"].split("; ") if d.startswith("script-src"))
+        inline = re.findall(r"<script>(.*?)</script>", page, re.S)
+        assert inline, "the theme's inline scripts moved: check the policy still covers them"
+        for code in inline:
+            digest = base64.b64encode(hashlib.sha256(code.encode()).digest()).decode()
+            assert f"'sha256-{digest}'" in script_src
+        for asset in re.findall(r'<script src="([^"]+)"', page):
+            assert client.get(f"{url}{asset}").status_code == 200, asset
+    assert client.get("/docs/search/search_index.json").status_code == 200
