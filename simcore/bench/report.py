@@ -65,7 +65,7 @@ def _runs_table(results: list[dict[str, Any]]) -> list[str]:
             lines.append(f"| {r['scenario']} | {r['scheduler']} | | | | | | | | error: {r.get('error', '')} |")
             continue
         lines.append(
-            f"| {r['scenario']} ({r.get('cluster')} / {r.get('workload')}) | {r.get('label', r['scheduler'])} "
+            f"| {r['scenario']} | {r.get('label', r['scheduler'])} "
             f"| {r.get('engine', '')} | {_num(r.get('machines'))} | {_num(r.get('jobs'))} "
             f"| {_num(r.get('jobs_per_s'))} | {_num(r.get('jobs_per_cpu_s'))} | {_num(r.get('compile_s'), 1)} "
             f"| {_num(r.get('peak_rss_mb'))} | {r.get('status', '')} |"
