@@ -6,8 +6,10 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 \
 WORKDIR /app
 
 COPY . .
-RUN pip install --upgrade pip && pip install -e ".[web]" \
+RUN pip install --upgrade pip && pip install -e ".[web,docs]" \
  && DEBUG=0 SECRET_KEY=build-time-only-key-not-used-at-run-time python manage.py collectstatic --noinput -v0
+# The documentation site served at /docs/ (offline; without it /docs/ says how to build it).
+RUN NO_MKDOCS_2_WARNING=1 python -m mkdocs build --quiet || echo "warning: the documentation site did not build"
 
 # Without .git inside the image, the code version comes from the build (docker compose build --build-arg).
 ARG SIMCORE_CODE_VERSION=""

@@ -4,14 +4,14 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: install browser test run bench lint check-cli clean
+.PHONY: install browser test run docs bench lint check-cli clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[web,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[web,dev,docs]'
 	touch $(STAMP)
 
 # The browser test drives Debian's chromium package (no browser download step); we are root on CI.
@@ -29,10 +29,21 @@ test: install browser
 HOST ?= 127.0.0.1
 PORT ?= 8000
 run: install
+	@test -f build/docs/index.html || $(MAKE) --no-print-directory docs DOCS_STRICT= \
+	  || echo "warning: the documentation site did not build; /docs/ says how to build it (make docs)"
 	DEBUG=$${DEBUG:-1} $(BIN)/python -m dashboard.launcher --host $(HOST) --port $(PORT)
 
+# The documentation site (mkdocs.yml, docs/) into build/docs/, which the platform serves at /docs/. Offline:
+# the CLI, library and REST references are generated from the code, the speed tables from bench/results.json.
+# Warnings are errors (a broken link, a page left out of the navigation); make run builds it leniently.
+DOCS_STRICT ?= --strict
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build $(DOCS_STRICT)
+	@echo "built build/docs/ ($$(find build/docs -name '*.html' | wc -l) pages); make run serves it at /docs/"
+
+# Prints the table and saves it as bench/results.json, which the documentation's speed tables are made from.
 bench: install
-	$(BIN)/simcore bench
+	$(BIN)/simcore bench --save bench/results.json
 
 lint: install
 	$(BIN)/ruff check simcore dashboard tests

@@ -188,6 +188,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
+#: The documentation site ``make docs`` builds (mkdocs.yml's site_dir), served at /docs/ (dashboard.docs_site).
+DOCS_ROOT = Path(env_str("SIMCORE_DOCS_DIR", str(BASE_DIR / "build" / "docs")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 try:  # whitenoise warns on every request when the folder is missing (before collectstatic)

@@ -8,6 +8,7 @@ from dashboard.experiments import urls as experiment_urls
 from dashboard.packing import urls as packing_urls
 from dashboard.searches import urls as search_urls
 from dashboard.traces import urls as trace_urls
+from dashboard.docs_site import docs as documentation
 
 urlpatterns = [
     *experiment_urls.urlpatterns,
@@ -16,6 +17,8 @@ urlpatterns = [
     *trace_urls.urlpatterns,
     *account_urls.urlpatterns,
     path("api/", include("dashboard.api.urls")),
+    path("docs/", documentation, name="docs"),
+    path("docs/<path:path>", documentation, name="docs-page"),
     path("admin/", admin.site.urls),
 ]
 

@@ -41,7 +41,7 @@ from django.conf import settings
 
 log = logging.getLogger(__name__)
 
-try:  # POSIX only; elsewhere no memory limit is applied (and the README says so)
+try:  # POSIX only; elsewhere no memory limit is applied (and docs/guide/configuration.md says so)
     import resource
 except ImportError:  # pragma: no cover - not on Linux
     resource = None  # type: ignore[assignment]

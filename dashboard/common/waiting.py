@@ -105,7 +105,7 @@ def note(status: str, queued_at: datetime | None, backlog: Backlog, now: datetim
     if ahead.total == 0:
         return (
             "waiting for a worker: nothing is ahead of this one, so no worker seems to take the "
-            f"{backlog.queue} queue ({_NAMES[backlog.queue]}); start one (README, 'Queues and workers')"
+            f"{backlog.queue} queue ({_NAMES[backlog.queue]}); start one (/docs/how-to/deploy-workers/)"
         )
     parts = []
     if ahead.running:

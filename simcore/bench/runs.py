@@ -69,7 +69,7 @@ SCENARIOS = ("google", "trace", "paper", "month", *UNSCHEDULED_SCENARIOS)
 OPT_IN_SCENARIOS = ("paper", "month")
 DEFAULT_SCENARIOS = tuple(s for s in SCENARIOS if s not in OPT_IN_SCENARIOS)
 #: The paper-scale Figure 11 point: LoTES section 5.4's cluster (1,000 machines per configuration),
-#: Phi 0.015 at 0.97 of the machine-assignment LP's lambda* (README "Sweeps at paper scale").
+#: Phi 0.015 at 0.97 of the machine-assignment LP's lambda* (docs/guide/speed.md, "Sweeps at paper scale").
 PAPER_WORKLOAD = "lotes-phi"
 PAPER_PARAMS = {"phi": 0.015, "load_basis": "assignment"}
 PAPER_LOAD = 0.97

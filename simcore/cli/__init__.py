@@ -396,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"simcore: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return 2
     except MemoryError as e:
-        # numpy names the allocation ("Unable to allocate 7.45 GiB ..."); the inputs' bounds (README, "Limits")
+        # numpy names the allocation ("Unable to allocate 7.45 GiB ..."); the inputs' bounds (docs, "Limits")
         # refuse the known cases first, this is the rest: one line, not a traceback.
         print(f"simcore: error: out of memory{f' ({e})' if str(e) else ''}: ask for less work", file=sys.stderr)
         return 2

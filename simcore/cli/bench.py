@@ -85,6 +85,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="compiled (a built-in's kernel where it has one; default) or python (the reference loop)",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument(
+        "--save",
+        metavar="FILE",
+        help="also write the results as JSON to FILE, with the date, command, code version and load "
+        "(make bench: bench/results.json, which the documentation's speed tables are made from)",
+    )
     p.add_argument("--child", help=argparse.SUPPRESS)
 
 
@@ -130,6 +136,11 @@ def main(args: argparse.Namespace) -> int:
         from simcore.bench.explore import generation_benchmark
 
         report["explore"] = generation_benchmark()
+    if args.save:
+        from simcore.bench.report import save
+
+        saved = save(report, args.save, opts)
+        print(f"results saved to {saved}", file=sys.stderr)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

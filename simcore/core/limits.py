@@ -1,7 +1,7 @@
 """Bounds on what one input may ask of a machine, as documented settings.
 
 Each bound is read from the environment when it is checked, so the command
-line, the web platform and its workers apply the same value (README,
+line, the web platform and its workers apply the same value (docs/guide/configuration.md,
 "Limits"). They protect a shared server from inputs that are valid in form
 but would exhaust a worker: a cluster of a billion machines, or JSON nested
 deeper than Python's parser can follow.
@@ -134,7 +134,7 @@ def max_request() -> int:
     return _env_int("SIMCORE_MAX_REQUEST", DEFAULT_MAX_REQUEST)
 
 
-# -- bounds the command line and the platform share (README, "Limits") ------------------------------------------
+# -- bounds the command line and the platform share (docs/guide/configuration.md, "Limits") -------------------------
 
 #: Default bound on the runs of one grid or experiment: points x schedulers x seeds (SIMCORE_MAX_RUNS).
 DEFAULT_MAX_RUNS = 200

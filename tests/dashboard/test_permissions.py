@@ -40,13 +40,15 @@ from simcore.dse.explore.search import SearchSettings
 from tests.dashboard.conftest import small_scenario
 
 #: URLs anyone may open (they check a secret in the URL, are the sign-in itself, or hold nobody's data:
-#: the API's root, schema and documentation page, the favicon).
+#: the API's root, schema and documentation page, the documentation site, the favicon).
 PUBLIC = {
     "login",
     "logout",
     "api-root",
     "api-schema",
     "api-docs",
+    "docs",
+    "docs-page",
     "favicon",
     "invitation",
     "shared-detail",

@@ -186,21 +186,21 @@ def test_cancelling_a_running_run_stops_it_without_results(owner, owner_client):
     assert not RunResult.objects.filter(run=run).exists()
 
 
-def test_the_readme_api_example_drives_an_experiment_to_its_results(live_server, owner, tmp_path, monkeypatch, capsys):
-    """The README's Python example, run as written against a live server and the real worker."""
+def test_the_api_guide_example_drives_an_experiment_to_its_results(live_server, owner, tmp_path, monkeypatch, capsys):
+    """The REST API guide's Python example (docs/guide/api.md), run as written against a live server and worker."""
     import re
     from pathlib import Path
 
     from dashboard.models import ApiToken
     from tests.dashboard.conftest import ROOT
 
-    readme = Path(ROOT, "README.md").read_text()
-    code = re.search(r"<!-- api-example -->\n```python\n(.*?)```", readme, flags=re.S).group(1)
+    guide = Path(ROOT, "docs", "guide", "api.md").read_text()
+    code = re.search(r"<!-- api-example -->\n```python\n(.*?)```", guide, flags=re.S).group(1)
     _, secret = ApiToken.issue(owner, "readme")
     monkeypatch.setenv("SIMCORE_URL", live_server.url)
     monkeypatch.setenv("SIMCORE_TOKEN", secret)
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {"__name__": "readme_example"})
+    exec(compile(code, "docs/guide/api.md", "exec"), {"__name__": "api_guide_example"})
     exp = Experiment.objects.get(owner=owner)
     assert exp.status == Status.FINISHED and exp.runs.count() == 4
     out = capsys.readouterr().out.splitlines()
