@@ -4,11 +4,11 @@ from django.contrib import admin
 from django.urls import include, path
 
 from dashboard.accounts import urls as account_urls
+from dashboard.docs_site import docs as documentation
 from dashboard.experiments import urls as experiment_urls
 from dashboard.packing import urls as packing_urls
 from dashboard.searches import urls as search_urls
 from dashboard.traces import urls as trace_urls
-from dashboard.docs_site import docs as documentation
 
 urlpatterns = [
     *experiment_urls.urlpatterns,

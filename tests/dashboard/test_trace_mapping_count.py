@@ -6,8 +6,8 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from dashboard.traces.models import TraceMapping
 from dashboard.models import TraceUpload
+from dashboard.traces.models import TraceMapping
 from tests.dashboard.test_trace_mapping import MAP, PICKS, URL, _api, _ready, _send
 
 COUNTED = MAP + ",count=instance_num"
@@ -56,8 +56,8 @@ def test_api_upload_with_a_negative_count_fails_naming_the_line(owner: User) -> 
         {"file": SimpleUploadedFile("c.csv", content), "map": "submit_s=submit,duration_s=dur,cpu=cpu,count=n"},
     )
     assert resp.status_code == 201, resp.content
-    from dashboard.traces import imports
     from dashboard.models import ImportStatus
+    from dashboard.traces import imports
 
     up = TraceUpload.objects.get(pk=resp.json()["id"])
     assert imports.execute_import(up.pk) == ImportStatus.FAILED
@@ -68,8 +68,8 @@ def test_api_upload_with_a_negative_count_fails_naming_the_line(owner: User) -> 
 def test_the_upload_page_labels_a_mid_trace_google_estimate_a_lower_bound(owner_client: Any) -> None:
     from django.urls import reverse
 
-    from dashboard.traces import imports
     from dashboard.models import ImportStatus
+    from dashboard.traces import imports
     from tests.dashboard.test_trace_import import _page_upload, _text
     from tests.simcore.test_traces_google2011 import _row
 
