@@ -205,6 +205,7 @@ def _counters(sched: Staged, sim: Simulation, pol: Any) -> NDArray[Any]:
         "horizon": sim.horizon,
         "drain": 1.0 if sim.drain else 0.0,
         "timer": np.inf,
+        "blocked_task": -1,
     }
     # Uniforms one waiting task may cost an event: each Random admission atom, a T2 and an R5 draw, and
     # (per event) the J3 draw at a job's arrival and J1's delay; 0 when the policy draws nothing.
