@@ -182,6 +182,7 @@ def _run_state(sched: Staged, sim: Simulation, pol: Any) -> Any:
         np.zeros(n, dtype=i64),
         np.zeros((n, len(pol.t2_kind))),
         np.zeros(sim.n_machines, dtype=np.bool_),
+        np.zeros(sim.n_machines, dtype=i64),
         np.zeros(max(1, sim.view.n_configs), dtype=np.bool_),
         np.zeros(0),
     )
@@ -236,7 +237,7 @@ def _refill(parts: dict[str, Any], rng: np.random.Generator) -> None:
     c = parts["counters"]
     r = parts["run"]
     left = r.draws[int(c["draw"][0]) :]
-    need = 2 * int(K.draws_needed(c[0]))
+    need = 2 * int(K.draws_needed.py_func(c[0]))  # its Python function: calling the njit one would compile it
     more = rng.random(max(DRAW_BATCH, need - len(left)))
     draws = np.concatenate([left, more])
     parts["run"] = r._replace(draws=draws)

@@ -88,7 +88,7 @@ Policy = namedtuple(
 Run = namedtuple(
     "Run",
     "job_of job_size job_state job_submit job_random job_active job_done hist_sum hist_cnt job_key "
-    "task_next job_head job_tail incoming waiting queue task_key cand runnable draws",
+    "task_next job_head job_tail incoming waiting queue task_key cand pick runnable draws",
 )
 #: The sample series and the scratch of their pairwise sums.
 Samples = namedtuple("Samples", "sample_t s_queue s_running s_util total_cap safe_cap pw_stk pw_vals")
@@ -462,6 +462,37 @@ def task_key(p: Any, r: Any, c: Any, t: int, j: int) -> None:
 
 
 @njit
+def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable: bool) -> int:
+    """:func:`match` for one atom (a First-Fit after it changes nothing): one pass over the machines.
+
+    The best candidate by the atom's criterion, the lowest-numbered among equals (only a strictly
+    better one replaces it); Random: a uniform pick among the candidates, drawn only if there is one.
+    """
+    N = c.n_machines
+    lowest = atom == BEST_FIT or atom == CHEAP
+    key = e.free if atom == BEST_FIT or atom == WORST_FIT else p.speed  # free cores: resource 0's row
+    found = -1
+    count = 0
+    best = 0.0
+    for m in range(N):
+        if not fits(e, c, t, m) or (check_runnable and not r.runnable[e.config_of[m]]):
+            continue
+        if atom == FIRST_FIT:
+            return m
+        if atom == R_RANDOM:
+            r.pick[count] = m
+            count += 1
+            continue
+        v = key[m]
+        if found < 0 or (v < best if lowest else v > best):
+            found = m
+            best = v
+    if atom == R_RANDOM:
+        return r.pick[int(uniform(r, c) * count)] if count else -1
+    return found
+
+
+@njit
 def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
     """R5: the machine task t starts on now, or -1 where it fits nowhere (``atoms.machine_matcher``)."""
     N = c.n_machines
@@ -470,14 +501,15 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
         for cfg in range(c.n_configs):
             d = duration(e, c, t, cfg, -1)
             r.runnable[cfg] = 0.0 <= d < INF
+    atom = p.r5[0]
+    if len(p.r5) == 1 or p.r5[1] == FIRST_FIT:
+        return match_one(e, p, r, c, t, atom, check_runnable)
     first = -1
     for m in range(N):
         ok = fits(e, c, t, m) and (not check_runnable or r.runnable[e.config_of[m]])
         r.cand[m] = ok
         if ok and first < 0:
             first = m
-            if p.r5[0] == FIRST_FIT:
-                return m
     if first < 0:
         return -1
     for k in range(len(p.r5)):
@@ -641,6 +673,8 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
         if r.job_head[j] >= 0:
             r.waiting[kept] = j
             kept += 1
+    if kept == idx:  # nothing left the list: the rest stays where it is
+        return
     while idx < n:
         r.waiting[kept] = r.waiting[idx]
         kept += 1
