@@ -402,4 +402,4 @@ def _machine_speed(run: StagedRun) -> NDArray[np.float64]:
     view = run.sim.view
     if cluster.speed is None:
         return np.ones(view.n_machines, dtype=np.float64)
-    return np.asarray(cluster.speed, dtype=np.float64)[view.config_of]  # type: ignore[no-any-return]
+    return np.asarray(cluster.speed, dtype=np.float64)[view.config_of]

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import math
 from collections import namedtuple
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numba
 import numpy as np
@@ -106,11 +107,25 @@ COUNTERS = np.dtype(
     ]
 )
 
-#: Helpers: inlined into the kernel by numba (its IR, before typing), so that the named tuples of state
-#: are never copied into a call (a helper call passed about 3 KB of array structs: 3x slower).
-#: ``_nrt=False`` (as :func:`simcore.compiled.jit.njit`): no reference counting of the arrays taken out of
-#: the tuples at every access (4x slower with it); the kernel allocates nothing, so it needs none.
-njit = numba.njit(nogil=True, _nrt=False, inline="always")
+F = TypeVar("F", bound=Callable[..., Any])
+#: numba, untyped: its stubs do not know ``njit(_nrt=False)``.
+_nb: Any = numba
+
+
+def njit(fn: F) -> F:
+    """A helper, inlined into the kernel by numba (its IR, before typing).
+
+    Inlined so that the named tuples of state are never copied into a call (a helper call passed
+    about 3 KB of array structs: 3x slower). ``_nrt=False``, as :func:`simcore.compiled.jit.njit`:
+    no reference counting of the arrays taken out of the tuples at every access (4x slower with
+    it); the kernel allocates nothing, so it needs none.
+    """
+    return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
+
+
+def entry(fn: F) -> F:
+    """The kernel's entry point, called from Python: compiled once for every policy, cached on disk."""
+    return _nb.njit(nogil=True, cache=True, _nrt=False)(fn)  # type: ignore[no-any-return]
 
 
 # -- the engine: durations, starts, completions, its heap --------------------------------------------
@@ -741,7 +756,7 @@ def draws_needed(c: Any) -> int:
     return c.draws_per_task * (c.arrived - c.started + 2)  # type: ignore[no-any-return]
 
 
-@numba.njit(nogil=True, cache=True, _nrt=False)
+@entry
 def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
     """The engine's loop (``Simulation._run_python``) with the staged cycle, for up to ``budget`` events."""
     c = cs[0]
