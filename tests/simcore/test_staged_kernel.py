@@ -223,3 +223,21 @@ def test_the_explore_benchmarks_generation_evaluates_the_same_on_both_engines() 
     a = evaluate(cluster, wl, generation[0], 0, engine="python").to_dict()
     b = evaluate(cluster, wl, generation[0], 0).to_dict()
     assert {k: v for k, v in a.items() if k not in drop} == {k: v for k, v in b.items() if k not in drop}
+
+
+def test_a_search_evaluator_gives_the_same_evaluations_on_either_engine() -> None:
+    import functools
+
+    from simcore.bench.explore import bench_pair
+    from simcore.dse.explore.pool import LocalEvaluator
+
+    builder = functools.partial(bench_pair, 6, 300, 1)
+    policies = ["J2=Limit-Active(3) T2=Task-Duration(desc) R5=Best-Fit", "J1=Random T1=Random(0.5) R5=Random"]
+    got = {}
+    for engine in ("python", "compiled"):
+        evaluations = LocalEvaluator(None, 4, 1, builder=builder, engine=engine)(policies)
+        got[engine] = {
+            p: {k: v for k, v in e.to_dict().items() if k not in ("wall_s", "cpu_s")} for p, e in evaluations.items()
+        }
+    assert got["python"] == got["compiled"]
+    assert all(e["unfinished"] == 0 and e["trt"] > 0 for e in got["python"].values())
