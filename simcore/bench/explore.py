@@ -18,7 +18,12 @@ Reported:
   generation's time on otherwise idle cores (the machine running the
   benchmark may be shared; the wall figures then include waiting for a core);
 - ``serial_s`` and ``per_simulation_cpu_s``: the same 32 in this process
-  alone, and the mean CPU seconds of one simulation.
+  alone, and the mean CPU seconds of one simulation;
+- ``tasks_per_cpu_s``: tasks the workers simulated per CPU second in that
+  generation (each evaluation: the simulation and its metrics).
+
+``engine`` is the simulations' (the staged kernel by default; ``"python"``: its
+specification, for a before-and-after comparison).
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ from simcore.core.model import Cluster, Workload
 from simcore.dse.explore.pool import LocalEvaluator
 from simcore.dse.explore.search import SearchSettings, first_population
 
-#: The issue's target for one generation with two workers (s).
-TARGET_S = 10.0
+#: The target for one generation with two workers (s): issue 13 asked 10 s; issue 27's kernel, 1 s.
+TARGET_S = 1.0
 
 
 def bench_pair(machines: int, tasks: int, seed: int) -> tuple[Cluster, Workload]:
@@ -45,26 +50,32 @@ def bench_pair(machines: int, tasks: int, seed: int) -> tuple[Cluster, Workload]
 
 
 def generation_benchmark(
-    machines: int = 100, tasks: int = 10_000, population: int = 32, workers: int = 2, seed: int = 0
+    machines: int = 100,
+    tasks: int = 10_000,
+    population: int = 32,
+    workers: int = 2,
+    seed: int = 0,
+    engine: str = "compiled",
 ) -> dict[str, Any]:
     """Time one generation of a search (see the module docstring); returns the figures."""
     builder = functools.partial(bench_pair, machines, tasks, seed)
     first = first_population(SearchSettings(population=population, seed=seed))
     second = first_population(SearchSettings(population=population, seed=seed + 1))
     t0 = time.perf_counter()
-    with LocalEvaluator(None, seed, workers, builder=builder) as pool:
+    with LocalEvaluator(None, seed, workers, builder=builder, engine=engine) as pool:
         t1 = time.perf_counter()
         pool(first)
         cold = time.perf_counter() - t1
         w0 = time.perf_counter()
         got = pool(second)
         warm = time.perf_counter() - w0
-    serial = LocalEvaluator(None, seed, 1, builder=builder)
+    serial = LocalEvaluator(None, seed, 1, builder=builder, engine=engine)
     c0, s0 = time.process_time(), time.perf_counter()
     serial(second)
     serial_s, cpu = time.perf_counter() - s0, time.process_time() - c0
     return {
         "scenario": "explore-generation",
+        "engine": engine,
         "machines": machines,
         "tasks": tasks,
         "population": population,
@@ -77,6 +88,7 @@ def generation_benchmark(
         "ideal_s": round(sum(e.cpu_s for e in got.values()) / workers, 2),
         "serial_s": round(serial_s, 2),
         "per_simulation_cpu_s": round(cpu / max(1, len(set(second))), 3),
+        "tasks_per_cpu_s": round(tasks * len(got) / max(sum(e.cpu_s for e in got.values()), 1e-9)),
         "unfinished_runs": sum(1 for e in got.values() if e.unfinished),
         "cpu_count": os.cpu_count(),
         "target_s": TARGET_S,

@@ -19,6 +19,7 @@ from typing import Any
 from simcore import sweep
 from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError
+from simcore.core.engine import ENGINES
 from simcore.dse.explore.fitness import METRIC_NAMES
 from simcore.dse.explore.search import DEFAULT_GENERATIONS, DEFAULT_POPULATION, SearchResult, SearchSettings
 from simcore.presets import CLUSTERS, WORKLOADS
@@ -79,6 +80,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="arrival window in hours (default: the preset's; a trace's whole length)",
     )
     p.add_argument("--workers", type=positive_int, default=1, help="local processes evaluating individuals (default 1)")
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="compiled",
+        help="compiled: the staged scheduler's kernel (default); python: its Python specification (the same "
+        "results, slower)",
+    )
     p.add_argument("--out", metavar="DIR", help="write generations.csv, elites.csv and search.json into DIR")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     group = p.add_argument_group("preset parameters")
@@ -178,7 +186,7 @@ def main(args: argparse.Namespace) -> int:
             show(rec, result)
 
     show = _printer(settings)
-    with LocalEvaluator(scenario, sim_seed, args.workers, files) as evaluator:
+    with LocalEvaluator(scenario, sim_seed, args.workers, files, engine=args.engine) as evaluator:
         graph = evaluator.workload.graph
         meta = {
             "cluster": args.cluster,

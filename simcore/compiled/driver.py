@@ -55,6 +55,9 @@ class Kernel:
     #: Called instead of refilling ``draws`` when the kernel asks for draws (a kernel that keeps
     #: its own buffer of uniforms, e.g. LoTES's ring that starts with the block its setup drew).
     refill: Callable[[], None] | None = None
+    #: A kernel with its own event loop, called instead of this module's (``loop(sim, wall0)``): the staged
+    #: scheduler's, whose workloads have task graphs and whose cycles are wake-ups, which this loop lacks.
+    loop: Callable[[Simulation, float], Any] | None = None
 
 
 def runtime_form(runtime: object) -> tuple[int, Any, Any, Any, Any] | None:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
     """Run ``sim`` with ``kernel``; the same samples, progress reports and result as the Python loop."""
+    if kernel.loop is not None:
+        return kernel.loop(sim, wall0)  # type: ignore[no-any-return]
     form = runtime_form(sim.runtime)
     assert form is not None  # Simulation._kernel checked it
     core = build_core(sim, form, kernel.tree, kernel.tree_leaves, kernel.fit_tree)

@@ -395,7 +395,7 @@ class Simulation:
         if self.engine == "python":
             return None
         name = self.scheduler.name or type(self.scheduler).__name__
-        if self.graph is not None:
+        if self.graph is not None and not getattr(self.scheduler, "kernel_runs_graphs", False):
             self.engine_note = "task graphs run in the Python engine"
             return None
         if not hasattr(self.runtime, "compiled_form"):

@@ -9,6 +9,8 @@ the generator's stream: the scheduler draws uniforms in batches of
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -58,7 +60,18 @@ def workload(tasks: list[Task]) -> Workload:
 
 
 def run(policy: str, cluster: Cluster, wl: Workload, seed: int | np.random.Generator = 0) -> SimResult:
-    return simulate(cluster, wl, create("staged", policy=policy), seed=seed, drain=True)
+    """The specification's run (``engine="python"``), after checking that the kernel's is the same.
+
+    The hand-computed expectations below are the specification's behaviour; the kernel must give the very
+    same schedule (its own harness: ``test_staged_kernel.py``).
+    """
+    kernel_seed = copy.deepcopy(seed)  # a Generator is consumed by a run: each engine gets the same state
+    spec = simulate(cluster, wl, create("staged", policy=policy), seed=seed, drain=True, engine="python")
+    kern = simulate(cluster, wl, create("staged", policy=policy), seed=kernel_seed, drain=True)
+    assert kern.extra["engine"] == "compiled" and spec.extra["engine"] == "python"
+    np.testing.assert_array_equal(kern.start, spec.start)
+    np.testing.assert_array_equal(kern.machine, spec.machine)
+    return spec
 
 
 def starts(policy: str, cluster: Cluster, wl: Workload, seed: int | np.random.Generator = 0) -> list[float]:

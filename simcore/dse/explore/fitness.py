@@ -143,14 +143,16 @@ def censored_means(
     return {"trt": _mean(m["trt"]), "jms": _mean(m["jms"]), "njsl": _mean(njsl), "jwt": _mean(m["jwt"])}
 
 
-def evaluate(cluster: Cluster, workload: Workload, policy: str, seed: int) -> Evaluation:
+def evaluate(cluster: Cluster, workload: Workload, policy: str, seed: int, engine: str = "compiled") -> Evaluation:
     """Simulate ``policy`` (a policy text) as the ``staged`` scheduler, draining, and score it.
 
     ``seed`` gives the scheduler's random stream (its Random atoms), as ``simcore run --seed``.
+    ``engine``: ``compiled`` runs the staged kernel where numba is installed (else Python, saying
+    nothing: the numbers are the same), ``python`` the specification.
     """
     sched = create(SCHEDULER, policy=policy)
     w0, c0 = time.perf_counter(), time.process_time()
-    sim = Simulation(cluster, workload, sched, scheduler_rng(seed), drain=True, samples=2)
+    sim = Simulation(cluster, workload, sched, scheduler_rng(seed), drain=True, samples=2, engine=engine)
     res = sim.run()
     graph = workload.graph if workload.graph is not None else TaskGraph.single_tasks(workload.n_jobs)
     shortest = shortest_durations(workload.runtime_model(cluster), workload.n_jobs, cluster.n_configs)

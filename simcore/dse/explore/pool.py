@@ -57,10 +57,11 @@ _WORKER: dict[str, Any] = {}
 Builder = Callable[[], tuple[Cluster, Workload]]
 
 
-def _init(builder: Builder, sim_seed: int) -> None:
+def _init(builder: Builder, sim_seed: int, engine: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the pool on Ctrl-C
     _WORKER["built"] = builder()
     _WORKER["seed"] = sim_seed
+    _WORKER["engine"] = engine
 
 
 def _from_scenario(scenario: dict[str, Any], sim_seed: int, files: dict[str, Path] | None) -> tuple[Cluster, Workload]:
@@ -71,7 +72,7 @@ def _one(policy: str) -> tuple[dict[str, Any] | None, str | None, bool]:
     """(evaluation, error message, broke an engine rule): errors travel as text (they do not all pickle)."""
     cluster, workload = _WORKER["built"]
     try:
-        return evaluate(cluster, workload, policy, _WORKER["seed"]).to_dict(), None, False
+        return evaluate(cluster, workload, policy, _WORKER["seed"], _WORKER["engine"]).to_dict(), None, False
     except SimcoreError as e:
         return None, str(e), False
     except SchedulingError as e:
@@ -83,7 +84,9 @@ class LocalEvaluator:
 
     The scenario is built here first, so bad input fails at once with its
     message, before any process starts. ``builder`` replaces the scenario by
-    any picklable function returning a cluster and a workload (the benchmark's).
+    any picklable function returning a cluster and a workload (the benchmark's). ``engine``
+    is the simulations' (:func:`~simcore.dse.explore.fitness.evaluate`): the staged kernel by
+    default, ``"python"`` for its specification; the evaluations are the same.
     """
 
     def __init__(
@@ -94,12 +97,14 @@ class LocalEvaluator:
         files: Mapping[str, Path] | None = None,
         *,
         builder: Builder | None = None,
+        engine: str = "compiled",
     ) -> None:
         if builder is None:
             if scenario is None:
                 raise ValueError("give a scenario or a builder")
             builder = functools.partial(_from_scenario, dict(scenario), int(sim_seed), dict(files) if files else None)
         self.sim_seed = int(sim_seed)
+        self.engine = engine
         self.cluster, self.workload = builder()
         self.workers = max(1, int(workers))
         self._pool: ProcessPoolExecutor | None = None
@@ -108,12 +113,12 @@ class LocalEvaluator:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=_init,
-                initargs=(builder, self.sim_seed),
+                initargs=(builder, self.sim_seed, engine),
             )
 
     def __call__(self, policies: Sequence[str]) -> dict[str, Evaluation]:
         if self._pool is None:
-            return {p: evaluate(self.cluster, self.workload, p, self.sim_seed) for p in policies}
+            return {p: evaluate(self.cluster, self.workload, p, self.sim_seed, self.engine) for p in policies}
         futures: list[Future[tuple[dict[str, Any] | None, str | None, bool]]] = [
             self._pool.submit(_one, p) for p in policies
         ]

@@ -314,35 +314,12 @@ def machine_matcher(atoms: tuple[Atom, ...], run: StagedRun) -> Callable[[int], 
     sim = run.sim
     view = sim.view
     N = view.n_machines
-    R = view.n_resources
     names = [a.name for a in atoms]
-    all_runnable = sim.all_runnable
-    if names[0] == "First-Fit" and all_runnable:
+    if names[0] == "First-Fit" and sim.all_runnable:
         return view.first_fit
 
-    rows = list(view.free_by_resource)
-    req = view.request_flat
-    ok = np.empty(N, dtype=bool)
-    tmp = np.empty(N, dtype=bool)
-    counts = sim.cluster.counts
-
-    def candidates(t: int) -> NDArray[np.bool_]:
-        """Machines where ``t`` fits now (and can run at all)."""
-        tb = t * R
-        np.greater_equal(rows[0], req[tb] - EPS, out=ok)
-        for r in range(1, R):
-            np.greater_equal(rows[r], req[tb + r] - EPS, out=tmp)
-            np.logical_and(ok, tmp, out=ok)
-        if not all_runnable:
-            np.logical_and(ok, np.repeat(np.array(sim.runnable_configs(t), dtype=bool), counts), out=ok)
-        return ok
-
-    cluster = sim.cluster
-    speed = (
-        np.asarray(cluster.speed, dtype=np.float64)[view.config_of]
-        if cluster.speed is not None
-        else np.ones(N, dtype=np.float64)
-    )
+    candidates = _candidates(run)
+    speed = _machine_speed(run)
     # Up to the first atom that leaves no tie (First-Fit, Random), the rest cannot matter.
     used: list[str] = []
     for name in names:
@@ -366,7 +343,7 @@ def machine_matcher(atoms: tuple[Atom, ...], run: StagedRun) -> Callable[[int], 
 
         return static_match
 
-    free_cores = rows[0]
+    free_cores = view.free_by_resource[0]
     uniform = run.uniform
 
     def narrowing_match(t: int) -> int:
@@ -391,3 +368,38 @@ def machine_matcher(atoms: tuple[Atom, ...], run: StagedRun) -> Callable[[int], 
         return first
 
     return narrowing_match
+
+
+def _candidates(run: StagedRun) -> Callable[[int], NDArray[np.bool_]]:
+    """Task number -> a mask of the machines where it fits now (and can run at all); one array, reused."""
+    sim = run.sim
+    view = sim.view
+    N = view.n_machines
+    R = view.n_resources
+    all_runnable = sim.all_runnable
+    rows = list(view.free_by_resource)
+    req = view.request_flat
+    ok = np.empty(N, dtype=bool)
+    tmp = np.empty(N, dtype=bool)
+    counts = sim.cluster.counts
+
+    def candidates(t: int) -> NDArray[np.bool_]:
+        tb = t * R
+        np.greater_equal(rows[0], req[tb] - EPS, out=ok)
+        for r in range(1, R):
+            np.greater_equal(rows[r], req[tb + r] - EPS, out=tmp)
+            np.logical_and(ok, tmp, out=ok)
+        if not all_runnable:
+            np.logical_and(ok, np.repeat(np.array(sim.runnable_configs(t), dtype=bool), counts), out=ok)
+        return ok
+
+    return candidates
+
+
+def _machine_speed(run: StagedRun) -> NDArray[np.float64]:
+    """Each machine's speed (:attr:`Cluster.speed <simcore.core.model.Cluster.speed>`); all 1 without speeds."""
+    cluster = run.sim.cluster
+    view = run.sim.view
+    if cluster.speed is None:
+        return np.ones(view.n_machines, dtype=np.float64)
+    return np.asarray(cluster.speed, dtype=np.float64)[view.config_of]

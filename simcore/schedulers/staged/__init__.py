@@ -12,11 +12,15 @@ message naming the stage and the valid atoms. On a workload without a task
 graph every job is a one-task job; the default policy is then first come,
 first served on the lowest-numbered fitting machine, with head-of-line
 blocking (``fcfs`` with ``pick=lowest-index``).
+
+Compiled: :mod:`simcore.schedulers.staged.kernel` makes the same decisions in
+numba (one compiled function for every policy), with its own event loop, so it
+runs task graphs too; ``engine="python"`` runs this specification.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +29,9 @@ from simcore.dse.staged.cycle import StagedRun
 from simcore.dse.staged.policy import DEFAULT_TEXT, PolicyText
 from simcore.schedulers import register
 from simcore.schedulers.base import Param, Scheduler
+
+if TYPE_CHECKING:
+    from simcore.compiled.driver import Kernel
 
 
 @register("staged")
@@ -40,6 +47,9 @@ class Staged(Scheduler):
             "the default)",
         ),
     )
+
+    #: The kernel has its own event loop with task graphs and wake-ups (see simcore.core.engine).
+    kernel_runs_graphs = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -58,3 +68,8 @@ class Staged(Scheduler):
 
     def on_wake(self) -> None:
         self.run.on_wake()
+
+    def kernel(self, sim: Simulation) -> Kernel:
+        from simcore.schedulers.staged.driver import make
+
+        return make(self, sim)
