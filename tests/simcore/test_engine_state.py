@@ -43,9 +43,9 @@ def zero_rate_scenario(n: int = 30) -> tuple[Cluster, Workload]:
 
 
 @pytest.mark.parametrize("name", RATE_BASED)
-def test_no_scheduler_starts_a_job_where_its_rate_is_zero(name: str) -> None:
+def test_no_scheduler_starts_a_job_where_its_rate_is_zero(name: str, engine: str) -> None:
     cluster, wl = zero_rate_scenario()
-    res = simulate(cluster, wl, create(name), 3, drain=True)
+    res = simulate(cluster, wl, create(name), 3, drain=True, engine=engine)
     started = res.started_mask
     assert started.all(), name  # every job can run on configuration 1, so all of them finish
     cls0 = started & (wl.job_class == 0)

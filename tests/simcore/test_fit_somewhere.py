@@ -2,7 +2,8 @@
 
 :func:`simcore.core.model._fits_chunked` tests the largest configurations first and the others only on
 the jobs still without one; it must say what testing every configuration with ``fits_in`` says,
-at the rule's edges (requests equal to a capacity, within EPS of it, just above it, zero).
+at the rule's edges (requests equal to a capacity, within EPS of it, just above it, zero). The
+expectation is the rule written out in plain Python, and a table of cases worked out by hand.
 """
 
 from __future__ import annotations
@@ -29,10 +30,29 @@ def test_fits_somewhere_is_every_configuration_tested_in_turn(data: Any) -> None
     C = data.draw(st.integers(0, 5))
     req = np.array(data.draw(st.lists(st.sampled_from(EDGES), min_size=n * R, max_size=n * R))).reshape(n, R)
     cap = np.array(data.draw(st.lists(st.sampled_from(EDGES), min_size=C * R, max_size=C * R))).reshape(C, R)
-    expected = np.zeros(n, dtype=bool)
-    for c in cap:
-        expected |= fits_in(req, c)
-    assert np.array_equal(model._fits_chunked(req, cap), expected)
+    # The rule written out, float by float, without the project's code (``fits_in`` is what the
+    # chunked check calls, so it cannot be the oracle): some configuration holds every resource.
+    expected = [any(all(c[r] >= q[r] - EPS for r in range(R)) for c in cap.tolist()) for q in req.tolist()]
+    assert model._fits_chunked(req, cap).tolist() == expected
+
+
+def test_fits_somewhere_on_hand_computed_edges() -> None:
+    """Two configurations, (1, 0.5) and (0.5, 1); each request worked out by hand.
+
+    EPS = 1e-9: a request fits a capacity c when it is at most c + EPS.
+    """
+    cap = np.array([[1.0, 0.5], [0.5, 1.0]])
+    cases = [
+        ([1.0, 0.5], True),  # exactly configuration 0
+        ([1.0 + EPS / 2, 0.5], True),  # 1 + 5e-10 <= 1 + 1e-9: configuration 0 by the tolerance
+        ([1.0 + 2 * EPS, 0.5], False),  # 1 + 2e-9 > 1 + 1e-9 on 0; cpu 1 > 0.5 on 1
+        ([0.5 + EPS / 2, 1.0 + EPS / 2], True),  # configuration 1, both within the tolerance
+        ([0.5 + 2 * EPS, 1.0], False),  # cpu beyond configuration 1's 0.5; memory 1 > 0.5 on 0
+        ([0.75, 0.75], False),  # cpu fits only 0, memory only 1: no single configuration
+        ([0.0, 0.0], True),
+    ]
+    req = np.array([q for q, _ in cases])
+    assert model._fits_chunked(req, cap).tolist() == [want for _, want in cases]
 
 
 @settings(max_examples=300, deadline=None)

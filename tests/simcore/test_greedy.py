@@ -1,4 +1,7 @@
-"""Greedy (LoTES section 5.1): hand-computed runs and the policy's properties on random runs."""
+"""Greedy (LoTES section 5.1): hand-computed runs and the policy's properties on random runs.
+
+Every run is made on both engines (the ``engine`` fixture): the specification and its kernel.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +14,17 @@ from simcore.core.model import Cluster, Workload
 from simcore.core.seeding import scheduler_rng
 from simcore.schedulers import create
 from simcore.schedulers.greedy import DRAW_BATCH
+from tests.simcore.conftest import expect_engine
 
 RES = ("cpu", "mem")
 
 
 def run(
-    cluster: Cluster, submit: list[float], request: list[list[float]], work: list[float], seed: int = 0
+    cluster: Cluster, submit: list[float], request: list[list[float]], work: list[float], engine: str, seed: int = 0
 ) -> SimResult:
     n = len(submit)
     wl = Workload("w", RES, submit, request, work, [0] * n, horizon_s=100.0)
-    return simulate(cluster, wl, create("greedy"), seed, drain=True)
+    return expect_engine(simulate(cluster, wl, create("greedy"), seed, drain=True, engine=engine), engine)
 
 
 def first_draw(seed: int) -> float:
@@ -28,26 +32,26 @@ def first_draw(seed: int) -> float:
     return float(scheduler_rng(seed).random(DRAW_BATCH)[0])
 
 
-def test_first_fit_follows_machine_order() -> None:
+def test_first_fit_follows_machine_order(engine: str) -> None:
     # Machines 0 (0.5, 0.5) and 1, 2 (1, 1). Jobs arrive 1 s apart and run long.
     cluster = Cluster("c", RES, ("small", "big"), np.array([1, 2]), np.array([[0.5, 0.5], [1.0, 1.0]]))
-    res = run(cluster, [0, 1, 2, 3], [[0.4, 0.4], [0.6, 0.1], [0.05, 0.05], [0.3, 0.95]], [100] * 4)
+    res = run(cluster, [0, 1, 2, 3], [[0.4, 0.4], [0.6, 0.1], [0.05, 0.05], [0.3, 0.95]], [100] * 4, engine)
     # job 0 -> m0 (first machine); job 1 does not fit m0 (cpu 0.6 > 0.5) -> m1;
     # job 2 fits m0's leftover (0.1, 0.1) -> m0; job 3 needs mem 0.95: m1 has 0.9 left -> m2.
     assert res.machine.tolist() == [0, 1, 0, 2]
     assert res.start.tolist() == [0, 1, 2, 3]
 
 
-def two_machine_scenario(seed: int) -> SimResult:
+def two_machine_scenario(seed: int, engine: str) -> SimResult:
     """Two (1, 1) machines; the hand-computed run below."""
     cluster = Cluster("c", RES, ("a",), np.array([2]), np.array([[1.0, 1.0]]))
     submit = [0.0, 1.0, 2.0, 3.0, 4.0, 4.5]
     request = [[0.6, 0.1], [0.6, 0.1], [0.5, 0.5], [0.3, 0.3], [0.2, 0.2], [0.5, 0.1]]
     work = [10.0, 10.0, 5.0, 4.0, 1.0, 1.0]
-    return run(cluster, submit, request, work, seed)
+    return run(cluster, submit, request, work, engine, seed)
 
 
-def test_random_tie_and_fcfs_per_machine_hand_computed() -> None:
+def test_random_tie_and_fcfs_per_machine_hand_computed(engine: str) -> None:
     # t=0  job0 (0.6, 0.1) -> m0, m0 free (0.4, 0.9)          runs to 10
     # t=1  job1 (0.6, 0.1) -> m1 (m0 has cpu 0.4), m1 free (0.4, 0.9)   runs to 11
     # t=2  job2 (0.5, 0.5) fits nowhere. Both queues are empty: a tie. Greedy draws
@@ -68,50 +72,55 @@ def test_random_tie_and_fcfs_per_machine_hand_computed() -> None:
     seeds_low = [s for s in range(40) if first_draw(s) < 0.5][:2]
     seeds_high = [s for s in range(40) if first_draw(s) >= 0.5][:2]
     for s in seeds_low:
-        res = two_machine_scenario(s)
+        res = two_machine_scenario(s, engine)
         assert (res.start - res.submit).tolist() == [0, 0, 8, 0, 0, 6.5]
         assert res.machine.tolist() == [0, 1, 0, 0, 1, 1]
     for s in seeds_high:
-        res = two_machine_scenario(s)
+        res = two_machine_scenario(s, engine)
         assert (res.start - res.submit).tolist() == [0, 0, 9, 0, 0, 5.5]
         assert res.machine.tolist() == [0, 1, 1, 0, 1, 0]
 
 
-def test_ties_are_broken_uniformly() -> None:
-    machines_of_job2 = [int(two_machine_scenario(s).machine[2]) for s in range(100)]
+def test_ties_are_broken_uniformly(engine: str) -> None:
+    machines_of_job2 = [int(two_machine_scenario(s, engine).machine[2]) for s in range(100)]
     share = np.mean(machines_of_job2)
     # Binomial(100, 1/2) / 100: 0.5 +- 0.15 is three standard deviations (the seeds are fixed).
     assert 0.35 < share < 0.65
 
 
-def test_a_head_that_does_not_fit_blocks_the_jobs_behind_it() -> None:
+def test_a_head_that_does_not_fit_blocks_the_jobs_behind_it(engine: str) -> None:
     # One (1, 1) machine.
     # t=0 job0 (0.7, 0.7) runs to 10. t=1 job1 (0.2, 0.2) fits the rest, runs to 6.
     # t=2 job2 (0.5, 0.5) queues. t=3 job3 (0.25, 0.25) does not fit (0.1 left), queues behind job2.
     # t=6 job1 ends: free (0.3, 0.3). Head job2 does not fit; job3 would, but FCFS keeps it waiting.
     # t=10 job0 ends: job2 starts, then job3 fits too and starts.
     cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
-    res = run(cluster, [0, 1, 2, 3], [[0.7, 0.7], [0.2, 0.2], [0.5, 0.5], [0.25, 0.25]], [10, 5, 1, 1])
+    res = run(cluster, [0, 1, 2, 3], [[0.7, 0.7], [0.2, 0.2], [0.5, 0.5], [0.25, 0.25]], [10, 5, 1, 1], engine)
     assert res.start.tolist() == [0, 1, 10, 10]
 
 
-def test_a_job_queues_only_where_it_could_ever_run() -> None:
+def test_a_job_queues_only_where_it_could_ever_run(engine: str) -> None:
     # m0 (0.5, 0.5), m1 (1, 1). job0 (0.9, 0.9) -> m1 until 10. job1 (0.8, 0.8) fits nowhere;
     # both queues are empty but only m1 can ever hold it. job2 (0.4, 0.4) -> m0 at once.
     cluster = Cluster("c", RES, ("small", "big"), np.array([1, 1]), np.array([[0.5, 0.5], [1.0, 1.0]]))
     for seed in range(20):
-        res = run(cluster, [0, 1, 2], [[0.9, 0.9], [0.8, 0.8], [0.4, 0.4]], [10, 1, 1], seed)
+        res = run(cluster, [0, 1, 2], [[0.9, 0.9], [0.8, 0.8], [0.4, 0.4]], [10, 1, 1], engine, seed)
         assert res.machine.tolist() == [1, 1, 0]
         assert res.start.tolist() == [0, 10, 2]
 
 
-def test_the_shortest_queue_gets_the_job() -> None:
+def test_the_shortest_queue_gets_the_job(engine: str) -> None:
     # Two (1, 1) machines both full until t=10 (m0) and t=20 (m1). Jobs 2..4 (0.6 each) fit nowhere.
     # job2: tie (0, 0) -> random; job3: the other machine (queues 1 vs 0); job4: tie (1, 1) -> random.
     cluster = Cluster("c", RES, ("a",), np.array([2]), np.array([[1.0, 1.0]]))
     for seed in range(10):
         res = run(
-            cluster, [0, 0, 1, 2, 3], [[1, 1], [1, 1], [0.6, 0.6], [0.6, 0.6], [0.6, 0.6]], [10, 20, 1, 1, 1], seed
+            cluster,
+            [0, 0, 1, 2, 3],
+            [[1, 1], [1, 1], [0.6, 0.6], [0.6, 0.6], [0.6, 0.6]],
+            [10, 20, 1, 1, 1],
+            engine,
+            seed,
         )
         m = res.machine.tolist()
         assert m[:2] == [0, 1]
@@ -129,7 +138,7 @@ def test_the_shortest_queue_gets_the_job() -> None:
 
 
 @st.composite
-def loaded_runs(draw: st.DrawFn) -> tuple[Workload, SimResult, Cluster]:
+def loaded_runs(draw: st.DrawFn) -> tuple[Workload, int, Cluster]:
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     M = draw(st.integers(1, 3))
@@ -142,14 +151,14 @@ def loaded_runs(draw: st.DrawFn) -> tuple[Workload, SimResult, Cluster]:
     request = caps[home] * rng.uniform(0.1, 1.0, (n, 2))
     work = rng.exponential(3.0, n)
     wl = Workload("w", RES, submit, request, work, np.zeros(n, dtype=np.int64), horizon_s=float(submit[-1]))
-    res = simulate(cluster, wl, create("greedy"), seed, drain=True)
-    return wl, res, cluster
+    return wl, seed, cluster
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(loaded_runs())
-def test_greedy_properties(run_: tuple[Workload, SimResult, Cluster]) -> None:
-    wl, res, cluster = run_
+def test_greedy_properties(engine: str, run_: tuple[Workload, int, Cluster]) -> None:
+    wl, seed, cluster = run_
+    res = expect_engine(simulate(cluster, wl, create("greedy"), seed, drain=True, engine=engine), engine)
     start, finish, machine, submit = res.start, res.finish, res.machine, wl.submit
     # Work conserving per machine: with drain every job runs.
     assert not np.isnan(finish).any()

@@ -22,12 +22,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from simcore.api import resolve_cluster, resolve_workload
 from simcore.core.engine import SimResult, Simulation
-from simcore.core.errors import Cancelled, SchedulingError
+from simcore.core.errors import Cancelled, ParameterError, SchedulingError
+from simcore.core.fit import EPS
 from simcore.core.model import ClassTable, Cluster, RateRuntime, Workload
 from simcore.core.seeding import scheduler_rng
 from simcore.presets import WORKLOADS
@@ -35,6 +36,7 @@ from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import ProfileTable
 from simcore.schedulers import SCHEDULERS, Scheduler, create
 from simcore.schedulers.tetris import Tetris
+from tests.simcore.conftest import expect_engine
 
 #: Built-in schedulers with a kernel, with the options that select different kernel paths.
 KERNELS: list[tuple[str, dict[str, Any]]] = [
@@ -63,13 +65,12 @@ PLAIN = [(n, o) for n, o in KERNELS if n != "lotes" and (n, o) not in PROFILE]
 
 def both(cluster: Cluster, wl: Workload, name: str, opts: dict[str, Any], seed: int = 0, **kw: Any) -> SimResult:
     """Run the specification and the kernel; assert they agree; return the compiled run."""
+    # Task graphs have no kernel: both runs would be the Python loop's, proving nothing.
+    assert wl.graph is None, "a task graph runs in the Python engine only: nothing to compare"
     runs = {}
     for engine in ("python", "compiled"):
         sim = Simulation(cluster, wl, create(name, **opts), scheduler_rng(seed), engine=engine, **kw)
-        runs[engine] = sim.run()
-        # Task graphs stay in the Python loop, saying so.
-        expected = engine if wl.graph is None else "python"
-        assert runs[engine].extra["engine"] == expected, runs[engine].extra
+        runs[engine] = expect_engine(sim.run(), engine)
     a, b = runs["python"], runs["compiled"]
     assert np.array_equal(a.machine, b.machine)
     assert np.array_equal(a.start, b.start, equal_nan=True)
@@ -139,6 +140,49 @@ def scenarios(draw: Any) -> tuple[Cluster, Workload]:
 def test_kernel_makes_the_specifications_decisions(
     name: str, opts: dict[str, Any], scen: tuple[Cluster, Workload], drain: bool, seed: int
 ) -> None:
+    cluster, wl = scen
+    both(cluster, wl, name, opts, seed, drain=drain, samples=50)
+
+
+@st.composite
+def wide_scenarios(draw: Any) -> tuple[Cluster, Workload]:
+    """Hundreds of machines, so that the kernels' search trees have several levels.
+
+    200 to 600 machines (the fit tree's blocks of 8 make 25 to 75 leaves, 5 to 7 levels; the max
+    tree 8 to 10), in 2 to 6 configurations of 1 to 3 resources; up to 400 jobs whose requests
+    are drawn from a few values, some equal to a capacity or above it by EPS/2 (the fit rule's
+    edge), arriving in bursts so that the cluster fills and machines far apart in the tree free.
+    The arrays come from a seeded numpy Generator: Hypothesis draws the shape and the seed.
+    """
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    R = draw(st.integers(1, 3))
+    res = tuple(f"r{i}" for i in range(R))
+    n_cfg = draw(st.integers(2, 6))
+    counts = rng.multinomial(draw(st.integers(200, 600)) - n_cfg, np.full(n_cfg, 1.0 / n_cfg)) + 1
+    cap = rng.choice([0.5, 1.0, 2.0], (n_cfg, R))
+    cluster = Cluster("wide", res, tuple(f"k{j}" for j in range(n_cfg)), counts, cap)
+    n = draw(st.integers(50, 400))
+    host = cap[rng.integers(0, n_cfg, n)]
+    value = rng.choice([0.05, 0.1, 0.25, 0.5, 1.0, 2.0], (n, R))
+    edge = rng.choice([0.0, EPS / 2], (n, R))
+    req = np.where(value >= host, host + edge, value)  # at most a capacity (+ EPS/2): fits its host
+    submit = np.sort(rng.integers(0, draw(st.sampled_from([5, 30, 120])), n)).astype(float)
+    work = rng.choice([0.5, 1.0, 5.0, 20.0], n)
+    wl = Workload("w", res, submit, req, work, np.zeros(n, dtype=np.int64), horizon_s=float(submit[-1] + 10))
+    return cluster, wl
+
+
+#: The kernels that search trees: Greedy's fit tree, MRIS's and FCFS's max trees.
+TREES = [("greedy", {}), ("mris", {}), ("mris", {"mris_window": 3}), ("fcfs", {}), ("fcfs", {"pick": "lowest-index"})]
+
+
+@pytest.mark.parametrize(("name", "opts"), TREES)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scen=wide_scenarios(), drain=st.booleans(), seed=st.integers(0, 3))
+def test_kernels_search_trees_of_several_levels_as_the_specification_scans(
+    name: str, opts: dict[str, Any], scen: tuple[Cluster, Workload], drain: bool, seed: int
+) -> None:
+    """Multi-level fit and max trees over hundreds of machines, requests at the fit rule's edge."""
     cluster, wl = scen
     both(cluster, wl, name, opts, seed, drain=drain, samples=50)
 
@@ -234,6 +278,59 @@ def test_lotes_kernel_makes_the_specifications_decisions(
     """LoTES over random clusters and workloads: roulette draws, fallbacks, class and orphan queues."""
     cluster, wl = scen
     both(cluster, wl, "lotes", opts, seed, drain=drain, samples=50)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    scen=lotes_scenarios(),
+    own_classes=st.booleans(),
+    k_sets=st.sampled_from(["vertex", "interior"]),
+    max_bins=st.sampled_from([4, 40, 100_000]),
+    window_h=st.sampled_from([0.0, 3 / 3600, 24.0]),
+    n_kmeans=st.integers(1, 3),
+    seed=st.integers(0, 3),
+)
+def test_lotes_kernel_under_its_planning_options(
+    scen: tuple[Cluster, Workload],
+    own_classes: bool,
+    k_sets: str,
+    max_bins: int,
+    window_h: float,
+    n_kmeans: int,
+    seed: int,
+) -> None:
+    """LoTES's planning options on both engines: ``k_sets``, ``max_bins``, k-means over ``kmeans_window_hours``.
+
+    The options shape the offline plan the kernel dispatches by: K^j from an optimum of
+    largest support (``interior``: more classes per configuration, more bins); a bin
+    limit that the enumeration may exceed (then both engines must refuse the run with the
+    same message); k-means classes fitted on the jobs of the first 0 s, 3 s or 24 h (the
+    workload's own classes dropped).
+    """
+    cluster, wl = scen
+    if not own_classes:
+        # k-means classes are the mean requests of their window jobs: each must request something
+        # (a zero request becomes 1% of the least capacity, which still fits every machine).
+        least = 0.01 * cluster.capacity[cluster.counts > 0].min(axis=0)
+        wl = dataclasses.replace(wl, classes=None, request=np.where(wl.request > 0, wl.request, least))
+    opts = {
+        "k_sets": k_sets,
+        "max_bins": max_bins,
+        "kmeans_window_hours": window_h,
+        "kmeans_classes": min(n_kmeans, wl.n_jobs),
+    }
+    refusals = []
+    for engine in ("python", "compiled"):
+        try:
+            Simulation(cluster, wl, create("lotes", **opts), scheduler_rng(seed), engine=engine).run()
+        except ParameterError as e:
+            refusals.append(str(e))
+    if refusals:  # the plan is refused before any kernel runs: the same words on both engines
+        assert len(refusals) == 2 and refusals[0] == refusals[1]
+        event(f"refused: {refusals[0][:30]}")
+        return
+    event("ran")
+    both(cluster, wl, "lotes", opts, seed, samples=50)
 
 
 @st.composite
@@ -455,7 +552,12 @@ SMALL_CLUSTERS = {
 
 @pytest.mark.parametrize("preset", sorted(WORKLOADS.names()))
 def test_every_workload_preset(preset: str) -> None:
-    """Every workload preset on its default cluster (the Google ones made small), each kernel."""
+    """Every workload preset on its default cluster (the Google ones made small), each kernel.
+
+    The ``workflows`` presets are task graphs, which no kernel runs: asked for the compiled
+    engine, the run falls back to Python and says so. Comparing the two engines there would
+    compare the Python loop with itself, so those presets check the fallback only.
+    """
     p = WORKLOADS.get(preset)
     name = p.default_cluster or "google-balanced"
     params, hours = SMALL_CLUSTERS.get(name, ({}, 2.0))
@@ -464,9 +566,13 @@ def test_every_workload_preset(preset: str) -> None:
     for sched, opts in KERNELS:
         if SCHEDULERS.get(sched).requires - p.provides:
             continue
-        res = both(cluster, wl, sched, opts, drain=wl.horizon_s <= 0)
         if wl.graph is not None:
+            sim = Simulation(cluster, wl, create(sched, **opts), scheduler_rng(0), drain=wl.horizon_s <= 0)
+            res = sim.run()
+            assert res.extra["engine"] == "python"
             assert res.extra["engine_note"] == "task graphs run in the Python engine"
+            continue
+        both(cluster, wl, sched, opts, drain=wl.horizon_s <= 0)
 
 
 @pytest.mark.parametrize(
@@ -608,3 +714,87 @@ def test_without_numba_a_run_uses_the_python_engine_and_says_why(tmp_path: Any) 
         subprocess.run([*cmd, "--engine", "python"], capture_output=True, text=True, check=True).stdout
     )
     assert summary["mean_response_s"] == reference["mean_response_s"] and summary["jobs"] == reference["jobs"] > 0
+
+
+def long_overloaded_run() -> tuple[Cluster, Workload]:
+    """40,000 jobs at about half the capacity of six machines, then a burst of 6,000 at once.
+
+    The steady part is about 80,000 events: the kernel returns at 65,536 (``CHUNK_EVENTS``)
+    with a short queue; then the burst queues more than 4,096 jobs, where the completion heap
+    grows (``driver.grow_heap``), in the run's second chunk.
+    """
+    rng = np.random.default_rng(0)
+    steady, burst = 40_000, 6_000
+    n = steady + burst
+    res = ("cpu", "mem")
+    cluster = Cluster("c", res, ("a", "b"), np.array([3, 3]), np.array([[1.0, 1.0], [1.0, 0.5]]))
+    cls = rng.integers(0, 2, n)
+    classes = ClassTable(("a", "b"), np.full((2, 2), 0.1), np.ones((2, 2)), np.array([0.5, 0.5]))
+    submit = np.concatenate([np.sort(rng.uniform(0.0, 5000.0, steady)), np.full(burst, 5000.0)])
+    req = np.round(rng.uniform(0.1, 0.5, (n, 2)), 2)
+    work = rng.choice([0.5, 1.0, 2.0], n)
+    return cluster, Workload("w", res, submit, req, work, cls, 5100.0, classes=classes)
+
+
+@pytest.mark.parametrize(("name", "opts"), [k for k in KERNELS if k not in PROFILE and k[1] != {"work_weight": 2.5}])
+def test_a_run_across_the_chunk_boundary_with_heap_regrowth_is_the_run_in_one_piece(
+    name: str, opts: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel returns to Python every 65,536 events and whenever its heap must grow; it must
+    resume exactly where it stopped. A run that crosses the boundary and regrows its heap (as a
+    real run does) gives the same records as the same kernel run in one piece with a heap large
+    enough from the start, and as chunks of 4,099 events (about a dozen boundaries, growths between).
+
+    The Python engine is not run here (46,000 jobs of it take minutes on a busy machine): the kernel
+    run in one piece is the oracle, and the specification is compared with it on shorter runs above.
+    """
+    from simcore.compiled import loop
+
+    cluster, wl = long_overloaded_run()
+    grown: list[int] = []
+    chunks: list[int] = []
+
+    def counted_grow(hp: Any, ctr: Any) -> Any:
+        grown.append(int(ctr[0]) + int(ctr[2]))  # events handled so far: arrivals and completions
+        return real_grow(hp, ctr)
+
+    def run(chunk: int, heap: Any) -> SimResult:
+        grown.clear()
+        chunks.clear()
+        monkeypatch.setattr(loop, "CHUNK_EVENTS", chunk)
+        monkeypatch.setattr(loop, "new_heap", heap or real_new)
+        sim = Simulation(
+            cluster,
+            wl,
+            create(name, **opts),
+            scheduler_rng(1),
+            progress=lambda p: chunks.append(p.arrived + p.completed),
+            progress_every_s=0.0,
+        )
+        res = expect_engine(sim.run(), "compiled")
+        return res
+
+    real_grow, real_new = loop.grow_heap, loop.new_heap
+    assert loop.CHUNK_EVENTS == 65_536
+    monkeypatch.setattr(loop, "grow_heap", counted_grow)
+    real = run(loop.CHUNK_EVENTS, None)
+    # A report between chunks (the last report is the run's end): the run crossed 65,536 events.
+    # Greedy and LoTES return for fresh uniform draws more often than that, and a return restarts
+    # the count: they cross no boundary, but resume as often.
+    assert chunks[-1] > 65_536
+    assert (len(chunks) >= 2 and chunks[0] == 65_536) or name in ("greedy", "lotes")
+    assert grown and grown[0] > 65_536  # and the heap grew after that, in the next chunk
+    assert real.sample_queue.max() > 4096
+    small = run(4099, None)
+    assert len(chunks) >= 11 and len(grown) >= 1  # fewer than 16: a return to grow the heap restarts the count
+    # One chunk, and a heap of room for every job from the start (the driver's layout: two keys a
+    # job, then the job of each sequence number), which never grows.
+    whole = run(10**9, lambda n: (np.empty(2 * (n + 1)), np.empty(n + 1, dtype=np.int64)))
+    assert len(chunks) == 1 and grown == []  # the end's report only
+    for other in (real, small):
+        assert np.array_equal(other.machine, whole.machine)
+        assert np.array_equal(other.start, whole.start, equal_nan=True)
+        assert np.array_equal(other.finish, whole.finish, equal_nan=True)
+        assert np.array_equal(other.sample_queue, whole.sample_queue)
+        assert np.array_equal(other.sample_util, whole.sample_util)
+        assert other.end_s == whole.end_s

@@ -1,4 +1,8 @@
-"""LoTES stage 3 (section 4.3): hand-computed dispatch cases on hand-built plans."""
+"""LoTES stage 3 (section 4.3): hand-computed dispatch cases on hand-built plans.
+
+Each case runs on both engines (the ``engine`` fixture): the specification
+(``simcore.schedulers.lotes``) and its kernel must each do what the case says.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from simcore.schedulers.lotes.assignment import OfflinePlan, assignment_from_cou
 from simcore.schedulers.lotes.stage1 import solve_stage1
 from simcore.workloads.classify import kmeans_classes
 from tests.conftest import NoClass0OnConfig0
+from tests.simcore.conftest import expect_engine
 
 Job = tuple[float, int, float, float]  # submit (s), class, request (one resource), duration (s)
 
@@ -28,8 +33,9 @@ def _run(
     bins: list[list[list[int]]],
     x: list[list[int]],
     jobs: list[Job],
+    engine: str,
     seed: int = 0,
-) -> tuple[object, LoTES]:
+) -> tuple[SimResult, LoTES]:
     """Simulate ``jobs`` under LoTES with the given (hand-made) bins and machine counts."""
     cluster = Cluster(
         "t",
@@ -59,11 +65,11 @@ def _run(
         classes=classes,
     )
     sched = LoTES(plan=plan)
-    res = Simulation(cluster, wl, sched, np.random.default_rng(seed), drain=True).run()
-    return res, sched
+    res = Simulation(cluster, wl, sched, np.random.default_rng(seed), drain=True, engine=engine).run()
+    return expect_engine(res, engine), sched
 
 
-def test_arrival_takes_the_fitting_machine_with_the_highest_v() -> None:
+def test_arrival_takes_the_fitting_machine_with_the_highest_v(engine: str) -> None:
     # cfg0: machine 0 emulates {2 x c1}, machine 1 emulates {3 x c0}; cfg1 serves c1 only.
     res, _ = _run(
         [6, 6],
@@ -72,20 +78,21 @@ def test_arrival_takes_the_fitting_machine_with_the_highest_v() -> None:
         [[[0, 2], [3, 0]], [[0, 2]]],
         [[1, 1], [1]],
         [(1, 0, 2, 1000), (2, 0, 2, 1000), (3, 0, 2, 1000), (4, 0, 2, 1000)],
+        engine,
     )
     # v on machine 1 is 3, 2, 1 for the first three jobs; then it is full and machine 0 (v = 0) fits.
     assert res.machine.tolist() == [1, 1, 1, 0]
 
 
-def test_ties_in_v_go_to_the_lowest_machine_index() -> None:
-    res, _ = _run([4], [3], [1], [[[2]]], [[3]], [(1, 0, 1, 1000), (2, 0, 1, 1000), (3, 0, 1, 1000)])
+def test_ties_in_v_go_to_the_lowest_machine_index(engine: str) -> None:
+    res, _ = _run([4], [3], [1], [[[2]]], [[3]], [(1, 0, 1, 1000), (2, 0, 1, 1000), (3, 0, 1, 1000)], engine)
     assert res.machine.tolist() == [0, 1, 2]  # all v = 2: lowest index, then v drops to 1
 
 
-def test_fallback_other_planned_configuration_then_any_machine_then_queue() -> None:
+def test_fallback_other_planned_configuration_then_any_machine_then_queue(engine: str) -> None:
     # c0 is planned on cfg0 and cfg1 (one machine each), c1 on cfg2; all capacities 2, sizes 2.
     jobs = [(1, 0, 2, 100), (2, 0, 2, 200), (3, 0, 2, 50), (4, 0, 2, 10)]
-    res, sched = _run([2, 2, 2], [1, 1, 1], [2, 2], [[[1, 0]], [[1, 0]], [[0, 1]]], [[1], [1], [1]], jobs)
+    res, sched = _run([2, 2, 2], [1, 1, 1], [2, 2], [[[1, 0]], [[1, 0]], [[0, 1]]], [[1], [1], [1]], jobs, engine)
     assert sorted(res.machine[:2].tolist()) == [0, 1]  # the two planned configurations first
     assert res.machine[2] == 2  # then a configuration with Delta = 0 that has room
     # Job 3 queues. Machine 2 frees at t=53 but c0 has Delta = 0 there: it idles.
@@ -94,18 +101,18 @@ def test_fallback_other_planned_configuration_then_any_machine_then_queue() -> N
     assert res.machine[3] == res.machine[0]
 
 
-def test_roulette_wheel_follows_rho() -> None:
+def test_roulette_wheel_follows_rho(engine: str) -> None:
     # rho_c0 = slots 1 : 3 on cfg0 : cfg1. Short jobs always find an empty machine.
     n = 4000
     jobs = [(float(i), 0, 1.0, 1e-3) for i in range(n)]
-    res, sched = _run([1, 3], [1, 1], [1], [[[1]], [[3]]], [[1], [1]], jobs, seed=7)
+    res, sched = _run([1, 3], [1, 1], [1], [[[1]], [[3]]], [[1], [1]], jobs, engine, seed=7)
     assert sched.plan is not None
     assert sched.plan.assignment.rho[:, 0].tolist() == [0.25, 0.75]
     share = float((res.machine == 1).mean())
     assert abs(share - 0.75) < 3 * np.sqrt(0.75 * 0.25 / n)
 
 
-def test_completion_serves_classes_by_v_and_idles_rather_than_take_a_class_with_delta_zero() -> None:
+def test_completion_serves_classes_by_v_and_idles_rather_than_take_a_class_with_delta_zero(engine: str) -> None:
     # cfg0 (machine 0, capacity 6) emulates {2 x c0, 1 x c1}; cfg1 (machine 1, capacity 2) {1 x c2}.
     jobs = [
         (0, 2, 2, 100),  # 0 -> machine 1
@@ -117,7 +124,7 @@ def test_completion_serves_classes_by_v_and_idles_rather_than_take_a_class_with_
         (6, 0, 2, 1000),  # 6 queues (c0)
         (40, 2, 2, 5),  # 7: arrival fallback to any machine with room
     ]
-    res, _ = _run([6, 2], [1, 1], [2, 2, 2], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs)
+    res, _ = _run([6, 2], [1, 1], [2, 2, 2], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs, engine)
     # t=11, c0 finished: v(c0) = 2-1 = 1 > v(c1) = 1-1 = 0, so job 6 goes before the older job 5.
     assert res.start[6] == 11.0 and res.machine[6] == 0
     # t=23, c1 finished: v(c1) = 1 > v(c0) = 0: job 5.
@@ -129,10 +136,10 @@ def test_completion_serves_classes_by_v_and_idles_rather_than_take_a_class_with_
     assert res.start[4] == 100.0 and res.machine[4] == 1
 
 
-def test_a_class_demoted_by_its_dispatches_hands_over_to_the_next_class() -> None:
+def test_a_class_demoted_by_its_dispatches_hands_over_to_the_next_class(engine: str) -> None:
     # cfg0 (machine 0, capacity 4) emulates {2 x c0, 1 x c1}; cfg1 (machine 1, capacity 4) {1 x c2}.
     jobs = [(0, 2, 4, 100), (1, 2, 4, 10)] + [(t, 0, 1, 1000) for t in (2, 3, 4)] + [(t, 1, 1, 1000) for t in (5, 6)]
-    res, _ = _run([4, 4], [1, 1], [1, 1, 4], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs)
+    res, _ = _run([4, 4], [1, 1], [1, 1, 4], [[[2, 1, 0]], [[0, 0, 1]]], [[1], [1]], jobs, engine)
     # t=11: machine 0 is empty. v(c0)=2, v(c1)=1. c0: job 2 (v 1, tie: no demotion), job 3 (v 0 < 1:
     # demoted); c1: job 5 (v 0, tie), job 6 (v -1 < 0: demoted); c0: job 4 no longer fits.
     started = [z for z in range(len(jobs)) if res.start[z] == 11.0]
@@ -153,12 +160,12 @@ def test_lotes_is_registered_and_exposes_its_offline_solution() -> None:
     assert out.summary["queued_at_end"] == 0
 
 
-def test_kappa_tracks_the_running_jobs() -> None:
+def test_kappa_tracks_the_running_jobs(engine: str) -> None:
     cluster = api.resolve_cluster("google-2011")
     wl = api.resolve_workload("google-like", cluster, 3, 0.8, 30 / 3600)
     sched = LoTES()
-    sim = Simulation(cluster, wl, sched, api.scheduler_rng(3))
-    res = sim.run()
+    sim = Simulation(cluster, wl, sched, api.scheduler_rng(3), engine=engine)
+    res = expect_engine(sim.run(), engine)
     running = res.started_mask & ~res.completed_mask
     expected = np.zeros((cluster.n_machines, 4), dtype=np.int64)
     np.add.at(expected, (res.machine[running], wl.job_class[running]), 1)
@@ -166,12 +173,12 @@ def test_kappa_tracks_the_running_jobs() -> None:
     assert np.array_equal(sched.kappa, expected)
 
 
-def test_a_trace_without_classes_gets_k_means_classes() -> None:
+def test_a_trace_without_classes_gets_k_means_classes(engine: str) -> None:
     cluster = api.resolve_cluster("google-2011")
     wl = api.resolve_workload("google-like", cluster, 1, 0.5, 10 / 3600)
     bare = Workload("bare", wl.resources, wl.submit, wl.request, wl.work, np.full(wl.n_jobs, -1), wl.horizon_s)
     sched = LoTES(kmeans_classes=3, kmeans_window_hours=5 / 3600)
-    Simulation(cluster, bare, sched, np.random.default_rng(11)).run()
+    expect_engine(Simulation(cluster, bare, sched, np.random.default_rng(11), engine=engine).run(), engine)
     labels, table = kmeans_classes(bare, 3, 5.0, np.random.default_rng(11))
     assert np.array_equal(sched.labels, labels)
     off = sched.offline_solution()
@@ -179,11 +186,11 @@ def test_a_trace_without_classes_gets_k_means_classes() -> None:
     assert off["classes"] == list(table.names)
 
 
-def test_a_queued_job_too_big_for_every_planned_machine_is_served_by_any_machine() -> None:
+def test_a_queued_job_too_big_for_every_planned_machine_is_served_by_any_machine(engine: str) -> None:
     # c0 (mean 2) is planned only on cfg0 (capacity 2); this c0 job asks for 3, so even an empty
     # cfg0 machine can never take it. It waits as an orphan and cfg1 takes it when it frees.
     jobs = [(0, 1, 4, 10), (1, 0, 3, 5)]
-    res, sched = _run([2, 4], [1, 1], [2, 4], [[[1, 0]], [[0, 1]]], [[1], [1]], jobs)
+    res, sched = _run([2, 4], [1, 1], [2, 4], [[[1, 0]], [[0, 1]]], [[1], [1]], jobs, engine)
     assert res.start[1] == 10.0 and res.machine[1] == 1
     assert sched.n_queued == 0
 
@@ -209,11 +216,11 @@ def test_class_queue_finds_the_first_fitting_job_in_arrival_order_and_compacts()
     assert q.pop_at(q.first_fit(np.array([0.3, 0.3]), 0)) == 14
 
 
-def test_a_configuration_without_machines_is_skipped() -> None:
+def test_a_configuration_without_machines_is_skipped(engine: str) -> None:
     # cfg1 has no machines; c0 is planned on cfg0 only. The third job finds cfg0 full, tries the
     # remaining configurations (cfg1 is empty, cfg2 has room) and lands on cfg2.
     jobs = [(1, 0, 1, 100), (2, 0, 1, 100), (3, 0, 1, 100)]
-    res, _ = _run([2, 2, 1], [1, 0, 1], [1, 1], [[[2, 0]], [[0, 2]], [[0, 1]]], [[1], [0], [1]], jobs)
+    res, _ = _run([2, 2, 1], [1, 0, 1], [1, 1], [[[2, 0]], [[0, 2]], [[0, 1]]], [[1], [0], [1]], jobs, engine)
     assert res.machine.tolist() == [0, 0, 1]
 
 
@@ -249,18 +256,20 @@ def _ran_where_they_can(res: SimResult, cluster: Cluster, wl: Workload, rates: n
     return bool((rates[wl.job_class[started], cluster.machine_config[res.machine[started]]] > 0).all())
 
 
-def test_a_job_never_falls_back_to_a_configuration_where_its_rate_is_zero() -> None:
+def test_a_job_never_falls_back_to_a_configuration_where_its_rate_is_zero(engine: str) -> None:
     # The issue's case: rate 0 on configuration 0. The plan puts the class on cfg1 only; once cfg1's
     # four slots are taken, the old "any machine with room" fallback picked cfg0 and the engine
     # refused the start (SchedulingError). Now the job waits for cfg1.
     cluster, wl, rates = _zero_rate_system(200, [[0.0, 1.0]])
-    res = Simulation(cluster, wl, LoTES(), np.random.default_rng(0), drain=True).run()
+    res = expect_engine(
+        Simulation(cluster, wl, LoTES(), np.random.default_rng(0), drain=True, engine=engine).run(), engine
+    )
     assert res.started_mask.all()
     assert (cluster.machine_config[res.machine] == 1).all()
     assert res.sample_queue.max() > 0  # the fallback was needed: jobs did wait
 
 
-def test_k_means_classes_never_put_a_job_where_its_rate_is_zero() -> None:
+def test_k_means_classes_never_put_a_job_where_its_rate_is_zero(engine: str) -> None:
     # Without a class table LoTES plans on k-means classes whose rates do not depend on the
     # configuration, so its plan sends jobs to both configurations; the workload's own rates
     # forbid class 0 on cfg0 and class 1 on cfg1.
@@ -269,7 +278,9 @@ def test_k_means_classes_never_put_a_job_where_its_rate_is_zero() -> None:
         wl.name, wl.resources, wl.submit, wl.request, wl.work, wl.job_class, wl.horizon_s, runtime=wl.runtime
     )
     sched = LoTES(kmeans_classes=2, kmeans_window_hours=1.0)
-    res = Simulation(cluster, bare, sched, np.random.default_rng(0), drain=True).run()
+    res = expect_engine(
+        Simulation(cluster, bare, sched, np.random.default_rng(0), drain=True, engine=engine).run(), engine
+    )
     off = sched.offline_solution()
     assert off is not None and off["class_source"]["source"] == "kmeans"
     assert res.started_mask.all()
@@ -290,7 +301,9 @@ def test_a_last_class_runtime_never_puts_a_job_where_it_cannot_run() -> None:
         wl.horizon_s,
         runtime=NoClass0OnConfig0(wl.job_class),
     )
-    res = Simulation(cluster, bare, LoTES(kmeans_classes=2), np.random.default_rng(0), drain=True).run()
+    # The Python engine: a last-class run-time model has no compiled form (the kernel never runs it).
+    sim = Simulation(cluster, bare, LoTES(kmeans_classes=2), np.random.default_rng(0), drain=True, engine="python")
+    res = sim.run()
     started = res.started_mask
     assert started.all()
     on_cfg0 = cluster.machine_config[res.machine] == 0
@@ -298,7 +311,7 @@ def test_a_last_class_runtime_never_puts_a_job_where_it_cannot_run() -> None:
     assert (on_cfg0 & (wl.job_class == 1)).any()
 
 
-def test_an_orphan_that_can_run_nowhere_waits_and_others_run() -> None:
+def test_an_orphan_that_can_run_nowhere_waits_and_others_run(engine: str) -> None:
     # c0 is planned on cfg0 (capacity 2) only; a c0 job asking for 3 is an orphan. cfg1 (capacity 4)
     # could hold it but c0's rate there is 0, so no machine may take it: it stays queued, the run
     # goes on (the old orphan queue started it on cfg1 and the engine refused).
@@ -322,7 +335,9 @@ def test_an_orphan_that_can_run_nowhere_waits_and_others_run() -> None:
         runtime=RateRuntime(work, cls, rates),
     )
     sched = LoTES(plan=plan)
-    res = Simulation(cluster, wl, sched, np.random.default_rng(0), drain=True).run()
+    res = expect_engine(
+        Simulation(cluster, wl, sched, np.random.default_rng(0), drain=True, engine=engine).run(), engine
+    )
     assert res.machine.tolist() == [1, -1, 1]
     assert res.start[2] == 10.0
     assert sched.orphans.jobs() == [1]
@@ -353,27 +368,27 @@ def _without_timings(off: dict[str, object] | None) -> dict[str, object]:
     return out
 
 
-def test_a_reused_instance_runs_each_scenario_as_a_fresh_instance_would() -> None:
+def test_a_reused_instance_runs_each_scenario_as_a_fresh_instance_would(engine: str) -> None:
     # The old setup kept the plan of the first run: on the second cluster it failed with a raw
     # ValueError, and on the same cluster it reported "plan": "given".
     reused = LoTES()
     for name in ("google-2011", "google-balanced", "google-2011"):
         cluster, wl = _scenario(name)
-        got = Simulation(cluster, wl, reused, api.scheduler_rng(5)).run()
+        got = expect_engine(Simulation(cluster, wl, reused, api.scheduler_rng(5), engine=engine).run(), engine)
         fresh = LoTES()
-        want = Simulation(cluster, wl, fresh, api.scheduler_rng(5)).run()
+        want = Simulation(cluster, wl, fresh, api.scheduler_rng(5), engine=engine).run()
         assert _records(got) == _records(want)
         assert _without_timings(reused.offline_solution()) == _without_timings(fresh.offline_solution())
         assert "plan" not in reused.offline_solution()["class_source"]  # type: ignore[index]
 
 
-def test_a_plan_given_as_an_option_stays_given_on_every_run() -> None:
+def test_a_plan_given_as_an_option_stays_given_on_every_run(engine: str) -> None:
     cluster, wl = _scenario("google-balanced")
     first = LoTES()
-    Simulation(cluster, wl, first, api.scheduler_rng(5)).run()
+    Simulation(cluster, wl, first, api.scheduler_rng(5), engine=engine).run()
     given = LoTES(plan=first.plan)
     for _ in range(2):
-        res = Simulation(cluster, wl, given, api.scheduler_rng(5)).run()
+        res = expect_engine(Simulation(cluster, wl, given, api.scheduler_rng(5), engine=engine).run(), engine)
         assert given.offline_solution()["class_source"]["plan"] == "given"  # type: ignore[index]
         assert given.plan is first.plan
         assert res.started_mask.any()
@@ -390,7 +405,7 @@ def test_a_given_plan_for_another_cluster_is_refused_with_the_reason() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
-def test_lotes_starts_jobs_only_where_their_rate_is_positive(data: st.DataObject) -> None:
+def test_lotes_starts_jobs_only_where_their_rate_is_positive(engine: str, data: st.DataObject) -> None:
     # Random small systems: rates with zeros (each class can run on some configuration), class
     # tables from the workload or from k-means, jobs arriving faster than they finish so that
     # every path (planned, fallback, any machine, class queues, orphans) is taken. The engine
@@ -430,7 +445,9 @@ def test_lotes_starts_jobs_only_where_their_rate_is_positive(data: st.DataObject
         runtime=RateRuntime(work, cls, rates),
     )
     sched = LoTES(kmeans_classes=min(2, n), kmeans_window_hours=1.0)
-    res = Simulation(cluster, wl, sched, np.random.default_rng(0), drain=True).run()
+    res = expect_engine(
+        Simulation(cluster, wl, sched, np.random.default_rng(0), drain=True, engine=engine).run(), engine
+    )
     started = res.started_mask
     assert (rates[cls[started], cluster.machine_config[res.machine[started]]] > 0).all()
     # A job that fits an empty machine where it can run is never left behind.

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.api import run_objects
-from simcore.core.engine import simulate
+from simcore.core.engine import SimResult, simulate
 from simcore.core.errors import ParameterError
 from simcore.core.model import Cluster, Workload
 from simcore.schedulers import SCHEDULERS, create
@@ -27,6 +27,7 @@ from simcore.schedulers.mris import (
     split_items,
     utilisation,
 )
+from tests.simcore.conftest import expect_engine
 
 # Section III-A: a pool of 12 cores, 12 GB, 12 TB and four applications, one job each.
 POOL = np.array([12.0, 12.0, 12.0])
@@ -278,6 +279,11 @@ def _cluster(*machines: tuple[str, tuple[float, float, float]]) -> Cluster:
     )
 
 
+def run(engine: str, cluster: Cluster, wl: Workload, sched: MRIS, drain: bool = False) -> SimResult:
+    """``sched``'s run on ``engine`` (checked to be the engine used)."""
+    return expect_engine(simulate(cluster, wl, sched, drain=drain, engine=engine), engine)
+
+
 def _workload(jobs: list[tuple[float, tuple[float, float, float], float]]) -> Workload:
     """Jobs as (submit s, request, duration s)."""
     return Workload(
@@ -301,30 +307,32 @@ EXAMPLE_JOBS = [
 ]
 
 
-def test_a_freed_machine_starts_the_mris_selection_of_the_queue() -> None:
-    res = simulate(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), create("mris"), drain=True)
+def test_a_freed_machine_starts_the_mris_selection_of_the_queue(engine: str) -> None:
+    res = run(engine, _cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), create("mris"), drain=True)
     # t=10: (6,2,2), (4,6,2), (2,2,6) start; (5,4,8) waits. t=13: (2,2,6) ends, free (2,4,8): still too
     # few cores. t=15: (6,2,2) ends, free (8,6,10): (5,4,8) starts.
     assert res.start.tolist() == [0.0, 10.0, 15.0, 10.0, 10.0]
     assert res.machine.tolist() == [0, 0, 0, 0, 0]
 
 
-def test_a_window_of_one_degenerates_to_first_come_first_served() -> None:
-    res = simulate(_cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), create("mris", mris_window=1), drain=True)
+def test_a_window_of_one_degenerates_to_first_come_first_served(engine: str) -> None:
+    res = run(
+        engine, _cluster(("pool", (12, 12, 12))), _workload(EXAMPLE_JOBS), create("mris", mris_window=1), drain=True
+    )
     # t=10: only (6,2,2) is a candidate; it starts, then (5,4,8) joins and fits; (4,6,2) does not.
     # t=14: (5,4,8) ends, free (6,10,10): (4,6,2) starts, then (2,2,6) joins and fits.
     assert res.start.tolist() == [0.0, 10.0, 10.0, 14.0, 14.0]
 
 
-def test_an_arriving_job_takes_the_first_machine_in_configuration_order_that_fits() -> None:
+def test_an_arriving_job_takes_the_first_machine_in_configuration_order_that_fits(engine: str) -> None:
     cluster = _cluster(("small", (4, 4, 4)), ("big", (12, 12, 12)))
     jobs = [(0.0, (2, 2, 2), 100.0), (1.0, (3, 3, 3), 100.0), (2.0, (2, 2, 2), 100.0), (3.0, (1, 1, 1), 100.0)]
-    res = simulate(cluster, _workload(jobs), create("mris"))
+    res = run(engine, cluster, _workload(jobs), create("mris"))
     assert res.start.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert res.machine.tolist() == [0, 1, 0, 1]
 
 
-def test_jobs_beyond_the_window_wait_and_then_go_to_the_first_machine_where_they_fit() -> None:
+def test_jobs_beyond_the_window_wait_and_then_go_to_the_first_machine_where_they_fit(engine: str) -> None:
     cluster = _cluster(("big", (12, 12, 12)), ("small", (4, 4, 4)))
     jobs = [
         (0.0, (12, 12, 12), 10.0),
@@ -335,16 +343,16 @@ def test_jobs_beyond_the_window_wait_and_then_go_to_the_first_machine_where_they
     ]
     # Window 2: the two (6,6,6) jobs fit nowhere until t=10; the small jobs wait behind them even
     # though machine 1 has room, then both join at t=10 and are selected together on machine 1.
-    res = simulate(cluster, _workload(jobs), create("mris", mris_window=2))
+    res = run(engine, cluster, _workload(jobs), create("mris", mris_window=2))
     assert res.start.tolist() == [0.0, 10.0, 10.0, 10.0, 10.0]
     assert res.machine.tolist() == [0, 0, 0, 1, 1]
     # With the default window they are candidates at once and start on arrival.
-    res = simulate(cluster, _workload(jobs), create("mris"))
+    res = run(engine, cluster, _workload(jobs), create("mris"))
     assert res.start.tolist() == [0.0, 10.0, 10.0, 3.0, 4.0]
     assert res.machine.tolist() == [0, 0, 0, 1, 1]
 
 
-def test_identical_requests_form_one_application_and_start_oldest_first() -> None:
+def test_identical_requests_form_one_application_and_start_oldest_first(engine: str) -> None:
     # Three identical (4,4,4) jobs queue behind a blocker; two fit when it ends: the two oldest.
     jobs = [
         (0.0, (12, 12, 12), 10.0),
@@ -354,7 +362,7 @@ def test_identical_requests_form_one_application_and_start_oldest_first() -> Non
         (4.0, (4, 4, 4), 5.0),
     ]
     cluster = _cluster(("pool", (12, 12, 12)))
-    res = simulate(cluster, _workload(jobs + [(5.0, (9, 9, 9), 1.0)]), create("mris"), drain=True)
+    res = run(engine, cluster, _workload(jobs + [(5.0, (9, 9, 9), 1.0)]), create("mris"), drain=True)
     # (4,4,4) x 4 and (9,9,9): alpha = (16+9-12)/25 each, e favours the small jobs: three of them
     # start at 10 (12 of 12 used), the fourth at 15, then (9,9,9) at 20.
     assert res.start.tolist() == [0.0, 10.0, 10.0, 10.0, 15.0, 20.0]
@@ -399,11 +407,16 @@ def test_a_random_overloaded_run_keeps_every_rule_and_finishes_every_job_when_dr
         horizon_s=20.0,
     )
     # Window 0 (all waiting jobs) or a small one, so the backlog path runs too.
-    sched = _CheckedMRIS(mris_window=int(rng.choice([0, 1, 3, 8])))
+    window = int(rng.choice([0, 1, 3, 8]))
     # The engine raises on any capacity or causality breach; _CheckedMRIS on a non-maximal selection.
-    res = simulate(cluster, wl, sched, drain=True)
+    # Its checks hook the specification's methods, which only the Python engine calls: the kernel
+    # is held to them by making the checked run's decisions.
+    res = simulate(cluster, wl, _CheckedMRIS(mris_window=window), drain=True, engine="python")
+    assert res.extra["engine"] == "python"
     assert res.started_mask.all() and res.completed_mask.all()
     assert (res.start >= res.submit).all()
+    kernel = expect_engine(simulate(cluster, wl, MRIS(mris_window=window), drain=True, engine="compiled"), "compiled")
+    assert np.array_equal(kernel.machine, res.machine) and np.array_equal(kernel.start, res.start)
 
 
 def test_mris_is_registered_and_runs_through_the_api() -> None:

@@ -1,4 +1,7 @@
-"""Hand-computed schedules of FCFS, Affinity and Greedy-1/2/3 on tiny one-job-per-machine clusters."""
+"""Hand-computed schedules of FCFS, Affinity and Greedy-1/2/3 on tiny one-job-per-machine clusters.
+
+Every schedule is checked on both engines (the ``engine`` fixture): the specification and its kernel.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from simcore.profiles.runtime import ProfileRuntime
 from simcore.profiles.table import profile_from_dict
 from simcore.schedulers import create
 from simcore.schedulers.base import Scheduler
+from tests.simcore.conftest import expect_engine
 
 
 def world(
@@ -51,25 +55,25 @@ def world(
     return cluster, wl
 
 
-def run(cluster: object, wl: Workload, sched: str | Scheduler, **opts: object) -> SimResult:
+def run(engine: str, cluster: object, wl: Workload, sched: str | Scheduler, **opts: object) -> SimResult:
     s = create(sched, **opts) if isinstance(sched, str) else sched
-    return simulate(cluster, wl, s, 0, drain=True)  # type: ignore[arg-type]
+    return expect_engine(simulate(cluster, wl, s, 0, drain=True, engine=engine), engine)  # type: ignore[arg-type]
 
 
-def test_fcfs_gives_the_head_of_the_queue_the_machine_free_longest() -> None:
+def test_fcfs_gives_the_head_of_the_queue_the_machine_free_longest(engine: str) -> None:
     # Given three identical machines; jobs at 0 and 1 run 5 s; a third arrives at 10.
     cluster, wl = world({("x", "A"): (5.0, 5.0)}, {"A": 3}, [(0.0, "x"), (1.0, "x"), (10.0, "x")])
-    res = run(cluster, wl, "fcfs")
+    res = run(engine, cluster, wl, "fcfs")
     # Then machine 2 (never used) is the one free longest at t=10; lowest-index would take machine 0.
     assert res.machine.tolist() == [0, 1, 2]
-    assert run(cluster, wl, "fcfs", pick="lowest-index").machine.tolist() == [0, 1, 0]
+    assert run(engine, cluster, wl, "fcfs", pick="lowest-index").machine.tolist() == [0, 1, 0]
 
 
-def test_fcfs_makes_later_jobs_wait_behind_the_head() -> None:
+def test_fcfs_makes_later_jobs_wait_behind_the_head(engine: str) -> None:
     cluster, wl = world(
         {("x", "A"): (10.0, 10.0), ("x", "B"): (20.0, 20.0)}, {"A": 1, "B": 1}, [(0.0, "x"), (0.0, "x"), (1.0, "x")]
     )
-    res = run(cluster, wl, "fcfs")
+    res = run(engine, cluster, wl, "fcfs")
     assert res.start.tolist() == [0.0, 0.0, 10.0]
     assert res.finish.tolist() == [10.0, 20.0, 20.0]
 
@@ -78,9 +82,9 @@ AFF_TIMES = {("n", "W"): (10.0, 6.0), ("p", "W"): (8.0, 8.0)}
 AFF_JOBS = [(0.0, "p"), (0.5, "n"), (3.0, "p"), (20.0, "p"), (20.1, "n"), (30.0, "n"), (31.0, "p"), (33.0, "p")]
 
 
-def test_affinity_waits_until_the_wait_covers_the_penalty_and_prefers_cache_hits() -> None:
+def test_affinity_waits_until_the_wait_covers_the_penalty_and_prefers_cache_hits(engine: str) -> None:
     cluster, wl = world(AFF_TIMES, {"W": 2}, AFF_JOBS)
-    res = run(cluster, wl, "affinity")
+    res = run(engine, cluster, wl, "affinity")
     # Job 1 (n) at 0.5: idle machine 1 never ran anything: penalty 0.5*(10-6) + 0 = 2 s > 0, so it
     # waits; at the next event (job 2's arrival, t=3) its wait 2.5 >= 2 and it takes machine 1, cold.
     # Job 2 (p) waits; at 8 machine 0 (last p) frees: a cache hit.
@@ -92,16 +96,16 @@ def test_affinity_waits_until_the_wait_covers_the_penalty_and_prefers_cache_hits
     assert res.machine.tolist() == [0, 1, 0, 0, 1, 1, 0, 0]
     assert np.allclose(res.finish, [8.0, 13.0, 16.0, 28.0, 26.1, 36.0, 39.0, 47.0])
     # FCFS starts job 1 at once, cold, and job 4 (n) cold on machine 0.
-    fc = run(cluster, wl, "fcfs")
+    fc = run(engine, cluster, wl, "fcfs")
     assert fc.start[1] == 0.5 and fc.machine[4] == 0 and fc.finish[4] - fc.start[4] == 10.0
 
 
-def test_affinity_starts_a_waiting_job_when_no_event_can_come() -> None:
+def test_affinity_starts_a_waiting_job_when_no_event_can_come(engine: str) -> None:
     # One machine. p at 0 runs 0-8; n at 1 waits (penalty 2 s) and at 8 (wait 7) runs cold until 18.
     # p arrives at 17.5: at 18 the penalty (4 s, n's warm cache) exceeds its wait (0.5 s), but no
     # further event can come, so it starts at 18 rather than never.
     cluster, wl = world(AFF_TIMES, {"W": 1}, [(0.0, "p"), (1.0, "n"), (17.5, "p")])
-    res = run(cluster, wl, "affinity")
+    res = run(engine, cluster, wl, "affinity")
     assert res.start.tolist() == [0.0, 8.0, 18.0]
 
 
@@ -109,22 +113,22 @@ DB_TIMES = {("a", "W"): (5.0, 5.0), ("b", "W"): (5.0, 5.0), ("c", "W"): (5.0, 5.
 DBS = {"a": "D", "b": "D", "c": "E"}
 
 
-def test_affinity_hits_are_machines_that_last_searched_the_same_database() -> None:
+def test_affinity_hits_are_machines_that_last_searched_the_same_database(engine: str) -> None:
     # c at 0 takes machine 0, a at 1 machine 1 (no cache anywhere, zero penalties). At 10 both are
     # idle: machine 0 (last c, database E) since 5, machine 1 (last a, database D) since 6.
     cluster, wl = world(DB_TIMES, {"W": 2}, [(0.0, "c"), (1.0, "a"), (10.0, "b")], DBS)
     # b searches D like a: machine 1 hits its cache (the paper's "database affinity").
-    assert run(cluster, wl, "affinity").machine.tolist() == [0, 1, 1]
+    assert run(engine, cluster, wl, "affinity").machine.tolist() == [0, 1, 1]
     # Counting only the same job type as a hit, b has none and takes the machine idle longest.
-    assert run(cluster, wl, "affinity", hit="job-type").machine.tolist() == [0, 1, 0]
+    assert run(engine, cluster, wl, "affinity", hit="job-type").machine.tolist() == [0, 1, 0]
 
 
-def test_affinity_serves_the_oldest_job_of_a_database_first() -> None:
+def test_affinity_serves_the_oldest_job_of_a_database_first(engine: str) -> None:
     # One machine: a runs 0-5; b (1) and a (2) wait. At 5 the machine (last a, database D) is a hit for
     # both; the older job, b, takes it. Job-type hits give it to the a job instead.
     cluster, wl = world(DB_TIMES, {"W": 1}, [(0.0, "a"), (1.0, "b"), (2.0, "a")], DBS)
-    assert run(cluster, wl, "affinity").start.tolist() == [0.0, 5.0, 10.0]
-    assert run(cluster, wl, "affinity", hit="job-type").start.tolist() == [0.0, 10.0, 5.0]
+    assert run(engine, cluster, wl, "affinity").start.tolist() == [0.0, 5.0, 10.0]
+    assert run(engine, cluster, wl, "affinity", hit="job-type").start.tolist() == [0.0, 10.0, 5.0]
 
 
 GREEDY_TIMES = {
@@ -138,27 +142,27 @@ GREEDY_TIMES = {
 GREEDY_JOBS = [(0.0, "w"), (1.0, "w"), (2.0, "y"), (3.0, "x")]
 
 
-def test_greedy1_gives_a_contested_machine_to_the_job_with_most_benefit_over_its_second_best() -> None:
+def test_greedy1_gives_a_contested_machine_to_the_job_with_most_benefit_over_its_second_best(engine: str) -> None:
     cluster, wl = world(GREEDY_TIMES, {"A": 1, "B": 1}, GREEDY_JOBS)
-    res = run(cluster, wl, "greedy1")
+    res = run(engine, cluster, wl, "greedy1")
     # At 20 machine A frees; y (older) and x both want it. y's benefit over B is 12-10 = 2 s,
     # x's is 30-10 = 20 s, so x gets A; y takes B at 21.
     assert res.start.tolist() == [0.0, 1.0, 21.0, 20.0]
     assert res.machine.tolist() == [0, 1, 1, 0]
     # FCFS gives A to y (older) and B to x: x then runs 30 s.
-    fc = run(cluster, wl, "fcfs")
+    fc = run(engine, cluster, wl, "fcfs")
     assert fc.machine.tolist() == [0, 1, 0, 1]
     assert (res.finish - res.submit).mean() < (fc.finish - fc.submit).mean()
 
 
-def test_greedy1_on_one_machine_type_is_fcfs() -> None:
+def test_greedy1_on_one_machine_type_is_fcfs(engine: str) -> None:
     cluster, wl = world(
         {("x", "A"): (5.0, 5.0), ("y", "A"): (7.0, 3.0)},
         {"A": 2},
         [(0.0, "x"), (0.5, "y"), (1.0, "y"), (2.0, "x"), (9.0, "y")],
     )
-    g = run(cluster, wl, "greedy1")
-    f = run(cluster, wl, "fcfs")
+    g = run(engine, cluster, wl, "greedy1")
+    f = run(engine, cluster, wl, "fcfs")
     assert g.start.tolist() == f.start.tolist()
     assert g.machine.tolist() == f.machine.tolist()
 
@@ -167,10 +171,10 @@ WARM_TIMES = {("n", "A"): (10.0, 6.0), ("n", "B"): (8.0, 8.0)}
 WARM_JOBS = [(0.0, "n"), (1.0, "n"), (20.0, "n")]
 
 
-def test_greedy2_counts_the_warm_cache_and_greedy1_does_not() -> None:
+def test_greedy2_counts_the_warm_cache_and_greedy1_does_not(engine: str) -> None:
     cluster, wl = world(WARM_TIMES, {"A": 1, "B": 1}, WARM_JOBS)
-    g1 = run(cluster, wl, "greedy1")
-    g2 = run(cluster, wl, "greedy2")
+    g1 = run(engine, cluster, wl, "greedy1")
+    g2 = run(engine, cluster, wl, "greedy2")
     # Job 0 takes B (8 < 10), job 1 the remaining A (cold, 10 s). At 20 both machines last ran n:
     # Greedy-1 sees A 10 vs B 8 and takes B; Greedy-2 sees A warm 6 vs B 8 and takes A.
     assert g1.machine.tolist() == [1, 0, 1]
@@ -178,11 +182,11 @@ def test_greedy2_counts_the_warm_cache_and_greedy1_does_not() -> None:
     assert g1.finish[2] == 28.0 and g2.finish[2] == 26.0
 
 
-def test_greedy3_explores_unknown_entries_first_and_learns_from_completions() -> None:
+def test_greedy3_explores_unknown_entries_first_and_learns_from_completions(engine: str) -> None:
     jobs = [(0.0, "n"), (1.0, "n"), (20.0, "n"), (30.0, "n"), (40.0, "n")]
     cluster, wl = world(WARM_TIMES, {"A": 1, "B": 1}, jobs)
     sched = create("greedy3")
-    res = run(cluster, wl, sched)
+    res = run(engine, cluster, wl, sched)
     # 0: every entry unknown (cost 0): tie, A has been idle longest -> A, 10 s cold.
     # 1: only B idle -> B (8 s). Learned: (n, A, none) = 10, (n, B, none) = 8.
     # 2 at 20: (n, A, last n) and (n, B, last n) both unknown: B idle longer -> B, 8 s.
@@ -194,14 +198,14 @@ def test_greedy3_explores_unknown_entries_first_and_learns_from_completions() ->
     assert learned[0][1][1] == 8.0 and learned[0][0][1] == 6.0
     assert sched.known_entries() == 4  # type: ignore[attr-defined]
     # With pessimistic unknown entries job 3 would stay on the known B instead of exploring A.
-    pess = run(cluster, wl, "greedy3", initial_cost_s=1e6)
+    pess = run(engine, cluster, wl, "greedy3", initial_cost_s=1e6)
     assert pess.machine.tolist()[3] == 1
 
 
-def test_profile_schedulers_refuse_a_workload_without_a_profile() -> None:
+def test_profile_schedulers_refuse_a_workload_without_a_profile(engine: str) -> None:
     cluster, wl = world(WARM_TIMES, {"A": 1, "B": 1}, WARM_JOBS)
     wl.runtime = None
     for name in ("affinity", "greedy1", "greedy2", "greedy3"):
         with pytest.raises(ParameterError, match="needs a workload with a run-time profile"):
-            run(cluster, wl, name)
-    assert run(cluster, wl, "fcfs").completed_mask.all()
+            run(engine, cluster, wl, name)
+    assert run(engine, cluster, wl, "fcfs").completed_mask.all()

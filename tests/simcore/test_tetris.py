@@ -1,4 +1,9 @@
-"""Tetris (LoTES section 5.1): hand-computed scores on arrival and on completion."""
+"""Tetris (LoTES section 5.1): hand-computed scores on arrival and on completion.
+
+The hand-computed cases run on both engines (the ``engine`` fixture), except those whose
+run-time model depends on a machine's last class: it has no compiled form, so they run the
+specification only.
+"""
 
 from __future__ import annotations
 
@@ -12,32 +17,34 @@ from simcore.core.model import Cluster, RateRuntime, Workload
 from simcore.schedulers import create
 from simcore.schedulers.tetris import Tetris
 from tests.conftest import NoClass0OnConfig0
+from tests.simcore.conftest import expect_engine
 
 RES = ("cpu", "mem")
 
 
-def run(cluster: Cluster, wl: Workload, **options: float) -> SimResult:
-    return simulate(cluster, wl, create("tetris", **options), 0, drain=True)
+def run(cluster: Cluster, wl: Workload, engine: str, **options: float) -> SimResult:
+    """Tetris's run on ``engine`` (checked to be the engine used)."""
+    return expect_engine(simulate(cluster, wl, create("tetris", **options), 0, drain=True, engine=engine), engine)
 
 
-def test_arrival_goes_to_the_best_packing_score_not_the_first_fit() -> None:
+def test_arrival_goes_to_the_best_packing_score_not_the_first_fit(engine: str) -> None:
     # m0 (1.0, 0.5), m1 (0.5, 1.0); the largest capacities are (1, 1), so nothing is rescaled.
     # Job r = (0.1, 0.4): omega(m0) = 0.1*1.0 + 0.4*0.5 = 0.30, omega(m1) = 0.1*0.5 + 0.4*1.0 = 0.45.
     # p does not depend on the machine, so gamma is equal on both: m1 wins (first fit would take m0).
     cluster = Cluster("c", RES, ("wide", "tall"), np.array([1, 1]), np.array([[1.0, 0.5], [0.5, 1.0]]))
     wl = Workload("w", RES, [0.0], [[0.1, 0.4]], [5.0], [0], horizon_s=10.0)
-    assert run(cluster, wl).machine.tolist() == [1]
+    assert run(cluster, wl, engine).machine.tolist() == [1]
 
 
-def test_equal_scores_go_to_the_lowest_machine_index() -> None:
+def test_equal_scores_go_to_the_lowest_machine_index(engine: str) -> None:
     # Three idle (1, 1) machines. Job 0 (0.5, 0.5) ties everywhere -> m0. Job 1 (0.2, 0.2):
     # omega(m0) = 0.2*0.5*2 = 0.2 < omega(m1) = omega(m2) = 0.4 -> the tie m1/m2 goes to m1.
     cluster = Cluster("c", RES, ("a",), np.array([3]), np.array([[1.0, 1.0]]))
     wl = Workload("w", RES, [0.0, 1.0], [[0.5, 0.5], [0.2, 0.2]], [50.0, 50.0], [0, 0], horizon_s=10.0)
-    assert run(cluster, wl).machine.tolist() == [0, 1]
+    assert run(cluster, wl, engine).machine.tolist() == [0, 1]
 
 
-def test_the_work_score_prefers_the_faster_machine() -> None:
+def test_the_work_score_prefers_the_faster_machine(engine: str) -> None:
     # m0 (1, 1) slow, m1 (0.5, 0.5) fast for the job's class: rates 1 and 4 per second,
     # work 1, so p = 1 s on m0 and 0.25 s on m1.
     # p_bar (machine-dependent runtime) = mean over the job and both configurations = (1 + 0.25)/2 = 0.625.
@@ -50,13 +57,13 @@ def test_the_work_score_prefers_the_faster_machine() -> None:
     work = np.array([1.0])
     cls = np.array([0])
     wl = Workload("w", RES, [0.0], [[0.2, 0.2]], work, cls, horizon_s=10.0, runtime=RateRuntime(work, cls, rates))
-    res = run(cluster, wl)
+    res = run(cluster, wl, engine)
     assert res.machine.tolist() == [1]
     assert res.finish.tolist() == [0.25]
-    assert run(cluster, wl, work_weight=0.0).machine.tolist() == [0]
+    assert run(cluster, wl, engine, work_weight=0.0).machine.tolist() == [0]
 
 
-def test_completion_starts_the_best_scoring_queued_job_not_the_oldest() -> None:
+def test_completion_starts_the_best_scoring_queued_job_not_the_oldest(engine: str) -> None:
     # One (1, 1) machine, machine-independent p, p_bar = mean work = (10 + 8 + 2 + 1) / 4 = 5.25.
     # t=0 job0 (0.9, 0.9) runs to 10; jobs 1-3 arrive at 1, 2, 3 and queue.
     # t=10 free C = (1, 1); score = omega - gamma = (r0 + r1) * (1 - p / 5.25):
@@ -75,18 +82,18 @@ def test_completion_starts_the_best_scoring_queued_job_not_the_oldest() -> None:
         [0, 0, 0, 0],
         horizon_s=20.0,
     )
-    res = run(cluster, wl)
+    res = run(cluster, wl, engine)
     assert res.start.tolist() == [0.0, 11.0, 11.0, 10.0]
 
 
-def test_resources_are_normalised_to_the_largest_machine() -> None:
+def test_resources_are_normalised_to_the_largest_machine(engine: str) -> None:
     # Capacities in cores and GiB: m0 (8, 64), m1 (16, 30); job (4 cores, 1 GiB).
     # Raw dot products: m0 4*8 + 1*64 = 96 > m1 4*16 + 1*30 = 94 -> m0 (the GiB dominate).
     # Normalised by the largest capacities (16, 64):
     #   m0 (4/16)(8/16) + (1/64)(64/64) = 0.1406 < m1 (4/16)(16/16) + (1/64)(30/64) = 0.2573 -> m1.
     cluster = Cluster("c", RES, ("m0", "m1"), np.array([1, 1]), np.array([[8.0, 64.0], [16.0, 30.0]]))
     wl = Workload("w", RES, [0.0], [[4.0, 1.0]], [5.0], [0], horizon_s=10.0)
-    assert run(cluster, wl).machine.tolist() == [1]
+    assert run(cluster, wl, engine).machine.tolist() == [1]
 
 
 class WarmCache:
@@ -115,12 +122,12 @@ def test_a_runtime_that_depends_on_the_last_class_is_scored_per_machine() -> Non
         horizon_s=30.0,
         runtime=WarmCache(cls),
     )
-    res = run(cluster, wl)
+    res = run(cluster, wl, "python")
     assert res.machine.tolist() == [0, 1, 1]
     assert res.finish.tolist() == [10.0, 11.0, 21.0]
 
 
-def test_the_queue_survives_growth_and_compaction() -> None:
+def test_the_queue_survives_growth_and_compaction(engine: str) -> None:
     # 3,000 jobs of (0.6, 0.6) on one machine: one at a time, all queued behind each other
     # (more than the initial 1,024 queue slots). Equal requests: the shortest job wins each time.
     n = 3000
@@ -128,7 +135,7 @@ def test_the_queue_survives_growth_and_compaction() -> None:
     work = rng.uniform(1.0, 2.0, n)
     cluster = Cluster("c", RES, ("a",), np.array([1]), np.array([[1.0, 1.0]]))
     wl = Workload("w", RES, np.zeros(n), np.full((n, 2), 0.6), work, np.zeros(n, dtype=np.int64), horizon_s=1.0)
-    res = run(cluster, wl)
+    res = run(cluster, wl, engine)
     order = np.argsort(res.start, kind="stable")
     # Job 0 arrives first and starts at once; the rest run shortest first.
     assert order[0] == 0
@@ -140,7 +147,7 @@ def test_work_weight_is_a_registered_parameter() -> None:
     assert [p.name for p in Tetris.params] == ["work_weight"]
 
 
-def test_a_zero_rate_configuration_is_never_chosen() -> None:
+def test_a_zero_rate_configuration_is_never_chosen(engine: str) -> None:
     # mu = 0 means the class cannot run on that configuration (LoTES section 5.3). m0 (1, 1) would have the
     # better packing score, but the job's class has rate 0 there: it runs on m1 (0.5, 0.5).
     cluster = Cluster("c", RES, ("big", "small"), np.array([1, 1]), np.array([[1.0, 1.0], [0.5, 0.5]]))
@@ -151,7 +158,7 @@ def test_a_zero_rate_configuration_is_never_chosen() -> None:
         "w", RES, [0.0, 1.0], [[0.4, 0.4], [0.4, 0.4]], work, cls, horizon_s=10.0, runtime=RateRuntime(work, cls, rates)
     )
     for weight in (1.0, 0.0):
-        res = run(cluster, wl, work_weight=weight)
+        res = run(cluster, wl, engine, work_weight=weight)
         # job1 fits only on m0 while job0 runs; it waits for m1 instead.
         assert res.machine.tolist() == [1, 1]
         assert res.start.tolist() == [0.0, 2.0]
@@ -376,7 +383,7 @@ def test_a_last_class_runtime_never_starts_a_job_where_it_cannot_run(weight: flo
         horizon_s=10.0,
         runtime=NoClass0OnConfig0(cls),
     )
-    res = run(cluster, wl, work_weight=weight)
+    res = run(cluster, wl, "python", work_weight=weight)
     assert res.machine.tolist() == [0, 1, 1]
     assert res.start.tolist() == [0.0, 0.5, 2.5]
     assert res.finish.tolist() == [2.0, 2.5, 3.5]
