@@ -121,10 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     debug = _setup()
 
-    from dashboard.celery import long_queue, short_queue
+    from dashboard.celery import WARM_KERNELS_ENV, long_queue, short_queue
 
     named = commands(args.host, args.port, args.workers, args.long_workers)
-    procs = {name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in named.items()}
+    # The short-queue worker, which runs experiments, warms the kernels when it starts (dashboard.celery);
+    # the long-queue worker would compile the same ones at the same time on the same cores.
+    envs = {"long-queue worker": {**os.environ, WARM_KERNELS_ENV: "0"}}
+    procs = {
+        name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True, env=envs.get(name)) for name, cmd in named.items()
+    }
     url = f"http://{args.host}:{args.port}/"
     db = "SQLite (var/)" if not os.environ.get("DATABASE_URL") else "DATABASE_URL"
     broker = "filesystem broker (var/broker/)" if not os.environ.get("REDIS_URL") else "REDIS_URL"
