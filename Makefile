@@ -22,7 +22,8 @@ $(UV):
 # The locked dependencies, then the project itself in editable mode. --locked refuses a uv.lock that no
 # longer matches pyproject.toml (uv says so): run `make lock` after changing the dependencies there.
 $(STAMP): uv.lock pyproject.toml | $(UV)
-	$(UV_SYNC) --extra web --extra dev
+	$(UV_SYNC) --extra web --extra dev \
+	  || { echo "make install: failed (above). If uv says uv.lock needs updating: make lock, then commit uv.lock" >&2; exit 1; }
 	touch $(STAMP)
 
 # Re-resolve uv.lock after a change to pyproject.toml's dependencies, keeping every pin that still fits;
