@@ -37,8 +37,8 @@
 
   // Plotly's script (<body data-plotly>, the basic bundle: every chart here is scatter or bar) is fetched
   // when the first chart is drawn, never as a blocking script in <head>: the full bundle there held
-  // sweep, search and packing pages blank for 6-19 s under load (issue 28). sweep.js, search.js and
-  // packing.js (deferred, so they run after this file) draw through window.simcoreWithPlotly too.
+  // sweep, search and packing pages blank for 6-19 s under load (issue 28). sweep.js (deferred, so it
+  // runs after this file) draws through window.simcoreWithPlotly too.
   var plotlyWaiting = [];
   function withPlotly(cb) {
     if (window.Plotly) { cb(); return; }
