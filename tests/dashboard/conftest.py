@@ -144,9 +144,6 @@ def celery_worker(django_db_setup: None, django_db_blocker: Any, tmp_path_factor
         "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
         # Its own queue also for what its periodic repair re-queues.
         "SIMCORE_TASK_QUEUE": queue,
-        # No kernel warm-up (dashboard.celery): the tests' own runs compile what they use, and a
-        # background compile of every kernel would take a core from them (test_kernel_warm_up covers it).
-        "SIMCORE_WARM_KERNELS": "0",
     }
     if not os.environ.get("REDIS_URL"):
         env["SIMCORE_BROKER_DIR"] = str(Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"]).parent)
