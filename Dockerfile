@@ -1,7 +1,7 @@
 # The dashboard image: web server (gunicorn + whitenoise) and Celery worker share it.
 FROM python:3.11-slim-bookworm
 
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 UV_NO_CACHE=1 \
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1 UV_NO_CACHE=1 UV_COMPILE_BYTECODE=1 \
     UV_PROJECT_ENVIRONMENT=/app/.venv PATH=/app/.venv/bin:$PATH \
     DJANGO_SETTINGS_MODULE=dashboard.settings STATIC_ROOT=/app/staticfiles
 WORKDIR /app
