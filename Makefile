@@ -4,15 +4,34 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: install browser test run docs bench lint check-cli clean
+# uv installs the versions pinned in uv.lock (every package, with its hashes), so every machine runs the
+# same ones; uv itself comes from PyPI through the venv's pip, so python3 is all a fresh clone needs.
+UV_VERSION ?= 0.13.9
+UV      = $(BIN)/uv
+# uv installs into the venv above (not a .venv of its own choosing) and leaves the pip and uv in it alone;
+# it compiles the packages' bytecode as pip does (else the first start of the web server and workers
+# compiles it, one module at a time: 80 s more to the first page on a busy machine).
+UV_SYNC = UV_PROJECT_ENVIRONMENT=$(abspath $(VENV)) $(UV) sync --locked --inexact --compile-bytecode
+
+.PHONY: install lock browser test run docs bench lint check-cli clean
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(UV):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[web,dev,docs]'
+	$(BIN)/python -m pip install --quiet 'uv==$(UV_VERSION)'
+
+# The locked dependencies, then the project itself in editable mode. --locked refuses a uv.lock that no
+# longer matches pyproject.toml (uv says so): run `make lock` after changing the dependencies there.
+$(STAMP): uv.lock pyproject.toml | $(UV)
+	$(UV_SYNC) --extra web --extra dev --extra docs \
+	  || { echo "make install: failed (above). If uv says uv.lock needs updating: make lock, then commit uv.lock" >&2; exit 1; }
 	touch $(STAMP)
+
+# Re-resolve uv.lock after a change to pyproject.toml's dependencies, keeping every pin that still fits;
+# `make lock UPGRADE=1` moves every package to its newest allowed version. Commit uv.lock.
+lock: | $(UV)
+	$(UV) lock $(if $(UPGRADE),--upgrade)
 
 # The browser test drives Debian's chromium package (no browser download step); we are root on CI.
 browser:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +62,42 @@ def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None
 READY_FILE_ENV = "SIMCORE_WORKER_READY_FILE"
 
 
+#: Which kernels a worker compiles in the background when it starts (simcore.compiled.warm):
+#: unset or "all" every built-in scheduler's, "0" none, else a comma-separated list of schedulers.
+WARM_KERNELS_ENV = "SIMCORE_WARM_KERNELS"
+
+#: The warm-up process of this worker, while it runs.
+_warming: list[subprocess.Popen[bytes]] = []
+
+
+def warm_kernels_command(setting: str | None) -> list[str] | None:
+    """The command that warms the kernels ``setting`` (SIMCORE_WARM_KERNELS) asks for; None for none."""
+    value = (setting if setting is not None else "all").strip()
+    if value.lower() in ("0", "no", "off", "none", "false", ""):
+        return None
+    names = [] if value.lower() == "all" else [n.strip() for n in value.split(",") if n.strip()]
+    return [sys.executable, "-m", "simcore.compiled.warm", *names]
+
+
+def start_kernel_warm_up() -> subprocess.Popen[bytes] | None:
+    """Start compiling the kernels in a separate, low-priority process; the worker takes tasks meanwhile.
+
+    A separate process, not a thread: compiling holds the GIL for seconds at a time, and a pool
+    process busy compiling would not take a task. Its kernels land in numba's disk cache, which
+    every run of every worker process reads (same environment, same cache directory).
+    """
+    cmd = warm_kernels_command(os.environ.get(WARM_KERNELS_ENV))
+    if cmd is None:
+        return None
+    # niceness 10: a task that starts meanwhile gets the CPU first on a busy machine
+    proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parent.parent, preexec_fn=lambda: os.nice(10))
+    _warming.append(proc)
+    return proc
+
+
 @worker_ready.connect
 def _mark_ready(**_: Any) -> None:
+    start_kernel_warm_up()
     path = os.environ.get(READY_FILE_ENV)
     if path:
         Path(path).write_text(str(os.getpid()))
@@ -72,3 +108,8 @@ def _unmark_ready(**_: Any) -> None:
     path = os.environ.get(READY_FILE_ENV)
     if path:
         Path(path).unlink(missing_ok=True)
+    while _warming:  # a warm-up still compiling when the worker stops has nothing left to serve
+        proc = _warming.pop()
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=10)

@@ -43,7 +43,7 @@ class _Reporter:
             return
         self.last = now
         f = p.fraction
-        eta = p.wall_s * (1.0 - f) / f if 0.0 < f < 1.0 else (0.0 if f >= 1.0 else None)
+        eta = p.eta_s  # compile time left out: a first run's compilation would inflate it tenfold
         try:
             alive = Run.objects.filter(pk=self.run_id, status=Status.RUNNING, attempt=self.attempt).update(
                 fraction=f, jobs_done=p.completed, jobs_total=p.jobs, eta_s=eta, heartbeat_at=timezone.now()

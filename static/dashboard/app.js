@@ -35,21 +35,30 @@
     if (idx.length) Plotly.restyle(el, {y: ys}, idx);
   }
 
-  // Each chart is drawn when it comes near the viewport, and Plotly's script is fetched for the first
-  // one: a page opens with its tables at once, and charts never scrolled to cost nothing. Pages that load
-  // Plotly themselves (packing analyses, searches) have no data-plotly and use the loaded one.
-  var charts = document.querySelector(".charts[data-plotly]");
-  if (chartData && (charts || window.Plotly)) {
-    var figs = JSON.parse(chartData.textContent), waiting = [], drawn = {};
-    var withPlotly = function (cb) {
-      if (window.Plotly) { cb(); return; }
-      waiting.push(cb);
-      if (waiting.length > 1) return;
-      var s = document.createElement("script");
-      s.src = charts.dataset.plotly;
-      s.onload = function () { waiting.forEach(function (f) { f(); }); waiting = []; };
-      document.head.appendChild(s);
+  // Plotly's script (<body data-plotly>, the basic bundle: every chart here is scatter or bar) is fetched
+  // when the first chart is drawn, never as a blocking script in <head>: the full bundle there held
+  // sweep, search and packing pages blank for 6-19 s under load (issue 28). sweep.js (deferred, so it
+  // runs after this file) draws through window.simcoreWithPlotly too.
+  var plotlyWaiting = [];
+  function withPlotly(cb) {
+    if (window.Plotly) { cb(); return; }
+    plotlyWaiting.push(cb);
+    if (plotlyWaiting.length > 1) return;
+    var s = document.createElement("script");
+    s.src = document.body.dataset.plotly;
+    s.onload = function () {
+      var todo = plotlyWaiting;
+      plotlyWaiting = [];
+      todo.forEach(function (f) { f(); });
     };
+    document.head.appendChild(s);
+  }
+  window.simcoreWithPlotly = withPlotly;
+
+  // Each chart is drawn when it comes near the viewport: a page opens with its tables at once, and
+  // charts never scrolled to cost nothing.
+  if (chartData) {
+    var figs = JSON.parse(chartData.textContent), drawn = {};
     var apply = function (sel) {
       var el = document.getElementById(sel.dataset.chart);
       var opt = figs[sel.dataset.chart].layout.meta.controls[+sel.dataset.control].options[+sel.value];
@@ -209,6 +218,16 @@
                      (k === "schedulers" && chosen[n]));
     });
   }
+  // The menu: on a narrow screen it folds behind its button (style.css); without this script it wraps instead.
+  var nav = document.getElementById("nav"), toggle = document.getElementById("menu-toggle");
+  if (nav && toggle) {
+    nav.classList.add("collapsible");
+    toggle.addEventListener("click", function () {
+      var open = nav.classList.toggle("open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    });
+  }
+
   if (form) {
     if (form.elements["load"]) form.elements["load"].addEventListener("input", function (e) { e.target.dataset.typed = "1"; });
     form.addEventListener("change", sync);

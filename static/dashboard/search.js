@@ -10,7 +10,8 @@
       .then(function (figs) {
         Object.keys(figs).forEach(function (id) {
           var el = document.getElementById(id);
-          if (el && window.Plotly) Plotly.react(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+          // drawn already (app.js draws each chart as it nears the viewport): swap in the new figure
+          if (el && el.data && window.Plotly) Plotly.react(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
         });
       });
   }

@@ -3,12 +3,14 @@
   "use strict";
   var section = document.getElementById("sweep");
   var data = document.getElementById("sweep-data");
-  if (!section || !data || !window.Plotly) return;
+  if (!section || !data || !window.simcoreWithPlotly) return;
 
   function draw(figs) {
-    Object.keys(figs).forEach(function (id) {
-      var el = document.getElementById(id);
-      if (el) Plotly.react(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+    window.simcoreWithPlotly(function () {  // app.js fetches Plotly's script the first time
+      Object.keys(figs).forEach(function (id) {
+        var el = document.getElementById(id);
+        if (el) Plotly.react(el, figs[id].data, figs[id].layout, {responsive: true, displaylogo: false});
+      });
     });
   }
 

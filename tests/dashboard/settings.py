@@ -11,6 +11,10 @@ import os
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
 os.environ.setdefault("SIMCORE_HTTPS", "0")
 os.environ.setdefault("SIMCORE_STATIC_COLLECTED", "0")  # no collectstatic before tests: serve static/ as it is
+# No kernel warm-up in the tests' workers (dashboard.celery; they inherit this environment): the tests' own
+# runs compile what they use, and compiling every kernel besides would take a core from them.
+# test_kernel_warm_up asks for it explicitly.
+os.environ.setdefault("SIMCORE_WARM_KERNELS", "0")
 
 from dashboard.settings import *  # noqa: E402,F403
 

@@ -231,6 +231,24 @@ def test_the_grid_eta_is_the_remaining_work_at_the_pace_so_far(owner, monkeypatc
     assert (p["finished"], p["running"], p["pending"], p["cached"]) == (1, 1, 2, 0)
 
 
+def test_the_grid_eta_leaves_out_the_time_spent_compiling_kernels(owner, monkeypatch):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy", "fcfs"], seeds=[0, 1]))
+    now = timezone.now()
+    monkeypatch.setattr(sweeps.timezone, "now", lambda: now)
+    a, b, c, d = exp.runs.order_by("id")
+    # a: started 100 s ago, finished 20 s ago, of which 60 s compiling its kernel; b: half done, 50 s so far.
+    Run.objects.filter(pk=a.pk).update(
+        status=Status.FINISHED, started_at=now - timedelta(seconds=100), finished_at=now - timedelta(seconds=20)
+    )
+    RunResult.objects.create(run=a, summary={"scheduler": a.scheduler, "compile_s": 60.0}, series={})
+    Run.objects.filter(pk=b.pk).update(status=Status.RUNNING, started_at=now - timedelta(seconds=50), fraction=0.5)
+    p = sweeps.progress(exp, list(exp.runs.all()))
+    # busy 80 + 50 = 130 s, 60 of them compiling: the 100 s elapsed count 100 * 70 / 130 s of simulating;
+    # 1.5 cells done in that, 2.5 left: 2.5 * (100 * 70 / 130) / 1.5 = 89.74 s (the compile in: 166.7 s).
+    assert p["eta_s"] == pytest.approx(2.5 * (100 * 70 / 130) / 1.5)
+    assert p["eta_s"] == pytest.approx(89.7436, abs=1e-4)
+
+
 # ---------------------------------------------------------------------------- the result cache
 
 
