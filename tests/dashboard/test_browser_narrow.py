@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
+from dashboard.experiments.services import create_experiment
 from dashboard.models import PackingAnalysis, PackingSource, Search, Status
-from dashboard.services.experiments import create_experiment
-from dashboard.services.packing import SourceChoice, create_analysis
-from dashboard.services.searches import check_search, create_search
+from dashboard.packing.services import SourceChoice, create_analysis
+from dashboard.searches.services import check_search, create_search
 from simcore.dse.explore.search import SearchSettings
 from tests.dashboard.conftest import ARTIFACTS, small_scenario, wait_for
 from tests.dashboard.test_browser import ARGS, CHROMIUM
