@@ -1,5 +1,5 @@
 """API request and response shapes. Requests are checked here for types and ranges, then by
-dashboard.services (simcore's own checks), exactly as the pages' forms are."""
+each feature's services (simcore's own checks), exactly as the pages' forms are."""
 
 from __future__ import annotations
 

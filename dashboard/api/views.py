@@ -1,4 +1,4 @@
-"""API views: thin adapters over dashboard.common.access (permissions) and dashboard.services (everything else).
+"""API views: thin adapters over dashboard.common.access (permissions) and each feature's services (everything else).
 
 Every experiment, run and download lookup goes through the same
 :mod:`dashboard.common.access` helpers as the pages: 404 for what the caller cannot

@@ -1,5 +1,5 @@
 """Sweep pages: the sweep section of an experiment page, its live data, chart data downloads, extend, retry,
-and the paper reproductions page. Short views over dashboard.services (sweeps, sweep_results)."""
+and the paper reproductions page. Short views over the experiments room's services (sweeps, sweep_results)."""
 
 from __future__ import annotations
 

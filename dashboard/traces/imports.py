@@ -1,6 +1,6 @@
 """Trace imports: an uploaded real trace becomes a ready-to-run project trace in a background task.
 
-Part of the service layer (:mod:`dashboard.services` delegates trace uploads
+Part of the service layer (the traces room; its services delegate trace uploads
 here): views, the API and the Celery task call these functions and hold no
 domain logic.
 

@@ -1,6 +1,6 @@
 """A packing analysis: the four techniques on one snapshot, and policies side by side (Figures 1-4).
 
-What the platform runs on a worker (``dashboard.services.packing``): a
+What the platform runs on a worker (``dashboard.packing.services``): a
 pure function from a :class:`~simcore.packing.snapshot.Snapshot` and an
 :class:`AnalysisSpec` to a JSON-ready dict of series, plus
 :func:`series_tables`, the same series as flat rows (CSV and Parquet

@@ -199,7 +199,7 @@ _DYING_WORKER = textwrap.dedent(
     import os, signal, sys
     import django
     django.setup()
-    from dashboard.services import execution
+    from dashboard.experiments import execution
     from dashboard.experiments.sweeps import scenario_for
     from simcore import archive
     from simcore.scenario import run_scenario
