@@ -1,4 +1,4 @@
-"""Experiment pages: short views on top of the experiments room's services (healthchecks' habit: lookup helpers, no domain logic).
+"""Experiment pages: short views over this room's services (healthchecks' habit: lookups, no domain logic).
 
 Every lookup goes through :mod:`dashboard.common.access` (who sees and changes
 what). An experiment is reached either by id (signed-in users who can see it)
