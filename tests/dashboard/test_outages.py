@@ -298,7 +298,7 @@ def test_an_import_whose_reading_holds_the_interpreter_lock_is_never_declared_lo
     finally:
         w.kill()
     row = TraceUpload.objects.get(pk=up.pk)
-    assert row.status == ImportStatus.READY, row.error
+    assert row.status == ImportStatus.READY, (row.error, row.lost_attempts, row.attempt)
     assert row.attempt == 1 and row.lost_attempts == [] and row.info["jobs"] == 400_000
     assert beat_while_reading
 
