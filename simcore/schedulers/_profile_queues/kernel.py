@@ -44,7 +44,7 @@ N_SHARED = 11
 def queue_push(core: Any, st: Any, job: int) -> None:
     """``queues[cls[job]].append(job)``; ``waiting += 1``."""
     meta, qhead, qtail, qnext, qlen = st[META], st[QHEAD], st[QTAIL], st[QNEXT], st[QLEN]
-    k = core[18][job]
+    k = core.job_class[job]
     if k < 0:
         k += meta[NK]
     qnext[job] = -1
@@ -80,7 +80,7 @@ def pool_add(core: Any, st: Any, m: int) -> None:
         st[MSEQ],
         st[ORDER],
     )
-    g = core[10][m] * (meta[NK] + 1) + core[4][m] + 1
+    g = core.config_of[m] * (meta[NK] + 1) + core.last[m] + 1
     meta[SEQ] += 1
     mseq[m] = meta[SEQ]
     gnext[m] = -1

@@ -38,8 +38,8 @@ PEN, HITG, GROUP_OF, ACTIVE = Q.N_SHARED, Q.N_SHARED + 1, Q.N_SHARED + 2, Q.N_SH
 def _hits(core: Any, hp: Any, st: Any) -> Any:
     """Phase 1: cache hits, oldest job of each hit group first."""
     meta, qhead, qlen, order, hitg, group_of = st[Q.META], st[Q.QHEAD], st[Q.QLEN], st[Q.ORDER], st[HITG], st[GROUP_OF]
-    submit = core[9]
-    ctr = core[15]
+    submit = core.submit
+    ctr = core.ctr
     n_types = meta[Q.NK]
     for g in range(meta[NG]):
         while meta[Q.PSIZE] > 0:
@@ -73,11 +73,11 @@ def _hits(core: Any, hp: Any, st: Any) -> Any:
 def _waits(core: Any, hp: Any, st: Any) -> Any:
     """Phase 2: oldest head first, the first idle machine whose penalty its wait covers."""
     meta, qhead, qlen, order, pen, active = st[Q.META], st[Q.QHEAD], st[Q.QLEN], st[Q.ORDER], st[PEN], st[ACTIVE]
-    submit = core[9]
-    ctr = core[15]
+    submit = core.submit
+    ctr = core.ctr
     n_types = meta[Q.NK]
-    now = core[16][K.NOW]
-    last_resort = ctr[K.ARRIVED] == core[17][K.D_JOBS] and ctr[K.STARTED] == ctr[K.COMPLETED]
+    now = core.fl[K.NOW]
+    last_resort = ctr[K.ARRIVED] == core.dims[K.D_JOBS] and ctr[K.STARTED] == ctr[K.COMPLETED]
     for k in range(n_types):
         active[k] = 1 if qlen[k] > 0 else 0
     while meta[Q.PSIZE] > 0:
@@ -115,7 +115,7 @@ def _decide(core: Any, hp: Any, st: Any) -> Any:
     if meta[Q.WAITING] == 0 or meta[Q.PSIZE] == 0:
         return hp
     hp = _hits(core, hp, st)
-    if core[15][K.ERR] != 0 or meta[Q.WAITING] == 0 or meta[Q.PSIZE] == 0:
+    if core.ctr[K.ERR] != 0 or meta[Q.WAITING] == 0 or meta[Q.PSIZE] == 0:
         return hp
     return _waits(core, hp, st)
 
@@ -123,8 +123,8 @@ def _decide(core: Any, hp: Any, st: Any) -> Any:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Affinity's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)

@@ -77,8 +77,8 @@ def _other_type_cost(st: Any, k: int, j: int) -> float:
 def _decide(core: Any, hp: Any, st: Any) -> Any:
     meta, qhead, qlen, order, gcount = st[Q.META], st[Q.QHEAD], st[Q.QLEN], st[Q.ORDER], st[Q.GCOUNT]
     cost, entry, best_i, best_b = st[COST], st[ENTRY], st[BEST_I], st[BEST_B]
-    submit = core[9]
-    ctr = core[15]
+    submit = core.submit
+    ctr = core.ctr
     n_types = meta[Q.NK]
     while meta[Q.WAITING] > 0 and meta[Q.PSIZE] > 0:
         nord = meta[Q.NORD]
@@ -139,7 +139,7 @@ def _learn(core: Any, st: Any, job: int) -> None:
     G = cost.shape[1]
     k = e // G
     g = e - k * G
-    observed = core[16][K.NOW] - core[6][job]
+    observed = core.fl[K.NOW] - core.start_t[job]
     n = count[k, g] + 1
     count[k, g] = n
     old = cost[k, g] if n > 1 else 0.0
@@ -149,8 +149,8 @@ def _learn(core: Any, st: Any, job: int) -> None:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Greedy-1/2/3's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     learn = st[Q.META][LEARN] == 1
     done = 0
     while True:

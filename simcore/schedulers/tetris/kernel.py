@@ -118,8 +118,8 @@ def _gfac(core: Any, st: Any, job: int) -> float:
     (With two resources the specification adds the two products directly; the sum from 0.0
     differs only in the sign of a zero, which no score comparison sees.)
     """
-    req = core[2]
-    R = core[17][K.D_R]
+    req = core.req
+    R = core.dims[K.D_R]
     inv = st[INV]
     s = 0.0
     for r in range(R):
@@ -141,8 +141,8 @@ def _p(core: Any, st: Any, job: int, c: int, last: int) -> float:
 @inline
 def _cls(core: Any, job: int) -> int:
     """The job's class where the run-time model has one that matters (profiles: warm or cold), else -1."""
-    if core[17][K.D_MODE] == K.PROFILE:
-        return core[12][job]  # type: ignore[no-any-return]
+    if core.dims[K.D_MODE] == K.PROFILE:
+        return core.dcls[job]  # type: ignore[no-any-return]
     return -1
 
 
@@ -166,8 +166,8 @@ def _queued_work(gf: float, p: float) -> float:
 @inline
 def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
     """Machine m's score for ``job`` (its packing weights in ``st[A]``), the specification's floats."""
-    free = core[0]
-    dims = core[17]
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
     a = st[A]
@@ -177,7 +177,7 @@ def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
     if use_g == 1:
         s -= st[GSEG][st[SEG_OF][m]]
     elif use_g == 2:
-        s -= _work(st[QRY][Q_GF], _p(core, st, job, core[10][m], core[4][m]))
+        s -= _work(st[QRY][Q_GF], _p(core, st, job, core.config_of[m], core.last[m]))
     return s  # type: ignore[no-any-return]
 
 
@@ -200,12 +200,12 @@ def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -
     """An upper bound of the scores under ``node`` (machines ``lo..lo+size-1``), or -inf if the job fits on none."""
     q = st[QRY]
     V = st[TREE][node, int(q[Q_LVL])]
-    dims = core[17]
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
     fl = st[FL]
     for r in range(R):
-        if not V[r] >= fl[r]:
+        if not K.reaches(V[r], fl[r]):
             return NEG_INF
     a = st[A]
     ub = V[0] * a[0]
@@ -251,8 +251,8 @@ def _tree_set(core: Any, st: Any, m: int) -> None:
     """Machine m's free capacity changed: its block's leaf in every level (the maxima over the block's
     machines whose room reaches the level's threshold) and the maxima above it, until a node is unchanged."""
     T = st[TREE]
-    free = core[0]
-    dims = core[17]
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
     P = st[INFO][I_P]
@@ -311,7 +311,7 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
     q = st[QRY]
     q[Q_S] = 0.0
     T = st[TREE]
-    R = core[17][K.D_R]
+    R = core.dims[K.D_R]
     # The highest level whose threshold the room of the job's fit floors reaches (NaN: level 0).
     hj = _room(st, st[FL], R)
     theta = st[THETA]
@@ -324,7 +324,7 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
     if nd < 2:
         return
     inv = st[INV]
-    req = core[2]
+    req = core.req
     x = req[job * R] * inv[0]
     y = req[job * R + 1] * inv[1]
     s = x + y
@@ -358,15 +358,15 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
     level of the tree. A subtree is skipped when its bound is below the best score found, or equal
     to it with all its machines after the best machine (an equal score there loses the tie).
     """
-    N = core[17][K.D_N]
+    N = core.dims[K.D_N]
     best = NEG_INF
     bm = -1
     _prepare_query(core, st, job)
     P = st[INFO][I_P]
     stack = st[STACK]
     sub = st[STACK_UB]
-    free = core[0]
-    R = core[17][K.D_R]
+    free = core.free
+    R = core.dims[K.D_R]
     fl = st[FL]
     # Nodes and sizes in machines (a leaf is a block of BLOCK machines).
     stack[0], stack[1], stack[2] = 1, 0, P * BLOCK  # the root, expanded unconditionally
@@ -451,15 +451,15 @@ def _unlink(core: Any, st: Any, job: int) -> None:
 @inline
 def _arrival(core: Any, st: Any, job: int) -> int:
     """The machine ``job`` starts on now, or -1 (then it is queued)."""
-    dims = core[17]
+    dims = core.dims
     R = dims[K.D_R]
-    req = core[2]
+    req = core.req
     inv2 = st[INV2]
     fl, a = st[FL], st[A]
     jb = job * R
     for r in range(R):
         x = req[jb + r]
-        fl[r] = x - K.FIT_EPS
+        fl[r] = K.fit_floor(x)
         a[r] = x * inv2[r]
     mode = st[INFO][I_MODE]
     gseg = st[GSEG]
@@ -499,9 +499,9 @@ def _arrival(core: Any, st: Any, job: int) -> int:
 @inline
 def _queued_score(core: Any, st: Any, z: int, f: Any, c: int, last: int) -> float:
     """Queued job z's score on a machine of configuration c (last class ``last``) with free capacity f."""
-    req = core[2]
+    req = core.req
     inv2 = st[INV2]
-    R = core[17][K.D_R]
+    R = core.dims[K.D_R]
     zb = z * R
     s = (req[zb] * inv2[0]) * f[0]
     for r in range(1, R):
@@ -513,11 +513,11 @@ def _queued_score(core: Any, st: Any, z: int, f: Any, c: int, last: int) -> floa
 @inline
 def _fits_f(core: Any, z: int, f: Any) -> bool:
     """The specification's test on a queued job: its fit floor ``request - EPS <= f`` in every resource."""
-    req = core[2]
-    R = core[17][K.D_R]
+    req = core.req
+    R = core.dims[K.D_R]
     zb = z * R
     for r in range(R):
-        if not req[zb + r] - K.FIT_EPS <= f[r]:
+        if not K.fits_one(f[r], req[zb + r]):
             return False
     return True
 
@@ -525,15 +525,15 @@ def _fits_f(core: Any, z: int, f: Any) -> bool:
 @inline
 def _read_free(core: Any, st: Any, m: int) -> bool:
     """Machine m's free capacity into ``st[F]``; False if no queued job can fit there (the lower bound)."""
-    free = core[0]
-    dims = core[17]
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     f = st[F]
     qmin = st[QMIN]
     ok = True
     for r in range(dims[K.D_R]):
         f[r] = free[r * N + m]
-        if qmin[r] > f[r]:
+        if not K.reaches(f[r], qmin[r]):
             ok = False
     return ok
 
@@ -582,13 +582,13 @@ def _cell_reset(st: Any, cell: int) -> None:
 @inline
 def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
     """Widen ``cell``'s bounds to cover job z."""
-    req = core[2]
-    R = core[17][K.D_R]
+    req = core.req
+    R = core.dims[K.D_R]
     inv2 = st[INV2]
     lo, amax, wmin = st[G_LO], st[G_AMAX], st[G_WMIN]
     for r in range(R):
         x = req[z * R + r]
-        f = x - K.FIT_EPS
+        f = K.fit_floor(x)
         if f < lo[cell, r]:
             lo[cell, r] = f
         a = x * inv2[r]
@@ -603,11 +603,11 @@ def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
 @inline
 def _cell_of(core: Any, st: Any, z: int) -> int:
     """Job z's cell: the grid's row and column of its fit floors in resources 0 and 1."""
-    req = core[2]
-    R = core[17][K.D_R]
-    cell = _bisect_right(st[G_E0], req[z * R] - K.FIT_EPS) * st[INFO][I_G1]
+    req = core.req
+    R = core.dims[K.D_R]
+    cell = _bisect_right(st[G_E0], K.fit_floor(req[z * R])) * st[INFO][I_G1]
     if R > 1:
-        cell += _bisect_right(st[G_E1], req[z * R + 1] - K.FIT_EPS)
+        cell += _bisect_right(st[G_E1], K.fit_floor(req[z * R + 1]))
     return cell  # type: ignore[no-any-return]
 
 
@@ -647,7 +647,7 @@ def _grid_clear(st: Any) -> None:
 def _grid_candidates(core: Any, st: Any, c: int) -> int:
     """The cells that may hold a job fitting in ``st[F]``, with their score bounds (``st[G_CAND]``, ``st[G_UB]``)."""
     f = st[F]
-    R = core[17][K.D_R]
+    R = core.dims[K.D_R]
     G1 = st[INFO][I_G1]
     i_hi = _bisect_right(st[G_E0], f[0])
     j_hi = _bisect_right(st[G_E1], f[1]) if R > 1 else 0
@@ -662,7 +662,7 @@ def _grid_candidates(core: Any, st: Any, c: int) -> int:
                 continue
             ok = True
             for r in range(R):
-                if lo[cell, r] > f[r]:
+                if not K.reaches(f[r], lo[cell, r]):
                     ok = False
                     break
             if not ok:
@@ -693,8 +693,8 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
     if info[I_QCOUNT] == 0 or not _read_free(core, st, m):
         return -1
     f = st[F]
-    c = core[10][m]
-    last = core[4][m]
+    c = core.config_of[m]
+    last = core.last[m]
     grid = info[I_GRID] == 1
     nc = _grid_candidates(core, st, c) if grid else 1
     cand, cub, dirty = st[G_CAND], st[G_UB], st[G_DIRTY]
@@ -736,8 +736,8 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Tetris's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -809,6 +809,29 @@ def _room_of(values: np.ndarray[Any, Any], inv: np.ndarray[Any, Any], w: np.ndar
     return h
 
 
+def _levels(request: np.ndarray[Any, Any], inv: np.ndarray[Any, Any]) -> tuple[Any, Any, Any]:
+    """A sample of the jobs' fit floors, the room's weights, and the levels' thresholds: quantiles of the
+    sample's room (level 0: -inf, every machine)."""
+    n = len(request)
+    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
+    room_w = _room_weights(sample + EPS, inv)
+    theta = np.full(LEVELS, -np.inf)
+    if n:
+        qs = _room_of(sample, inv, room_w)
+        qs = qs[np.isfinite(qs)]
+        if len(qs):
+            theta[1:] = np.quantile(qs, np.arange(1, LEVELS) / LEVELS)
+    return sample, room_w, theta
+
+
+def _directions(R: int) -> np.ndarray[Any, Any]:
+    """The directions the max trees keep combined values for (two resources), else a stub."""
+    if R != 2:
+        return np.zeros((1, 2))
+    t = np.arange(DIRECTIONS) / (DIRECTIONS - 1)
+    return np.stack([1.0 - t, t], axis=1)
+
+
 def make(sched: Tetris, sim: Simulation) -> Kernel:
     """Tetris's kernel state, from what :meth:`Tetris.setup` computed (normalisation, p_bar, segments)."""
     view = sim.view
@@ -827,23 +850,12 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     inv = np.array(sched.inv, dtype=np.float64)
     F = view.free_by_resource
     rows = [np.array(F[r]) for r in range(R)]
-    # The levels: thresholds at quantiles of the room of (a sample of) the jobs' fit floors.
-    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
-    room_w = _room_weights(sample + EPS, inv)
-    theta = np.full(LEVELS, -np.inf)
-    if n:
-        qs = _room_of(sample, inv, room_w)
-        qs = qs[np.isfinite(qs)]
-        if len(qs):
-            theta[1:] = np.quantile(qs, np.arange(1, LEVELS) / LEVELS)
+    sample, room_w, theta = _levels(request, inv)
     room = _room_of(np.stack(rows, axis=1), inv, room_w)  # free capacities only: rows has no directions yet
+    dirs = _directions(R)
     if R == 2:
-        t = np.arange(DIRECTIONS) / (DIRECTIONS - 1)
-        dirs = np.stack([1.0 - t, t], axis=1)
         x, y = F[0] * inv[0], F[1] * inv[1]
         rows += [dirs[k, 0] * x + dirs[k, 1] * y for k in range(DIRECTIONS)]
-    else:
-        dirs = np.zeros((1, 2))
     n_p = 1 if sched.mode == "fixed" else view.n_configs
     info[I_NP] = n_p
     # Grid edges: quantiles of the fit floors of (a sample of) the workload's jobs.
