@@ -223,70 +223,72 @@ def _shortest_queue(core: Any, st: Any, job: int) -> int:
 
 
 @inline
-def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
-    dims = core.dims
-    N = dims[K.D_N]
-    m = K.first_fit(core, job, 0, N)
-    if m >= 0 and dims[K.D_ALL_RUNNABLE] == 0 and not K.can_run(core, job, m):
-        m = -1
-        ranges = st.ranges
-        for c in range(dims[K.D_CONFIGS]):
-            lo, hi = ranges[c, 0], ranges[c, 1]
-            if hi > lo and K.runnable_config(core, job, c):
-                m = K.first_fit(core, job, lo, hi)
-                if m >= 0:
-                    break
-    if m >= 0:
-        return K.start(core, hp, job, m)
-    m = _shortest_queue(core, st, job)
-    if m < 0:
-        st.unrunnable[0] += 1  # unrunnable
-        return hp
-    qhead, qtail, qnext = st.qhead, st.qtail, st.qnext
+def _runnable_first_fit(core: Any, ranges: Any, job: int) -> int:
+    """First fit among the machines of configurations where ``job`` can run (``Greedy.on_arrival`` when the
+    first machine it fits cannot run it), or -1."""
+    for c in range(core.dims[K.D_CONFIGS]):
+        lo, hi = ranges[c, 0], ranges[c, 1]
+        if hi > lo and K.runnable_config(core, job, c):
+            m = K.first_fit(core, job, lo, hi)
+            if m >= 0:
+                return m
+    return -1
+
+
+@inline
+def _enqueue(qhead: Any, qtail: Any, qnext: Any, m: int, job: int) -> None:
+    """``machine_queue[m].append(job)``."""
     qnext[job] = -1
     if qhead[m] < 0:
         qhead[m] = job
     else:
         qnext[qtail[m]] = job
     qtail[m] = job
-    _move(st.qlen, st.minlen, st.cfg, st.buckets, m, 1)
-    return hp
-
-
-@inline
-def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
-    qhead, qnext = st.qhead, st.qnext
-    ctr = core.ctr
-    while qhead[m] >= 0 and K.fits(core, qhead[m], m):
-        head = qhead[m]
-        qhead[m] = qnext[head]
-        hp = K.start(core, hp, head, m)
-        if ctr[K.ERR] != 0:
-            return hp
-        _move(st.qlen, st.minlen, st.cfg, st.buckets, m, -1)
-    return hp
 
 
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
-    """The engine's loop with Greedy's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core.ctr
-    fl = core.fl
-    draws = st.draws
+    """The engine's loop with Greedy's decisions (see :mod:`simcore.compiled.loop`).
+
+    The arrival's and the completion's rules are written here, not in helpers of their own: a helper that
+    LLVM does not inline copies the state tuples at every call (see :func:`simcore.compiled.jit.inline`).
+    """
+    ctr, fl, dims = core.ctr, core.fl, core.dims
+    qhead, qtail, qnext, qlen, minlen, cfg, bk = st.qhead, st.qtail, st.qnext, st.qlen, st.minlen, st.cfg, st.buckets
     _fill(st)
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
         if status != K.GO:
             return status, hp
-        if kind == K.EV_ARRIVAL and ctr[K.DRAW] >= len(draws):
+        if kind == K.EV_ARRIVAL and ctr[K.DRAW] >= len(st.draws):
             return K.S_DRAWS, hp
         fl[K.NOW] = t
         if kind == K.EV_ARRIVAL:
-            hp = _arrival(core, hp, st, K.arrive(core))
+            # Greedy.on_arrival: the first machine where the job fits (and can run), else the shortest queue.
+            job = K.arrive(core)
+            m = K.first_fit(core, job, 0, dims[K.D_N])
+            if m >= 0 and dims[K.D_ALL_RUNNABLE] == 0 and not K.can_run(core, job, m):
+                m = _runnable_first_fit(core, st.ranges, job)
+            if m >= 0:
+                hp = K.start(core, hp, job, m)
+            else:
+                m = _shortest_queue(core, st, job)
+                if m < 0:
+                    st.unrunnable[0] += 1
+                else:
+                    _enqueue(qhead, qtail, qnext, m, job)
+                    _move(qlen, minlen, cfg, bk, m, 1)
         else:
+            # Greedy.on_completion: the machine's queue starts, head first, while its head fits.
             job, m = K.complete(core, hp)
-            hp = _completion(core, hp, st, m)
+            while qhead[m] >= 0 and K.fits(core, qhead[m], m):
+                head = qhead[m]
+                qhead[m] = qnext[head]
+                hp = K.start(core, hp, head, m)
+                if ctr[K.ERR] != 0:
+                    return K.S_ERROR, hp
+                _move(qlen, minlen, cfg, bk, m, -1)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
         done += 1
