@@ -50,11 +50,9 @@ SINGLE, LONGEST, QHEAD, BLOCKED, CNT, KEYS, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6,
 class FCFSState(NamedTuple):
     """FCFS's arrays (built by :func:`make`): its flags and the idle order."""
 
-    meta: Any
-    idle_since: Any
-    unused2: Any  #: (unused)
-    unused3: Any  #: (unused)
-    ranges: Any
+    meta: Any  #: int64 flags and counters (the slots above)
+    idle_since: Any  #: each machine's idle time (the specification's own array, shared)
+    ranges: Any  #: per configuration, its machines' range (C x 2)
     pool: Any  #: the one-slot pool
     last_back: Any  #: the time of the last move to the back
     keys: Any  #: the key tree (see the docstring)
@@ -433,8 +431,6 @@ def make(sched: FCFS, sim: Simulation) -> Kernel:
     state = FCFSState(
         meta=meta,
         idle_since=sched.idle_since,
-        unused2=np.zeros(1, dtype=np.int64),  # (unused)
-        unused3=np.zeros(1, dtype=np.int64),  # (unused)
         ranges=np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),
         pool=np.arange(N, dtype=np.int64),  # the one-slot pool
         last_back=np.array([-np.inf]),  # the time of the last move to the back

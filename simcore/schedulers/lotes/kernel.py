@@ -47,21 +47,21 @@ FIXED, CONFIG, GENERAL = 0, 1, 2
 class LoTESState(NamedTuple):
     """LoTES's arrays (built by :func:`make`): its plan, wheels, queues and scratch."""
 
-    W: Any
-    labels: Any
+    W: Any  #: the scores W[k, m] (the specification's array, shared)
+    labels: Any  #: each job's class
     woff: Any  #: wheel offsets per class
     wcfg: Any  #: wheel configurations
     wp: Any  #: wheel probabilities
     wcum: Any  #: their cumulative sums (the specification's floats)
     soff: Any  #: served classes per configuration: offsets
-    served: Any
+    served: Any  #: the classes themselves
     poff: Any  #: planned configurations per class: offsets
-    pcfg: Any
-    cfg_cap: Any
-    cfg_lo: Any
-    cfg_hi: Any
+    pcfg: Any  #: the configurations themselves
+    cfg_cap: Any  #: capacity per configuration (C x R)
+    cfg_lo: Any  #: each configuration's first machine
+    cfg_hi: Any  #: and its end
     ubuf: Any  #: the uniforms' ring
-    info: Any
+    info: Any  #: int64 slots U_POS... (above)
     qhead: Any  #: queue heads (class queues, then the orphans)
     qtail: Any  #: queue tails
     qnext: Any  #: next job in its queue
@@ -73,7 +73,7 @@ class LoTESState(NamedTuple):
     v: Any  #: scratch: v per class
     resume: Any  #: scratch: where each class's search resumes
     wtree: Any  #: per class, a max tree of W over the machines (_best_machine)
-    wdims: Any
+    wdims: Any  #: [P, N] of the score trees
 
 
 @inline
