@@ -18,7 +18,7 @@ the same start time and machine for every job:
   (:mod:`simcore.compiled.driver`) turns into the engine's ``SchedulingError``;
 * :func:`complete` frees the machine (an idle machine exactly empty).
 
-State is passed as one tuple ``core`` of the engine's own arrays (no copies:
+State is passed as one named tuple ``core`` (:class:`Core`) of the engine's own arrays (no copies:
 the engine's view shows what a kernel did) and the heap as a tuple ``hp`` whose key array
 a push may reallocate, which is why functions that start jobs return it.
 """
@@ -26,7 +26,7 @@ a push may reallocate, which is why functions that start jobs return it.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 from simcore.compiled.jit import inline
 from simcore.core.fit import EPS
@@ -40,10 +40,6 @@ NOW, HORIZON, DRAIN = 0, 1, 2
 D_N, D_R, D_JOBS, D_MODE, D_ALL_RUNNABLE, D_CONFIGS, D_TREE = 0, 1, 2, 3, 4, 5, 6
 # the fit tree (see ftree_first_fit): its leaf blocks (0: none), values per node
 D_FTREE, D_FT_S = 7, 8
-#: core slots that say, by their type, which search structures a kernel keeps: ``None`` when it keeps
-#: none, else 1. Helpers test them with ``is None``, which numba decides while compiling, so a kernel
-#: compiles only the structures it uses (the max tree, the fit tree, or neither): a tenth of its code.
-TREE_ON, FTREE_ON = 26, 27
 #: Machines per leaf block of the fit tree (a block is scanned, one cache line per resource).
 FT_BLOCK = 8
 # runtime model kinds (see simcore.compiled.driver.runtime_form)
@@ -58,23 +54,67 @@ EV_COMPLETION, EV_ARRIVAL, EV_NONE = 0, 1, 2
 S_DONE, S_BUDGET, S_ERROR, S_DRAWS, S_GROW, GO = 0, 1, 2, 3, 4, -1
 #: numpy's pairwise summation works on blocks of this many values.
 PW_BLOCKSIZE = 128
+#: Entries of row_sum's scratch: a range of n values waits at most at 2 log2(n / 128) + 1 places, far below this.
+PW_DEPTH = 256
 
 INF = math.inf
 FIT_EPS = EPS
 
 
+class Core(NamedTuple):
+    """The engine's state as a kernel sees it (built by :func:`simcore.compiled.driver.build_core`).
+
+    A named tuple, so a kernel reads ``core.free``, never a slot number: numba compiles a field by
+    its name to the same code as a tuple's constant index. Per-machine rows are flat
+    (``free[r * N + m]``), per-job requests too (``req[job * R + r]``).
+    """
+
+    free: Any  #: free capacity, R x N flat (the engine's own array)
+    cap: Any  #: capacity, R x N flat
+    req: Any  #: requests, jobs x R flat
+    running: Any  #: jobs running per machine
+    last: Any  #: the class of the last job each machine ran (-1: none)
+    state: Any  #: each job's state (QUEUED, RUNNING, DONE)
+    start_t: Any
+    finish_t: Any
+    machine_of: Any
+    submit: Any  #: arrival times, ascending
+    config_of: Any  #: each machine's configuration
+    work: Any  #: the runtime model's work per job (see ``duration``)
+    dcls: Any  #: its class per job
+    tab: Any  #: its table (speeds, rates or warm times per class and configuration)
+    tab2: Any  #: its second table (cold times of the profile model)
+    ctr: Any  #: int64 counters: ARRIVED, STARTED, ... (the slot constants above)
+    fl: Any  #: float64: NOW, HORIZON, DRAIN
+    dims: Any  #: int64 sizes: D_N, D_R, ...
+    job_class: Any
+    tree: Any  #: the max tree (R x 2P; see ``tree_leaf``), or a stub
+    tree_stack: Any  #: its search's stack
+    leaf_of: Any  #: the tree leaf of each machine
+    machine_at: Any  #: the machine at each leaf (-1: none)
+    ft_nodes: Any  #: the fit tree's nodes (see ``ftree_block``)
+    ft_weights: Any  #: its weight vectors (K x R flat)
+    ft_thr: Any  #: scratch: a search's thresholds
+    #: ``None`` or 1: whether the max tree / the fit tree is kept. Helpers pass them on as arguments and test them
+    #: with ``is None``, which numba decides while compiling, so a kernel compiles only the structures it uses.
+    tree_on: Any
+    ftree_on: Any
+    pw_stack: Any  #: row_sum's stack of pending ranges (three words each)
+    pw_vals: Any  #: and of partial sums
+
+
 @inline
 def duration(core: Any, job: int, c: int, last_c: int) -> float:
     """``runtime.duration(job, c, last_c)`` of the workload's model (see ``runtime_form``)."""
-    dims = core[17]
+    dims = core.dims
     mode = dims[D_MODE]
-    work = core[11]
+    work = core.work
     if mode == FIXED:
         return work[job]  # type: ignore[no-any-return]
-    tab = core[13]
+    tab = core.tab
     if mode == SPEED:
         return work[job] * tab[0, c]  # type: ignore[no-any-return]
-    k = core[12][job]
+    k = core.dcls[job]
     if k < 0:
         k += tab.shape[0]  # the Python models index a list: -1 is the last row
     if mode == RATE:
@@ -82,14 +122,14 @@ def duration(core: Any, job: int, c: int, last_c: int) -> float:
         if rate <= 0:
             return INF
         return work[job] / rate  # type: ignore[no-any-return]
-    if last_c == core[12][job]:
-        return core[14][k, c]  # type: ignore[no-any-return]
+    if last_c == core.dcls[job]:
+        return core.tab2[k, c]  # type: ignore[no-any-return]
     return tab[k, c]  # type: ignore[no-any-return]
 
 
 @inline
 def can_run(core: Any, job: int, m: int) -> bool:
-    p = duration(core, job, core[10][m], core[4][m])
+    p = duration(core, job, core.config_of[m], core.last[m])
     return 0.0 <= p < INF
 
 
@@ -100,17 +140,38 @@ def runnable_config(core: Any, job: int, c: int) -> bool:
     return 0.0 <= p < INF
 
 
+# -- the fit rule, once: every kernel compares free capacity with requests through these ------------
+
+
+@inline
+def fit_floor(request: float) -> float:
+    """The least free capacity in which ``request`` fits: ``request - EPS`` (:func:`simcore.core.fit.fit_floor`)."""
+    return request - FIT_EPS
+
+
+@inline
+def reaches(free: float, floor: float) -> bool:
+    """Whether free capacity ``free`` reaches a fit floor (:func:`fit_floor`): the rule's comparison, ``>=``."""
+    return free >= floor
+
+
+@inline
+def fits_one(free: float, request: float) -> bool:
+    """The engine's fit rule in one resource: ``free >= request - EPS``."""
+    return reaches(free, fit_floor(request))
+
+
 @inline
 def fits(core: Any, job: int, m: int) -> bool:
     """The engine's fit rule: ``free >= request - EPS`` in every resource."""
-    free = core[0]
-    req = core[2]
-    dims = core[17]
+    free = core.free
+    req = core.req
+    dims = core.dims
     N = dims[D_N]
     R = dims[D_R]
     jb = job * R
     for r in range(R):
-        if not free[r * N + m] >= req[jb + r] - FIT_EPS:
+        if not fits_one(free[r * N + m], req[jb + r]):
             return False
     return True
 
@@ -120,7 +181,7 @@ def fits_floors(free: Any, N: int, R: int, m: int, floors: Any) -> bool:
     """The fit rule with the floors at hand: machine m's free capacity reaches ``floors[r]`` (a request minus
     the engine's tolerance, as :func:`fits` computes it) in every resource."""
     for r in range(R):
-        if not free[r * N + m] >= floors[r]:
+        if not reaches(free[r * N + m], floors[r]):
             return False
     return True
 
@@ -128,34 +189,34 @@ def fits_floors(free: Any, N: int, R: int, m: int, floors: Any) -> bool:
 @inline
 def first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """Lowest-numbered machine in ``lo..hi-1`` where ``job`` fits now, or -1 (``EngineView.first_fit``)."""
-    return _first_fit(core[FTREE_ON], core[TREE_ON], core, job, lo, hi)
+    return _first_fit(core.ftree_on, core.tree_on, core, job, lo, hi)
 
 
 @inline
 def _first_fit(ftree_on: Any, tree_on: Any, core: Any, job: int, lo: int, hi: int) -> int:
-    """:func:`first_fit` through the structure the kernel keeps (``ftree_on``/``tree_on``: see ``TREE_ON``)."""
+    """:func:`first_fit` through the structure the kernel keeps (``ftree_on``/``tree_on``: see :class:`Core`)."""
     if ftree_on is not None:
         return ftree_first_fit(core, job, lo, hi)
     if tree_on is not None:
         leaf = tree_first_fit(core, job, lo, hi)
-        return core[22][leaf] if leaf >= 0 else -1
-    free = core[0]
-    req = core[2]
-    dims = core[17]
+        return core.machine_at[leaf] if leaf >= 0 else -1
+    free = core.free
+    req = core.req
+    dims = core.dims
     N = dims[D_N]
     R = dims[D_R]
     jb = job * R
     if R == 2:
-        f0 = req[jb] - FIT_EPS
-        f1 = req[jb + 1] - FIT_EPS
+        f0 = fit_floor(req[jb])
+        f1 = fit_floor(req[jb + 1])
         for m in range(lo, hi):
-            if free[m] >= f0 and free[N + m] >= f1:
+            if reaches(free[m], f0) and reaches(free[N + m], f1):
                 return m
         return -1
     for m in range(lo, hi):
         ok = True
         for r in range(R):
-            if not free[r * N + m] >= req[jb + r] - FIT_EPS:
+            if not fits_one(free[r * N + m], req[jb + r]):
                 ok = False
                 break
         if ok:
@@ -166,7 +227,7 @@ def _first_fit(ftree_on: Any, tree_on: Any, core: Any, job: int, lo: int, hi: in
 @inline
 def free_changed(core: Any, m: int) -> None:
     """Machine m's free capacity changed: refresh the search structures the kernel keeps."""
-    _refresh(core[TREE_ON], core[FTREE_ON], core, m)
+    _refresh(core.tree_on, core.ftree_on, core, m)
 
 
 @inline
@@ -179,22 +240,28 @@ def _refresh(tree_on: Any, ftree_on: Any, core: Any, m: int) -> None:
 
 # -- a max tree over machines per resource: first fit in O(log N) instead of a scan ----------
 # tree[r, P + leaf] is the free capacity in resource r of the machine at that leaf (-inf for
-# none): leaf m holds machine m unless a kernel orders the leaves its own way (core[21] maps
-# machines to leaves, core[22] leaves to machines; FCFS orders them by idle time). tree[r, i]
+# none): leaf m holds machine m unless a kernel orders the leaves its own way (core.leaf_of maps
+# machines to leaves, core.machine_at leaves to machines; FCFS orders them by idle time). tree[r, i]
 # is the larger of its two children, so a subtree whose maximum in some resource is
 # below the request's floor holds no fitting machine and is skipped. The comparisons are the
 # fit rule's own (free >= request - EPS), so the first fit found is the scan's.
 
 
+# Helpers that stay calls after LLVM's inlining take the few arrays they use, not ``core``: a call passes
+# every array of a tuple it is given as separate words (seven an array, about 200 for ``core``).
+
+
 @inline
 def tree_leaf(core: Any, leaf: int) -> None:
-    """Refresh a leaf from the machine it holds (``core[22]``; -1: empty, ``-inf``) and the maxima above it."""
-    tree = core[19]
-    free = core[0]
-    dims = core[17]
+    """Refresh a leaf from the machine it holds (``core.machine_at``; -1: empty, ``-inf``) and the maxima above it."""
+    _tree_leaf(core.tree, core.free, core.dims, core.machine_at, leaf)
+
+
+@inline
+def _tree_leaf(tree: Any, free: Any, dims: Any, machine_at: Any, leaf: int) -> None:
     N = dims[D_N]
     P = dims[D_TREE]
-    m = core[22][leaf]
+    m = machine_at[leaf]
     for r in range(dims[D_R]):
         i = P + leaf
         tree[r, i] = free[r * N + m] if m >= 0 else -INF
@@ -208,22 +275,23 @@ def tree_leaf(core: Any, leaf: int) -> None:
 
 @inline
 def tree_set(core: Any, m: int) -> None:
-    """Machine m's free capacity changed: refresh its leaf (``core[21]``) and the maxima above it."""
-    tree_leaf(core, core[21][m])
+    """Machine m's free capacity changed: refresh its leaf (``core.leaf_of``) and the maxima above it."""
+    tree_leaf(core, core.leaf_of[m])
 
 
 @inline
 def tree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """The lowest leaf in ``lo..hi-1`` whose machine fits ``job``, or -1."""
-    tree = core[19]
-    req = core[2]
-    dims = core[17]
+    return _tree_search(core.tree, core.req, core.dims, core.tree_stack, job, lo, hi)
+
+
+@inline
+def _tree_search(tree: Any, req: Any, dims: Any, stack: Any, job: int, lo: int, hi: int) -> int:
     R = dims[D_R]
     P = dims[D_TREE]
     jb = job * R
     # Depth-first, left child first; a node is (index, first machine, size). The stack is
-    # preallocated (core[20]): at most two entries per level are waiting.
-    stack = core[20]
+    # preallocated (core.tree_stack): at most two entries per level are waiting.
     stack[0], stack[1], stack[2] = 1, 0, P
     sp = 1
     while sp > 0:
@@ -233,7 +301,7 @@ def tree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
             continue
         ok = True
         for r in range(R):
-            if not tree[r, node] >= req[jb + r] - FIT_EPS:
+            if not fits_one(tree[r, node], req[jb + r]):
                 ok = False
                 break
         if not ok:
@@ -263,20 +331,21 @@ def tree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
 # at ``nodes[i * S : (i + 1) * S]`` (R maxima of free, then the K combined maxima, K =
 # ``driver.FIT_TREE_K``, none for one resource) side by side; nodes 1..2B-1 over B blocks (a
 # power of two), block b at B + b. Updates stop at the first node whose values are unchanged.
-# core[23] nodes, core[24] weights (K x R, flat), core[25] scratch for a search's thresholds.
+# core.ft_nodes nodes, core.ft_weights weights (K x R, flat), core.ft_thr scratch for a search's thresholds.
 
 
 @inline
 def ftree_block(core: Any, b: int) -> None:
     """Recompute block b's values from its machines and the maxima above it (until one is unchanged)."""
-    free = core[0]
-    dims = core[17]
+    _ftree_block(core.free, core.dims, core.ft_nodes, core.ft_weights, b)
+
+
+@inline
+def _ftree_block(free: Any, dims: Any, nodes: Any, w: Any, b: int) -> None:
     N = dims[D_N]
     R = dims[D_R]
     S = dims[D_FT_S]
     B = dims[D_FTREE]
-    nodes = core[23]
-    w = core[24]
     K = S - R
     i = B + b
     base = i * S
@@ -326,16 +395,17 @@ def ftree_set(core: Any, m: int) -> None:
 
 @inline
 def ftree_query(core: Any, job: int) -> None:
-    """A search's thresholds for ``job`` (``core[25]``): its fit floors, then their combined values."""
-    req = core[2]
-    dims = core[17]
+    """A search's thresholds for ``job`` (``core.ft_thr``): its fit floors, then their combined values."""
+    _ftree_query(core.req, core.dims, core.ft_weights, core.ft_thr, job)
+
+
+@inline
+def _ftree_query(req: Any, dims: Any, w: Any, thr: Any, job: int) -> None:
     R = dims[D_R]
     S = dims[D_FT_S]
-    w = core[24]
-    thr = core[25]
     jb = job * R
     for r in range(R):
-        thr[r] = req[jb + r] - FIT_EPS
+        thr[r] = fit_floor(req[jb + r])
     for k in range(S - R):
         h = w[k * R] * thr[0]
         for r in range(1, R):
@@ -348,12 +418,14 @@ def ftree_query(core: Any, job: int) -> None:
 @inline
 def ftree_may_fit(core: Any, i: int) -> bool:
     """Whether fit-tree node i may hold a machine where the job of :func:`ftree_query` fits (False: none)."""
-    nodes = core[23]
-    thr = core[25]
-    S = core[17][D_FT_S]
+    return _node_may_fit(core.ft_nodes, core.ft_thr, core.dims[D_FT_S], i)
+
+
+@inline
+def _node_may_fit(nodes: Any, thr: Any, S: int, i: int) -> bool:
     base = i * S
     for s in range(S):
-        if not nodes[base + s] >= thr[s]:
+        if not reaches(nodes[base + s], thr[s]):
             return False
     return True
 
@@ -361,19 +433,22 @@ def ftree_may_fit(core: Any, i: int) -> bool:
 @inline
 def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     """The lowest machine in ``lo..hi-1`` where ``job`` fits now, or -1 (what a scan finds)."""
-    free = core[0]
-    dims = core[17]
+    return _ftree_search(core.free, core.req, core.dims, core.ft_nodes, core.ft_weights, core.ft_thr, job, lo, hi)
+
+
+@inline
+def _ftree_search(free: Any, req: Any, dims: Any, nodes: Any, w: Any, thr: Any, job: int, lo: int, hi: int) -> int:
     N = dims[D_N]
     R = dims[D_R]
     B = dims[D_FTREE]
-    thr = core[25]
+    S = dims[D_FT_S]
     if hi > N:
         hi = N
     if lo < 0:
         lo = 0
     if lo >= hi:
         return -1
-    ftree_query(core, job)
+    _ftree_query(req, dims, w, thr, job)
     blo = lo // FT_BLOCK
     bhi = (hi - 1) // FT_BLOCK  # the last block, inclusive
     # Depth-first, left first, without a stack: node i holds blocks a..a+size-1.
@@ -383,7 +458,7 @@ def ftree_first_fit(core: Any, job: int, lo: int, hi: int) -> int:
     while True:
         if a > bhi:
             return -1
-        ok = a + size > blo and ftree_may_fit(core, i)
+        ok = a + size > blo and _node_may_fit(nodes, thr, S, i)
         if ok:
             if size > 1:
                 i = 2 * i
@@ -517,7 +592,7 @@ def heap_top(hp: Any) -> float:
 
 @inline
 def fail(core: Any, code: int, job: int, m: int) -> None:
-    ctr = core[15]
+    ctr = core.ctr
     if ctr[ERR] == 0:
         ctr[ERR] = code
         ctr[ERR_JOB] = job
@@ -527,9 +602,9 @@ def fail(core: Any, code: int, job: int, m: int) -> None:
 @inline
 def start(core: Any, hp: Any, job: int, m: int) -> Any:
     """``Simulation.start(job, m)``: every check before any change; a refusal sets ``ctr[ERR]``."""
-    free, req, running, last, state = core[0], core[2], core[3], core[4], core[5]
-    ctr = core[15]
-    dims = core[17]
+    free, req, running, last, state = core.free, core.req, core.running, core.last, core.state
+    ctr = core.ctr
+    dims = core.dims
     N = dims[D_N]
     R = dims[D_R]
     if job >= ctr[ARRIVED] or job < 0:
@@ -544,7 +619,7 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
     if not fits(core, job, m):
         fail(core, E_NO_FIT, job, m)
         return hp
-    p = duration(core, job, core[10][m], last[m])
+    p = duration(core, job, core.config_of[m], last[m])
     if not (0.0 <= p < INF):
         fail(core, E_CANNOT_RUN, job, m)
         return hp
@@ -552,12 +627,12 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
     for r in range(R):
         free[r * N + m] -= req[jb + r]
     free_changed(core, m)
-    now = core[16][NOW]
+    now = core.fl[NOW]
     state[job] = RUNNING
     running[m] += 1
     ctr[STARTED] += 1
-    core[6][job] = now
-    core[8][job] = m
+    core.start_t[job] = now
+    core.machine_of[job] = m
     ctr[SEQ] += 1
     hp = heap_push(hp, ctr[HSIZE], now + p, ctr[SEQ], job)
     ctr[HSIZE] += 1
@@ -567,11 +642,11 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
 @inline
 def next_event(core: Any, hp: Any) -> tuple[int, float]:
     """The next event's kind and time, as the engine's loop picks it (``EV_NONE``: the run is over)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     i = ctr[ARRIVED]
-    n = core[17][D_JOBS]
-    nxt = core[9][i] if i < n else INF
+    n = core.dims[D_JOBS]
+    nxt = core.submit[i] if i < n else INF
     if ctr[HSIZE] > 0 and heap_top(hp) <= nxt:
         kind = EV_COMPLETION
         t = heap_top(hp)
@@ -588,7 +663,7 @@ def next_event(core: Any, hp: Any) -> tuple[int, float]:
 @inline
 def arrive(core: Any) -> int:
     """The next job arrives; returns it."""
-    ctr = core[15]
+    ctr = core.ctr
     ctr[ARRIVED] += 1
     return ctr[ARRIVED] - 1  # type: ignore[no-any-return]
 
@@ -596,14 +671,14 @@ def arrive(core: Any) -> int:
 @inline
 def complete(core: Any, hp: Any) -> tuple[int, int]:
     """The earliest running job finishes now; its machine is freed. Returns ``(job, machine)``."""
-    free, cap, req, running, last = core[0], core[1], core[2], core[3], core[4]
-    ctr = core[15]
-    dims = core[17]
+    free, cap, req, running, last = core.free, core.cap, core.req, core.running, core.last
+    ctr = core.ctr
+    dims = core.dims
     N = dims[D_N]
     R = dims[D_R]
     job = heap_pop(hp, ctr[HSIZE])
     ctr[HSIZE] -= 1
-    m = core[8][job]
+    m = core.machine_of[job]
     left = running[m] - 1
     running[m] = left
     if left == 0:
@@ -614,20 +689,14 @@ def complete(core: Any, hp: Any) -> tuple[int, int]:
         for r in range(R):
             free[r * N + m] += req[jb + r]
     free_changed(core, m)
-    core[5][job] = DONE
-    core[7][job] = core[16][NOW]
+    core.state[job] = DONE
+    core.finish_t[job] = core.fl[NOW]
     ctr[COMPLETED] += 1
-    last[m] = core[18][job]
+    last[m] = core.job_class[job]
     return job, m
 
 
 # -- samples of the queue, running jobs and utilisation, as the Python loop takes them ---------
-
-
-#: core slots of :func:`row_sum`'s scratch: its stack of pending ranges (three words each) and of partial sums.
-PW_STACK, PW_VALS = 28, 29
-#: Entries of that scratch: a range of n values waits at most at 2 log2(n / 128) + 1 places, far below this.
-PW_DEPTH = 256
 
 
 @inline
@@ -665,13 +734,13 @@ def row_sum(core: Any, a: Any, lo: int, n: int) -> float:
 
     numpy splits a range of more than ``PW_BLOCKSIZE`` values in two (the first part a multiple of
     eight values long), sums each part so, and adds the two sums. The same splits and additions here,
-    with an explicit stack (``core[PW_STACK]``, ``core[PW_VALS]``) instead of recursion, which numba
+    with an explicit stack (``core.pw_stack``, ``core.pw_vals``) instead of recursion, which numba
     would compile as a function of its own.
     """
     if n <= PW_BLOCKSIZE:
         return _pairwise_block(a, lo, n)
-    stk = core[PW_STACK]  # entries (first, count, 0: to sum | 1: add the two sums on top of vals)
-    vals = core[PW_VALS]
+    stk = core.pw_stack  # entries (first, count, 0: to sum | 1: add the two sums on top of vals)
+    vals = core.pw_vals
     stk[0], stk[1], stk[2] = lo, n, 0
     sp = 1
     vp = 0
@@ -699,9 +768,9 @@ def row_sum(core: Any, a: Any, lo: int, n: int) -> float:
 def take_sample(core: Any, smp: Any, si: int) -> None:
     """``Simulation._sample``: queue length, running jobs and utilisation per resource."""
     s_queue, s_running, s_util, total_cap, safe_cap = smp[1], smp[2], smp[3], smp[4], smp[5]
-    ctr = core[15]
-    free = core[0]
-    dims = core[17]
+    ctr = core.ctr
+    free = core.free
+    dims = core.dims
     N = dims[D_N]
     s_queue[si] = ctr[ARRIVED] - ctr[STARTED]
     s_running[si] = ctr[STARTED] - ctr[COMPLETED]
@@ -718,7 +787,7 @@ def before_event(core: Any, hp: Any, smp: Any, done: int, budget: int) -> tuple[
     kind, t = next_event(core, hp)
     if kind == EV_NONE:
         return S_DONE, kind, t
-    ctr = core[15]
+    ctr = core.ctr
     sample_t = smp[0]
     n_s = len(sample_t)
     while ctr[SAMPLE] < n_s and t >= sample_t[ctr[SAMPLE]]:

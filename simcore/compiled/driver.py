@@ -134,8 +134,8 @@ def build_core(
     tree: bool = False,
     leaves: int = 0,
     fit_tree: bool = False,
-) -> tuple[Any, ...]:
-    """The engine's own arrays (no copies, so the view shows the kernel's work), in ``core``'s slot order."""
+) -> K.Core:
+    """The engine's own arrays (no copies: the view shows the kernel's work), named (:class:`~.core.Core`)."""
     mode, work, dcls, tab, tab2 = form
     ctr = np.zeros(K.N_CTR, dtype=np.int64)
     fl = np.array([sim.now, sim.horizon, 1.0 if sim.drain else 0.0])
@@ -172,37 +172,37 @@ def build_core(
             lo //= 2
     else:
         t = np.zeros((sim._R, 2))
-    return (
-        sim._free_rows.reshape(-1),
-        sim._cap_rows.reshape(-1),
-        sim._request.reshape(-1),
-        sim._running,
-        sim._last,
-        sim._state,
-        sim._start_t,
-        sim._finish_t,
-        sim._machine_of,
-        sim._submit,
-        sim._config_of,
-        np.ascontiguousarray(work, dtype=np.float64),
-        np.ascontiguousarray(dcls, dtype=np.int64),
-        np.ascontiguousarray(tab, dtype=np.float64).reshape(np.shape(tab)[0], -1),
-        np.ascontiguousarray(tab2, dtype=np.float64).reshape(np.shape(tab2)[0], -1),
-        ctr,
-        fl,
-        dims,
-        sim._job_class,
-        t,
-        np.empty(3 * 2 * 64, dtype=np.int64),  # the tree search's stack
-        np.arange(N, dtype=np.int64),  # 21 leaf of each machine
-        np.concatenate([np.arange(N, dtype=np.int64), np.full(max(P - N, 0), -1, dtype=np.int64)]),  # 22
-        ft_nodes,  # 23 the fit tree (core.ftree_first_fit)
-        np.ascontiguousarray(weights, dtype=np.float64).reshape(-1),  # 24 its weights
-        np.zeros(ft_s, dtype=np.float64),  # 25 scratch: a search's thresholds
-        1 if tree else None,  # 26 K.TREE_ON: the max tree is kept (a type numba compiles by)
-        1 if fit_tree else None,  # 27 K.FTREE_ON: the fit tree is kept
-        np.zeros(3 * K.PW_DEPTH, dtype=np.int64),  # 28 K.PW_STACK: row_sum's stack
-        np.zeros(K.PW_DEPTH, dtype=np.float64),  # 29 K.PW_VALS: its partial sums
+    return K.Core(
+        free=sim._free_rows.reshape(-1),
+        cap=sim._cap_rows.reshape(-1),
+        req=sim._request.reshape(-1),
+        running=sim._running,
+        last=sim._last,
+        state=sim._state,
+        start_t=sim._start_t,
+        finish_t=sim._finish_t,
+        machine_of=sim._machine_of,
+        submit=sim._submit,
+        config_of=sim._config_of,
+        work=np.ascontiguousarray(work, dtype=np.float64),
+        dcls=np.ascontiguousarray(dcls, dtype=np.int64),
+        tab=np.ascontiguousarray(tab, dtype=np.float64).reshape(np.shape(tab)[0], -1),
+        tab2=np.ascontiguousarray(tab2, dtype=np.float64).reshape(np.shape(tab2)[0], -1),
+        ctr=ctr,
+        fl=fl,
+        dims=dims,
+        job_class=sim._job_class,
+        tree=t,
+        tree_stack=np.empty(3 * 2 * 64, dtype=np.int64),
+        leaf_of=np.arange(N, dtype=np.int64),
+        machine_at=np.concatenate([np.arange(N, dtype=np.int64), np.full(max(P - N, 0), -1, dtype=np.int64)]),
+        ft_nodes=ft_nodes,
+        ft_weights=np.ascontiguousarray(weights, dtype=np.float64).reshape(-1),
+        ft_thr=np.zeros(ft_s, dtype=np.float64),
+        tree_on=1 if tree else None,  # a type numba compiles by (see Core)
+        ftree_on=1 if fit_tree else None,
+        pw_stack=np.zeros(3 * K.PW_DEPTH, dtype=np.int64),
+        pw_vals=np.zeros(K.PW_DEPTH, dtype=np.float64),
     )
 
 

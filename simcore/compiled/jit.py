@@ -150,18 +150,12 @@ _CACHE = _configure()
 import numba  # noqa: E402
 import numba.extending  # noqa: E402
 
-from simcore.compiled import codegen as _codegen  # noqa: E402
-
 #: numba, untyped: its stubs know neither ``config.CACHE_DIR`` nor ``njit(_nrt=False)``.
 _nb: Any = numba
 
 if _CACHE:
     # Set on numba's config, not in the environment: child processes derive the same path themselves.
     _nb.config.CACHE_DIR = _CACHE
-
-#: Whether numba builds our kernels the quick way (helpers linked only, one tuned optimisation: see
-#: :mod:`simcore.compiled.codegen`); False on a numba whose internals differ, which then compiles slower.
-FAST_CODEGEN = _codegen.install()
 
 
 def njit(fn: F) -> F:
@@ -171,18 +165,28 @@ def njit(fn: F) -> F:
     state tuples at every helper call, about 90 atomic operations an event: ten times the
     loop's own work. So kernels allocate nothing: the driver grows the completion heap
     between chunks, and structures are arrays of fixed size made before the run.
+    Numba compiles it as it is shipped (its optimisation level is ``NUMBA_OPT``'s).
     """
     # fastmath stays off: the kernels must make the very float comparisons the Python specification makes.
-    _codegen.KERNELS.add(fn.__code__)
     return _nb.njit(cache=True, nogil=True, _nrt=False)(fn)  # type: ignore[no-any-return]
 
 
 def inline(fn: F) -> F:
-    """A helper compiled into the kernel that calls it, with its flags (no Python wrapper of its own).
+    """A helper compiled into the kernel that calls it, with its flags (no Python or C entry point of its own).
 
-    Not numba's IR inlining (``inline="always"``): that copies a helper into every call site
-    and multiplied the compile time; LLVM inlines them instead, in the kernel's module (see
-    :mod:`simcore.compiled.codegen`). A helper has no Python or C entry point of its own.
+    LLVM decides whether to inline a call to it (small helpers it does); see :func:`inline_always`
+    for the ones that must be.
     """
-    _codegen.HELPERS.add(fn.__code__)
     return _nb.extending.register_jitable(no_cpython_wrapper=True, no_cfunc_wrapper=True)(fn)  # type: ignore[no-any-return]
+
+
+def inline_always(fn: F) -> F:
+    """A helper numba copies into every caller (its IR, ``inline="always"``), for helpers on the per-event path.
+
+    A call that LLVM does not inline passes every array of the state it is given as separate
+    words (seven per array: about 200 for ``core``), so a helper that takes the state and is
+    too large for LLVM's inliner costs more to call than to run. Use it for helpers called
+    from one or two places (copies multiply the compile time), :func:`inline` for the rest.
+    """
+    deco = _nb.extending.register_jitable(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
+    return deco(fn)  # type: ignore[no-any-return]

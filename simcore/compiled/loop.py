@@ -36,8 +36,8 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
     form = runtime_form(sim.runtime)
     assert form is not None  # Simulation._kernel checked it
     core = build_core(sim, form, kernel.tree, kernel.tree_leaves, kernel.fit_tree)
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     hp = new_heap(sim.n_jobs)
     samples = sim._new_samples()
     sample_t, s_queue, s_running, s_util, safe_cap = samples

@@ -109,6 +109,33 @@ def lloyd(
     return c, lab, float(dist.sum())
 
 
+def _check_kmeans(workload: Workload, k: int, window_s: float, n_configs: int) -> None:
+    """:func:`kmeans_classes`'s arguments, each refused with what was asked."""
+    if k < 1:
+        raise ParameterError(f"the number of k-means classes must be at least 1, got {k}")
+    if not window_s >= 0:
+        raise ParameterError(f"the k-means training window must be non-negative seconds, got {window_s}")
+    n = workload.n_jobs
+    if n < k:
+        raise ParameterError(f"workload {workload.name!r} has {n} jobs, fewer than the {k} k-means classes asked for")
+    if n_configs < 1:
+        raise ParameterError(f"n_configs must be at least 1, got {n_configs}")
+
+
+def _best_lloyd(
+    x: FloatArray, k: int, rng: np.random.Generator, n_init: int, max_iter: int
+) -> tuple[FloatArray, IntArray]:
+    """Lloyd's algorithm ``n_init`` times (at least once) from k-means++ seeds: the centroids and labels of the run
+    with the least within-class sum of squares (the first of equal ones)."""
+    best: tuple[FloatArray, IntArray, float] | None = None
+    for _ in range(max(1, n_init)):
+        run = lloyd(x, k, rng, max_iter=max_iter)
+        if best is None or run[2] < best[2]:
+            best = run
+    assert best is not None
+    return best[0], best[1]
+
+
 def kmeans_classes(
     workload: Workload,
     k: int,
@@ -142,15 +169,8 @@ def kmeans_classes(
     ``(K, n_configs)``, machine-independent) one over their mean duration
     (jobs per second), and ``proportions`` their share of the window's jobs.
     """
-    if k < 1:
-        raise ParameterError(f"the number of k-means classes must be at least 1, got {k}")
-    if not window_s >= 0:
-        raise ParameterError(f"the k-means training window must be non-negative seconds, got {window_s}")
+    _check_kmeans(workload, k, window_s, n_configs)
     n = workload.n_jobs
-    if n < k:
-        raise ParameterError(f"workload {workload.name!r} has {n} jobs, fewer than the {k} k-means classes asked for")
-    if n_configs < 1:
-        raise ParameterError(f"n_configs must be at least 1, got {n_configs}")
     n_train = max(int(np.searchsorted(workload.submit, window_s, side="left")), k)
     req = workload.request
     work = workload.work
@@ -163,13 +183,7 @@ def kmeans_classes(
     distinct = len(np.unique(x, axis=0))
     kk = min(k, distinct)
 
-    best: tuple[FloatArray, IntArray, float] | None = None
-    for _ in range(max(1, n_init)):
-        run = lloyd(x, kk, rng, max_iter=max_iter)
-        if best is None or run[2] < best[2]:
-            best = run
-    assert best is not None
-    centroids, lab, _ = best
+    centroids, lab = _best_lloyd(x, kk, rng, n_init, max_iter)
 
     # Deterministic class order: by total mean request, then lexicographically.
     cnt = np.bincount(lab, minlength=kk).astype(np.float64)

@@ -32,24 +32,28 @@ def _set(core: Any, m: int) -> None:
     K.ftree_set(core, m)
 
 
-def _core(free: np.ndarray[Any, Any], req: np.ndarray[Any, Any], weights: np.ndarray[Any, Any]) -> tuple[Any, ...]:
-    """The slots of ``core`` the fit tree reads (the rest are placeholders of the right kinds)."""
+def _core(free: np.ndarray[Any, Any], req: np.ndarray[Any, Any], weights: np.ndarray[Any, Any]) -> K.Core:
+    """The fields of ``core`` the fit tree reads (the rest are placeholders of the right kinds)."""
     R, N = free.shape
     nodes, blocks, S = build_fit_tree(free, weights)
     dims = np.zeros(9, dtype=np.int64)
     dims[K.D_N], dims[K.D_R], dims[K.D_FTREE], dims[K.D_FT_S] = N, R, blocks, S
-    f64, i64 = np.zeros(1), np.zeros(1, dtype=np.int64)
-    slots: list[Any] = [f64] * 26
-    slots[0] = free.reshape(-1)  # a view: updating ``free`` updates the core
-    slots[2] = np.ascontiguousarray(req).reshape(-1)
-    for i in (3, 4, 5, 8, 10, 12, 15, 18, 20, 21, 22):
-        slots[i] = i64
-    slots[13] = slots[14] = slots[19] = np.zeros((1, 1))
-    slots[17] = dims
-    slots[23] = nodes
-    slots[24] = np.ascontiguousarray(weights, dtype=np.float64).reshape(-1)
-    slots[25] = np.zeros(S)
-    return tuple(slots)
+    f64, i64, f2 = np.zeros(1), np.zeros(1, dtype=np.int64), np.zeros((1, 1))
+    fields: dict[str, Any] = dict.fromkeys(K.Core._fields, f64)
+    fields.update(dict.fromkeys(("running", "last", "state", "machine_of", "config_of", "dcls", "ctr"), i64))
+    fields.update(dict.fromkeys(("job_class", "tree_stack", "leaf_of", "machine_at", "pw_stack"), i64))
+    fields.update(dict.fromkeys(("tab", "tab2", "tree"), f2))
+    fields.update(
+        free=free.reshape(-1),  # a view: updating ``free`` updates the core
+        req=np.ascontiguousarray(req).reshape(-1),
+        dims=dims,
+        ft_nodes=nodes,
+        ft_weights=np.ascontiguousarray(weights, dtype=np.float64).reshape(-1),
+        ft_thr=np.zeros(S),
+        tree_on=None,
+        ftree_on=1,
+    )
+    return K.Core(**fields)
 
 
 def _scan(free: np.ndarray[Any, Any], req: np.ndarray[Any, Any], job: int, lo: int, hi: int) -> int:

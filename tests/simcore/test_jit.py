@@ -78,3 +78,29 @@ def test_another_toolchain_version_changes_the_key(pkg: Path, tool: str) -> None
 def test_the_default_versions_are_the_installed_numba_and_llvmlite() -> None:
     versions = toolchain_versions()
     assert (versions["numba"], versions["llvmlite"]) == (numba.__version__, llvmlite.__version__)
+
+
+def test_kernels_leave_numba_as_it_is_shipped() -> None:
+    """Importing every kernel replaces none of numba's code generation (issue 27: no patch of its internals)."""
+    import importlib
+
+    from numba.core import cpu, typed_passes
+
+    before = (typed_passes.BaseNativeLowering.run_pass, cpu.CPUContext.get_executable)
+    for name in ("greedy", "fcfs", "lotes", "mris", "tetris", "affinity", "greedy_profile"):
+        importlib.import_module(f"simcore.schedulers.{name}.kernel")
+    assert (typed_passes.BaseNativeLowering.run_pass, cpu.CPUContext.get_executable) == before
+    assert typed_passes.BaseNativeLowering.run_pass.__module__ == "numba.core.typed_passes"
+    assert cpu.CPUContext.get_executable.__module__ == "numba.core.cpu"
+
+
+def test_the_installed_numba_is_one_the_project_asks_for() -> None:
+    """pyproject.toml's numba range holds the numba these tests run on (the range is what was tested)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    pyproject = Path(simcore.__file__).resolve().parent.parent / "pyproject.toml"
+    deps = tomllib.loads(pyproject.read_text())["project"]["dependencies"]
+    (numba_dep,) = [Requirement(d) for d in deps if Requirement(d).name == "numba"]
+    assert numba_dep.specifier.contains(numba.__version__), (str(numba_dep), numba.__version__)

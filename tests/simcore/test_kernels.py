@@ -659,12 +659,12 @@ def test_the_compiled_start_enforces_capacity() -> None:
             status, kind, t = K.before_event(core, hp, smp, done, budget)
             if status != K.GO:
                 return status, hp
-            core[16][K.NOW] = t
+            core.fl[K.NOW] = t
             if kind == K.EV_ARRIVAL:
                 hp = K.start(core, hp, K.arrive(core), 0)  # always machine 0
             else:
                 K.complete(core, hp)
-            if core[15][K.ERR] != 0:
+            if core.ctr[K.ERR] != 0:
                 return K.S_ERROR, hp
             done += 1
 

@@ -36,14 +36,14 @@ class KeptTetris(Tetris):
 def _rebuilt(st: Any, free: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     """The tree as ``make`` would build it from these free capacities (R x N)."""
     R, N = free.shape
-    inv = st[TK.INV]
+    inv = st.inv
     rows = [free[r].copy() for r in range(R)]
-    room = TK._room_of(np.stack(rows, axis=1), inv, st[TK.ROOM_W])
+    room = TK._room_of(np.stack(rows, axis=1), inv, st.room_w)
     if R == 2:
-        dirs = st[TK.DIRS]
+        dirs = st.dirs
         x, y = free[0] * inv[0], free[1] * inv[1]
         rows += [dirs[k, 0] * x + dirs[k, 1] * y for k in range(len(dirs))]
-    return TK._max_tree(rows, room, st[TK.THETA], int(st[TK.INFO][TK.I_P]))
+    return TK._max_tree(rows, room, st.theta, int(st.info[TK.I_P]))
 
 
 @pytest.mark.parametrize(("workload", "load", "hours"), [("lotes-phi", 0.97, 2.0), ("google-like", 1.5, 0.3)])
@@ -59,13 +59,13 @@ def test_the_tree_after_a_run_is_the_tree_of_the_final_free_capacity(workload: s
         if engine == "compiled":
             assert sched.kept is not None
             st = sched.kept.state
-            theta = st[TK.THETA]
+            theta = st.theta
             assert theta[0] == -np.inf and np.all(np.diff(theta) > 0)  # four distinct levels
-            tree = st[TK.TREE]
+            tree = st.tree
             assert tree.shape[1] == TK.LEVELS
             assert np.array_equal(tree[1:], _rebuilt(st, np.asarray(sim.free).T)[1:])
             # Each level holds a subset of the one below (blocks with a machine of enough room).
-            P = int(st[TK.INFO][TK.I_P])
+            P = int(st.info[TK.I_P])
             kept = [int((tree[P:, lv, 0] > -np.inf).sum()) for lv in range(TK.LEVELS)]
             assert kept == sorted(kept, reverse=True) and kept[0] == 38
             if load < 1:  # not every machine is full: the top level still holds some, but not all

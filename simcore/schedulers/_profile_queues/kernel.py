@@ -14,14 +14,14 @@ and :class:`~simcore.profiles.pool.IdlePool`, without allocation:
   the newest of all heads); a pop moves the group back to its new head's place
   or drops it, so the order is kept without sorting.
 
-``st[0]`` (int64) holds the counters; scheduler kernels append their own
-arrays after the slots below (:func:`shared_state`).
+``q.meta`` (int64) holds the counters; each scheduler kernel's state holds these
+arrays as its field ``q`` (:class:`ProfileQueues`, :func:`shared_state`), beside its own.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -31,20 +31,33 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers._profile_queues import ProfileQueueScheduler
 
-# st[0] (int64) slots: job types, machine types, jobs waiting, idle machines, the pool's last
+# q.meta (int64) slots: job types, machine types, jobs waiting, idle machines, the pool's last
 # sequence number, non-empty groups; then scheduler kernels' own flags from FLAGS on.
 NK, NM, WAITING, PSIZE, SEQ, NORD, FLAGS = 0, 1, 2, 3, 4, 5, 6
 N_META = 10
-# st slots
-META, QHEAD, QTAIL, QNEXT, QLEN, GHEAD, GTAIL, GCOUNT, GNEXT, MSEQ, ORDER = range(11)
-N_SHARED = 11
+
+
+class ProfileQueues(NamedTuple):
+    """The job queues and the idle pool (built by :func:`shared_state`); each kernel's state holds them as ``q``."""
+
+    meta: Any  #: int64 counters (NK, NM, WAITING, ... above)
+    qhead: Any  #: per job type, its queue's first job
+    qtail: Any  #: and last
+    qnext: Any  #: the job after each queued job
+    qlen: Any  #: jobs per queue
+    ghead: Any  #: per pool group, its first machine
+    gtail: Any  #: and last
+    gcount: Any  #: machines per group
+    gnext: Any  #: the machine after each pooled machine
+    mseq: Any  #: each machine's pool sequence number
+    order: Any  #: the non-empty groups in head order (``IdlePool.nonempty()``)
 
 
 @inline
-def queue_push(core: Any, st: Any, job: int) -> None:
+def queue_push(core: Any, q: Any, job: int) -> None:
     """``queues[cls[job]].append(job)``; ``waiting += 1``."""
-    meta, qhead, qtail, qnext, qlen = st[META], st[QHEAD], st[QTAIL], st[QNEXT], st[QLEN]
-    k = core[18][job]
+    meta, qhead, qtail, qnext, qlen = q.meta, q.qhead, q.qtail, q.qnext, q.qlen
+    k = core.job_class[job]
     if k < 0:
         k += meta[NK]
     qnext[job] = -1
@@ -58,9 +71,9 @@ def queue_push(core: Any, st: Any, job: int) -> None:
 
 
 @inline
-def queue_pop(st: Any, k: int) -> int:
+def queue_pop(q: Any, k: int) -> int:
     """``queues[k].popleft()``; ``waiting -= 1``."""
-    meta, qhead, qnext, qlen = st[META], st[QHEAD], st[QNEXT], st[QLEN]
+    meta, qhead, qnext, qlen = q.meta, q.qhead, q.qnext, q.qlen
     job = qhead[k]
     qhead[k] = qnext[job]
     qlen[k] -= 1
@@ -69,18 +82,18 @@ def queue_pop(st: Any, k: int) -> int:
 
 
 @inline
-def pool_add(core: Any, st: Any, m: int) -> None:
+def pool_add(core: Any, q: Any, m: int) -> None:
     """``pool.add(m, config, last_class[m])``: at the back of its group."""
     meta, ghead, gtail, gcount, gnext, mseq, order = (
-        st[META],
-        st[GHEAD],
-        st[GTAIL],
-        st[GCOUNT],
-        st[GNEXT],
-        st[MSEQ],
-        st[ORDER],
+        q.meta,
+        q.ghead,
+        q.gtail,
+        q.gcount,
+        q.gnext,
+        q.mseq,
+        q.order,
     )
-    g = core[10][m] * (meta[NK] + 1) + core[4][m] + 1
+    g = core.config_of[m] * (meta[NK] + 1) + core.last[m] + 1
     meta[SEQ] += 1
     mseq[m] = meta[SEQ]
     gnext[m] = -1
@@ -96,9 +109,9 @@ def pool_add(core: Any, st: Any, m: int) -> None:
 
 
 @inline
-def pool_pop(st: Any, i: int) -> int:
+def pool_pop(q: Any, i: int) -> int:
     """``pool.pop(key)`` of the group at position ``i`` in head order; keeps the order."""
-    meta, ghead, gcount, gnext, mseq, order = st[META], st[GHEAD], st[GCOUNT], st[GNEXT], st[MSEQ], st[ORDER]
+    meta, ghead, gcount, gnext, mseq, order = q.meta, q.ghead, q.gcount, q.gnext, q.mseq, q.order
     g = order[i]
     m = ghead[g]
     gcount[g] -= 1
@@ -120,7 +133,7 @@ def pool_pop(st: Any, i: int) -> int:
     return m  # type: ignore[no-any-return]
 
 
-def shared_state(sched: ProfileQueueScheduler, sim: Simulation) -> tuple[Any, ...]:
+def shared_state(sched: ProfileQueueScheduler, sim: Simulation) -> ProfileQueues:
     """The shared slots, filled as :meth:`ProfileQueueScheduler.setup` leaves its queues and pool.
 
     Setup left every queue empty and every machine in the pool in machine order
@@ -133,20 +146,27 @@ def shared_state(sched: ProfileQueueScheduler, sim: Simulation) -> tuple[Any, ..
     meta = np.zeros(N_META, dtype=np.int64)
     meta[NK] = n_types
     meta[NM] = n_mtypes
-    state: tuple[Any, ...] = (
-        meta,
-        np.full(n_types, -1, dtype=np.int64),  # QHEAD
-        np.full(n_types, -1, dtype=np.int64),  # QTAIL
-        np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # QNEXT
-        np.zeros(n_types, dtype=np.int64),  # QLEN
-        np.full(G, -1, dtype=np.int64),  # GHEAD
-        np.full(G, -1, dtype=np.int64),  # GTAIL
-        np.zeros(G, dtype=np.int64),  # GCOUNT
-        np.full(max(N, 1), -1, dtype=np.int64),  # GNEXT
-        np.zeros(max(N, 1), dtype=np.int64),  # MSEQ
-        np.zeros(G, dtype=np.int64),  # ORDER
+    state = ProfileQueues(
+        meta=meta,
+        qhead=np.full(n_types, -1, dtype=np.int64),
+        qtail=np.full(n_types, -1, dtype=np.int64),
+        qnext=np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),
+        qlen=np.zeros(n_types, dtype=np.int64),
+        ghead=np.full(G, -1, dtype=np.int64),
+        gtail=np.full(G, -1, dtype=np.int64),
+        gcount=np.zeros(G, dtype=np.int64),
+        gnext=np.full(max(N, 1), -1, dtype=np.int64),
+        mseq=np.zeros(max(N, 1), dtype=np.int64),
+        order=np.zeros(G, dtype=np.int64),
     )
-    ghead, gtail, gcount, gnext, mseq, order = state[GHEAD : ORDER + 1]
+    ghead, gtail, gcount, gnext, mseq, order = (
+        state.ghead,
+        state.gtail,
+        state.gcount,
+        state.gnext,
+        state.mseq,
+        state.order,
+    )
     heads = sched.pool.nonempty()
     for (config, last), _, _ in heads:
         g = config * (n_types + 1) + last + 1
@@ -168,9 +188,9 @@ def shared_state(sched: ProfileQueueScheduler, sim: Simulation) -> tuple[Any, ..
     return state
 
 
-def restore(sched: ProfileQueueScheduler, state: tuple[Any, ...]) -> None:
+def restore(sched: ProfileQueueScheduler, state: ProfileQueues) -> None:
     """After a run: the Python queues, pool and waiting count as the specification leaves them."""
-    meta, qhead, qnext, qlen = state[META], state[QHEAD], state[QNEXT], state[QLEN]
+    meta, qhead, qnext, qlen = state.meta, state.qhead, state.qnext, state.qlen
     n_types = int(meta[NK])
     for k in range(n_types):
         q: deque[int] = deque()
@@ -180,7 +200,7 @@ def restore(sched: ProfileQueueScheduler, state: tuple[Any, ...]) -> None:
             z = int(qnext[z])
         sched.queues[k] = q
     sched.waiting = int(meta[WAITING])
-    ghead, gcount, gnext, mseq, order = state[GHEAD], state[GCOUNT], state[GNEXT], state[MSEQ], state[ORDER]
+    ghead, gcount, gnext, mseq, order = state.ghead, state.gcount, state.gnext, state.mseq, state.order
     pool = sched.pool
     for members in pool.groups.values():
         members.clear()

@@ -15,7 +15,7 @@ and its two phases as it runs them:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -31,15 +31,24 @@ if TYPE_CHECKING:
 # meta slot: hit groups
 NG = Q.FLAGS
 # st slots after the shared ones
-PEN, HITG, GROUP_OF, ACTIVE = Q.N_SHARED, Q.N_SHARED + 1, Q.N_SHARED + 2, Q.N_SHARED + 3
+
+
+class AffinityState(NamedTuple):
+    """Affinity's arrays (built by :func:`make`)."""
+
+    q: Q.ProfileQueues  #: the queues and the idle pool
+    pen: Any  #: penalty[k, g], g the pool group
+    hitg: Any  #: the hit group of a pool group's last job type (-1: none)
+    group_of: Any  #: each job type's group
+    active: Any  #: scratch: types still in phase 2's heap
 
 
 @inline
 def _hits(core: Any, hp: Any, st: Any) -> Any:
     """Phase 1: cache hits, oldest job of each hit group first."""
-    meta, qhead, qlen, order, hitg, group_of = st[Q.META], st[Q.QHEAD], st[Q.QLEN], st[Q.ORDER], st[HITG], st[GROUP_OF]
-    submit = core[9]
-    ctr = core[15]
+    meta, qhead, qlen, order, hitg, group_of = st.q.meta, st.q.qhead, st.q.qlen, st.q.order, st.hitg, st.group_of
+    submit = core.submit
+    ctr = core.ctr
     n_types = meta[Q.NK]
     for g in range(meta[NG]):
         while meta[Q.PSIZE] > 0:
@@ -62,8 +71,8 @@ def _hits(core: Any, hp: Any, st: Any) -> Any:
                     break
             if hit < 0:
                 break
-            job = Q.queue_pop(st, best_k)
-            hp = K.start(core, hp, job, Q.pool_pop(st, hit))
+            job = Q.queue_pop(st.q, best_k)
+            hp = K.start(core, hp, job, Q.pool_pop(st.q, hit))
             if ctr[K.ERR] != 0:
                 return hp
     return hp
@@ -72,12 +81,12 @@ def _hits(core: Any, hp: Any, st: Any) -> Any:
 @inline
 def _waits(core: Any, hp: Any, st: Any) -> Any:
     """Phase 2: oldest head first, the first idle machine whose penalty its wait covers."""
-    meta, qhead, qlen, order, pen, active = st[Q.META], st[Q.QHEAD], st[Q.QLEN], st[Q.ORDER], st[PEN], st[ACTIVE]
-    submit = core[9]
-    ctr = core[15]
+    meta, qhead, qlen, order, pen, active = st.q.meta, st.q.qhead, st.q.qlen, st.q.order, st.pen, st.active
+    submit = core.submit
+    ctr = core.ctr
     n_types = meta[Q.NK]
-    now = core[16][K.NOW]
-    last_resort = ctr[K.ARRIVED] == core[17][K.D_JOBS] and ctr[K.STARTED] == ctr[K.COMPLETED]
+    now = core.fl[K.NOW]
+    last_resort = ctr[K.ARRIVED] == core.dims[K.D_JOBS] and ctr[K.STARTED] == ctr[K.COMPLETED]
     for k in range(n_types):
         active[k] = 1 if qlen[k] > 0 else 0
     while meta[Q.PSIZE] > 0:
@@ -100,8 +109,8 @@ def _waits(core: Any, hp: Any, st: Any) -> Any:
         if chosen < 0:
             active[k] = 0
             continue
-        Q.queue_pop(st, k)
-        hp = K.start(core, hp, job, Q.pool_pop(st, chosen))
+        Q.queue_pop(st.q, k)
+        hp = K.start(core, hp, job, Q.pool_pop(st.q, chosen))
         if ctr[K.ERR] != 0:
             return hp
         if qlen[k] == 0:
@@ -111,11 +120,11 @@ def _waits(core: Any, hp: Any, st: Any) -> Any:
 
 @inline
 def _decide(core: Any, hp: Any, st: Any) -> Any:
-    meta = st[Q.META]
+    meta = st.q.meta
     if meta[Q.WAITING] == 0 or meta[Q.PSIZE] == 0:
         return hp
     hp = _hits(core, hp, st)
-    if core[15][K.ERR] != 0 or meta[Q.WAITING] == 0 or meta[Q.PSIZE] == 0:
+    if core.ctr[K.ERR] != 0 or meta[Q.WAITING] == 0 or meta[Q.PSIZE] == 0:
         return hp
     return _waits(core, hp, st)
 
@@ -123,8 +132,8 @@ def _decide(core: Any, hp: Any, st: Any) -> Any:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Affinity's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -132,10 +141,10 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
             return status, hp
         fl[K.NOW] = t
         if kind == K.EV_ARRIVAL:
-            Q.queue_push(core, st, K.arrive(core))
+            Q.queue_push(core, st.q, K.arrive(core))
         else:
             job, m = K.complete(core, hp)
-            Q.pool_add(core, st, m)
+            Q.pool_add(core, st.q, m)
         hp = _decide(core, hp, st)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
@@ -145,24 +154,24 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
 def make(sched: Affinity, sim: Simulation) -> Kernel:
     """Affinity's kernel state, after :meth:`Affinity.setup` (its penalty table, as it computed it)."""
     shared = Q.shared_state(sched, sim)
-    n_types = int(shared[Q.META][Q.NK])
-    n_mtypes = int(shared[Q.META][Q.NM])
-    shared[Q.META][NG] = len(sched.group_types)
+    n_types = int(shared.meta[Q.NK])
+    n_mtypes = int(shared.meta[Q.NM])
+    shared.meta[NG] = len(sched.group_types)
     # pen[k, g]: the specification's penalty[k][machine type][last + 1], g the pool group.
     pen = np.array(sched.penalty, dtype=np.float64).reshape(n_types, n_mtypes * (n_types + 1))
     hitg = np.array(
         [sched.group_of[g % (n_types + 1) - 1] if g % (n_types + 1) > 0 else -1 for g in range(pen.shape[1])],
         dtype=np.int64,
     )
-    state = (
-        *shared,
-        pen,  # PEN
-        hitg,  # HITG: the hit group of a pool group's last job type (-1: none)
-        np.array(sched.group_of, dtype=np.int64),  # GROUP_OF
-        np.zeros(n_types, dtype=np.int64),  # ACTIVE: scratch, types still in phase 2's heap
+    state = AffinityState(
+        q=shared,
+        pen=pen,
+        hitg=hitg,
+        group_of=np.array(sched.group_of, dtype=np.int64),
+        active=np.zeros(n_types, dtype=np.int64),
     )
 
     def done() -> None:
-        Q.restore(sched, state)
+        Q.restore(sched, state.q)
 
     return Kernel(step=step, state=state, done=done)

@@ -31,7 +31,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -43,8 +43,19 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.fcfs import FCFS
 
-# st[0] (int64) slots
+# st.meta (int64) slots
 SINGLE, LONGEST, QHEAD, BLOCKED, CNT, KEYS, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6, 7
+
+
+class FCFSState(NamedTuple):
+    """FCFS's arrays (built by :func:`make`): its flags and the idle order."""
+
+    meta: Any  #: int64 flags and counters (the slots above)
+    idle_since: Any  #: each machine's idle time (the specification's own array, shared)
+    ranges: Any  #: per configuration, its machines' range (C x 2)
+    pool: Any  #: the one-slot pool
+    last_back: Any  #: the time of the last move to the back
+    keys: Any  #: the key tree (see the docstring)
 
 
 @inline
@@ -52,8 +63,8 @@ def _least_free(core: Any, m: int) -> float:
     """Machine m's least free capacity over its resources (``-inf`` for no machine: an empty leaf)."""
     if m < 0:
         return -K.INF
-    free = core[0]
-    dims = core[17]
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     v = free[m]
     for r in range(1, dims[K.D_R]):
@@ -70,9 +81,9 @@ def _key_leaf(core: Any, st: Any, leaf: int) -> None:
     The climb stops at the first node whose maximum does not change: the ones above it
     then do not change either.
     """
-    key = st[7]
-    i = core[17][K.D_TREE] + leaf
-    key[i] = _least_free(core, core[22][leaf])
+    key = st.keys
+    i = core.dims[K.D_TREE] + leaf
+    key[i] = _least_free(core, core.machine_at[leaf])
     i >>= 1
     while i >= 1:
         a = key[2 * i]
@@ -91,11 +102,11 @@ def _leaf(core: Any, st: Any, leaf: int) -> None:
     As :func:`~simcore.compiled.core.tree_leaf` for the engine's tree, but each climb stops
     at the first node whose maximum does not change.
     """
-    tree = core[19]
-    free = core[0]
-    dims = core[17]
+    tree = core.tree
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
-    m = core[22][leaf]
+    m = core.machine_at[leaf]
     for r in range(dims[K.D_R]):
         i = dims[K.D_TREE] + leaf
         tree[r, i] = free[r * N + m] if m >= 0 else -K.INF
@@ -114,17 +125,17 @@ def _leaf(core: Any, st: Any, leaf: int) -> None:
 @inline
 def _changed(core: Any, st: Any, m: int) -> None:
     """Machine m's free capacity changed (a start or a completion; the engine refreshed its own tree)."""
-    if st[0][LONGEST] == 1:
-        _key_leaf(core, st, core[21][m])
+    if st.meta[LONGEST] == 1:
+        _key_leaf(core, st, core.leaf_of[m])
 
 
 @inline
 def _build_keys(core: Any, st: Any) -> None:
     """The key tree from scratch: every leaf, then each level from its children."""
-    key = st[7]
-    P = core[17][K.D_TREE]
+    key = st.keys
+    P = core.dims[K.D_TREE]
     for leaf in range(P):
-        key[P + leaf] = _least_free(core, core[22][leaf])
+        key[P + leaf] = _least_free(core, core.machine_at[leaf])
     for i in range(P - 1, 0, -1):
         a = key[2 * i]
         b = key[2 * i + 1]
@@ -134,9 +145,9 @@ def _build_keys(core: Any, st: Any) -> None:
 @inline
 def _compact(core: Any, st: Any) -> None:
     """Leaves exhausted: close the gaps moved machines left, in order, and rebuild the tree."""
-    meta = st[0]
-    lof, mat = core[21], core[22]
-    P = core[17][K.D_TREE]
+    meta = st.meta
+    lof, mat = core.leaf_of, core.machine_at
+    P = core.dims[K.D_TREE]
     w = 0
     for leaf in range(meta[CNT]):
         m = mat[leaf]
@@ -149,9 +160,9 @@ def _compact(core: Any, st: Any) -> None:
     meta[CNT] = w
     # Both trees from scratch, a level at a time (each node once; a climb from every leaf
     # would redo the upper levels P times).
-    tree = core[19]
-    free = core[0]
-    dims = core[17]
+    tree = core.tree
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     for r in range(dims[K.D_R]):
         for leaf in range(P):
@@ -171,9 +182,9 @@ def _to_back(core: Any, st: Any, m: int, now: float) -> None:
     Times never decrease, so that place is at the end, before only machines that became
     free at the same instant with a higher index (the leaves after them shift right).
     """
-    meta, idle, last_t = st[0], st[1], st[6]
-    lof, mat = core[21], core[22]
-    P = core[17][K.D_TREE]
+    meta, idle, last_t = st.meta, st.idle_since, st.last_back
+    lof, mat = core.leaf_of, core.machine_at
+    P = core.dims[K.D_TREE]
     old = lof[m]
     mat[old] = -1
     _leaf(core, st, old)
@@ -207,7 +218,7 @@ def _to_back(core: Any, st: Any, m: int, now: float) -> None:
 
 @inline
 def _runnable(core: Any, job: int, c: int) -> bool:
-    return core[17][K.D_ALL_RUNNABLE] == 1 or K.runnable_config(core, job, c)
+    return core.dims[K.D_ALL_RUNNABLE] == 1 or K.runnable_config(core, job, c)
 
 
 @inline
@@ -217,31 +228,31 @@ def _first_fit_idle(core: Any, st: Any, job: int, hi: int) -> int:
     :func:`~simcore.compiled.core.tree_first_fit` with the key test first (see the module
     docstring), and machines where the job cannot run passed over inside the one search.
     """
-    tree = core[19]
-    key = st[7]
-    req = core[2]
-    mat = core[22]
-    cfg = core[10]
-    dims = core[17]
+    tree = core.tree
+    key = st.keys
+    req = core.req
+    mat = core.machine_at
+    cfg = core.config_of
+    dims = core.dims
     R = dims[K.D_R]
     P = dims[K.D_TREE]
     jb = job * R
-    least = req[jb] - K.FIT_EPS  # the least floor: a fitting machine's key reaches it
+    least = K.fit_floor(req[jb])  # the least floor: a fitting machine's key reaches it
     for r in range(1, R):
-        f = req[jb + r] - K.FIT_EPS
+        f = K.fit_floor(req[jb + r])
         if f < least:
             least = f
-    stack = core[20]  # a node is (index, first leaf, size); at most two entries per level wait
+    stack = core.tree_stack  # a node is (index, first leaf, size); at most two entries per level wait
     stack[0], stack[1], stack[2] = 1, 0, P
     sp = 1
     while sp > 0:
         sp -= 1
         node, a, size = stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2]
-        if a >= hi or not key[node] >= least:
+        if a >= hi or not K.reaches(key[node], least):
             continue
         ok = True
         for r in range(R):
-            if not tree[r, node] >= req[jb + r] - K.FIT_EPS:
+            if not K.fits_one(tree[r, node], req[jb + r]):
                 ok = False
                 break
         if not ok:
@@ -262,9 +273,9 @@ def _first_fit_idle(core: Any, st: Any, job: int, hi: int) -> int:
 @inline
 def _find(core: Any, st: Any, job: int) -> int:
     """The machine the head takes: fits, can run there (idle-machine time), lowest index or free longest."""
-    meta = st[0]
+    meta = st.meta
     if meta[LONGEST] == 0:
-        ranges = st[4]
+        ranges = st.ranges
         for c in range(len(ranges)):
             lo, hi = ranges[c, 0], ranges[c, 1]
             if hi > lo and _runnable(core, job, c):
@@ -279,8 +290,8 @@ def _find(core: Any, st: Any, job: int) -> int:
 
 @inline
 def _dispatch(core: Any, hp: Any, st: Any) -> Any:
-    meta = st[0]
-    ctr = core[15]
+    meta = st.meta
+    ctr = core.ctr
     if meta[SINGLE] == 1:
         return _dispatch_single(core, hp, st)
     while meta[QHEAD] < ctr[K.ARRIVED]:
@@ -302,10 +313,10 @@ def _dispatch(core: Any, hp: Any, st: Any) -> Any:
 @inline
 def _dispatch_single(core: Any, hp: Any, st: Any) -> Any:
     """One-slot machines: the pool of idle machines, in the specification's order."""
-    meta, pool = st[0], st[5]
-    ctr = core[15]
+    meta, pool = st.meta, st.pool
+    ctr = core.ctr
     N = len(pool)
-    all_runnable = core[17][K.D_ALL_RUNNABLE] == 1
+    all_runnable = core.dims[K.D_ALL_RUNNABLE] == 1
     longest = meta[LONGEST] == 1
     while meta[QHEAD] < ctr[K.ARRIVED] and meta[PSIZE] > 0:
         job = meta[QHEAD]
@@ -337,7 +348,7 @@ def _dispatch_single(core: Any, hp: Any, st: Any) -> Any:
 @inline
 def _release(st: Any, m: int) -> None:
     """A one-slot machine is idle again: back into the pool (at the end, or in index order)."""
-    meta, pool = st[0], st[5]
+    meta, pool = st.meta, st.pool
     N = len(pool)
     s0 = meta[PSTART]
     size = meta[PSIZE]
@@ -354,21 +365,21 @@ def _release(st: Any, m: int) -> None:
 
 @inline
 def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
-    meta = st[0]
-    ctr = core[15]
-    now = core[16][K.NOW]
+    meta = st.meta
+    ctr = core.ctr
+    now = core.fl[K.NOW]
     if meta[SINGLE] == 1:
-        st[1][m] = now
+        st.idle_since[m] = now
         _release(st, m)
         return _dispatch_single(core, hp, st)
     if meta[LONGEST] == 1:
         _to_back(core, st, m, now)  # refreshes the key of its old and new leaf
     else:
-        st[1][m] = now
+        st.idle_since[m] = now
     job = meta[QHEAD]
     if meta[BLOCKED] == job and job < ctr[K.ARRIVED]:
         # Only machine m has more room than at the head's failed search.
-        if not (K.fits(core, job, m) and _runnable(core, job, core[10][m])):
+        if not (K.fits(core, job, m) and _runnable(core, job, core.config_of[m])):
             return hp
         meta[BLOCKED] = -1
         meta[QHEAD] += 1
@@ -382,9 +393,9 @@ def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with FCFS's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
-    meta = st[0]
+    ctr = core.ctr
+    fl = core.fl
+    meta = st.meta
     if meta[KEYS] == 0 and meta[SINGLE] == 0 and meta[LONGEST] == 1:
         _build_keys(core, st)  # the first call: the engine's tree was just built from its free capacity
         meta[KEYS] = 1
@@ -417,15 +428,13 @@ def make(sched: FCFS, sim: Simulation) -> Kernel:
     multi = meta[SINGLE] == 0
     longest = bool(multi and meta[LONGEST] == 1)
     meta[CNT] = N  # leaves in use: at first machine i at leaf i (never used: idle since -inf, index order)
-    state = (
-        meta,
-        sched.idle_since,  # 1
-        np.zeros(1, dtype=np.int64),  # 2 (unused)
-        np.zeros(1, dtype=np.int64),  # 3 (unused)
-        np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 4
-        np.arange(N, dtype=np.int64),  # 5 the one-slot pool
-        np.array([-np.inf]),  # 6 the time of the last move to the back
-        np.full(2 * _tree_size(N, 2 * N) if longest else 1, -np.inf),  # 7 the key tree (see the docstring)
+    state = FCFSState(
+        meta=meta,
+        idle_since=sched.idle_since,
+        ranges=np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),
+        pool=np.arange(N, dtype=np.int64),  # the one-slot pool
+        last_back=np.array([-np.inf]),  # the time of the last move to the back
+        keys=np.full(2 * _tree_size(N, 2 * N) if longest else 1, -np.inf),  # the key tree (see the docstring)
     )
     # Multi-resource FCFS searches the engine's max tree; longest-idle with leaves in idle order,
     # twice as many as machines so that a move to the back seldom needs a compaction.

@@ -10,7 +10,7 @@ the run's generator in batches of ``DRAW_BATCH``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,34 @@ if TYPE_CHECKING:
 
 _EMPTY = -1
 _MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
+
+
+class Buckets(NamedTuple):
+    """The buckets' table (see above): helpers that keep the buckets take these four arrays only."""
+
+    keys: Any  #: the table's keys (see _slot)
+    vals: Any  #: and values
+    pos: Any  #: each machine's position in its bucket
+    stride: Any  #: [S], the key stride of a bucket
+
+
+class GreedyState(NamedTuple):
+    """Greedy's arrays (built by :func:`make`): its queues, buckets and draws."""
+
+    qhead: Any  #: each machine's FIFO queue: its first job (-1: empty)
+    qtail: Any  #: and last job
+    qnext: Any  #: the job after each queued job
+    qlen: Any  #: jobs waiting per machine
+    minlen: Any  #: per configuration, the shortest queue of its machines
+    buckets: Buckets  #: machines by (configuration, queue length), in the specification's order
+    cfg: Any  #: each machine's configuration
+    cfg_cap: Any  #: capacity per configuration (C x R)
+    present: Any  #: configurations with machines
+    ranges: Any  #: per configuration, its machines' range (C x 2)
+    draws: Any  #: uniform draws (refilled by the driver)
+    tied: Any  #: scratch: tied configurations
+    unrunnable: Any  #: [jobs no machine can run]
+    filled: Any  #: [1 once the buckets are filled] (by the kernel's first call, see _fill)
 
 
 @inline
@@ -79,18 +107,18 @@ def _delete(keys: Any, vals: Any, key: int) -> None:
 
 
 @inline
-def _bsize(st: Any, b: int) -> int:
-    return _get(st[10], st[11], b * st[15][0])
+def _bsize(bk: Any, b: int) -> int:
+    return _get(bk.keys, bk.vals, b * bk.stride[0])
 
 
 @inline
-def _bget(st: Any, b: int, p: int) -> int:
-    return _get(st[10], st[11], b * st[15][0] + p + 1)
+def _bget(bk: Any, b: int, p: int) -> int:
+    return _get(bk.keys, bk.vals, b * bk.stride[0] + p + 1)
 
 
 @inline
-def _bappend(st: Any, b: int, m: int) -> None:
-    keys, vals, pos, S = st[10], st[11], st[4], st[15][0]
+def _bappend(bk: Any, b: int, m: int) -> None:
+    keys, vals, pos, S = bk.keys, bk.vals, bk.pos, bk.stride[0]
     size = _get(keys, vals, b * S)
     _put(keys, vals, b * S + size + 1, m)
     _put(keys, vals, b * S, size + 1)
@@ -98,9 +126,9 @@ def _bappend(st: Any, b: int, m: int) -> None:
 
 
 @inline
-def _bremove(st: Any, b: int, m: int) -> None:
+def _bremove(bk: Any, b: int, m: int) -> None:
     """``last = bucket.pop(); if last != m: bucket[pos[m]] = last``, as the specification does."""
-    keys, vals, pos, S = st[10], st[11], st[4], st[15][0]
+    keys, vals, pos, S = bk.keys, bk.vals, bk.pos, bk.stride[0]
     size = _get(keys, vals, b * S)
     last = _get(keys, vals, b * S + size)
     _delete(keys, vals, b * S + size)
@@ -117,27 +145,26 @@ def _bremove(st: Any, b: int, m: int) -> None:
 @inline
 def _fill(st: Any) -> None:
     """Every machine into bucket (its configuration, 0), in machine order, once (the kernel's first call)."""
-    if st[16][0] == 1:
+    if st.filled[0] == 1:
         return
-    cfg = st[9]
+    cfg = st.cfg
     for m in range(len(cfg)):
-        _bappend(st, cfg[m], m)  # bucket (c, 0) is c
-    st[16][0] = 1
+        _bappend(st.buckets, cfg[m], m)  # bucket (c, 0) is c
+    st.filled[0] = 1
 
 
 @inline
-def _move(st: Any, m: int, step: int) -> None:
+def _move(qlen: Any, minlen: Any, cfg: Any, bk: Any, m: int, step: int) -> None:
     """``Greedy._move``: machine m's queue length changes by ``step``, buckets kept in the same order."""
-    qlen, minlen, cfg = st[2], st[5], st[9]
     n_cfg = len(minlen)
     c = cfg[m]
     old = qlen[m]
     new = old + step
     qlen[m] = new
-    _bremove(st, old * n_cfg + c, m)
-    _bappend(st, new * n_cfg + c, m)
+    _bremove(bk, old * n_cfg + c, m)
+    _bappend(bk, new * n_cfg + c, m)
     if step > 0:
-        if old == minlen[c] and _bsize(st, old * n_cfg + c) == 0:
+        if old == minlen[c] and _bsize(bk, old * n_cfg + c) == 0:
             minlen[c] = new
     elif new < minlen[c]:
         minlen[c] = new
@@ -146,11 +173,11 @@ def _move(st: Any, m: int, step: int) -> None:
 @inline
 def _shortest_queue(core: Any, st: Any, job: int) -> int:
     """``Greedy._shortest_queue``: fewest waiting jobs among machines that could hold and run ``job``."""
-    minlen, cfg_cap, present, draws, tied = st[5], st[6], st[7], st[8], st[12]
+    minlen, cfg_cap, present, draws, tied = st.minlen, st.cfg_cap, st.present, st.draws, st.tied
     n_cfg = len(minlen)
-    req = core[2]
-    ctr = core[15]
-    dims = core[17]
+    req = core.req
+    ctr = core.ctr
+    dims = core.dims
     R = dims[K.D_R]
     all_runnable = dims[K.D_ALL_RUNNABLE] == 1
     jb = job * R
@@ -161,7 +188,7 @@ def _shortest_queue(core: Any, st: Any, job: int) -> int:
         c = present[i]
         ok = True
         for r in range(R):
-            if not cfg_cap[c, r] >= req[jb + r] - K.FIT_EPS:
+            if not K.fits_one(cfg_cap[c, r], req[jb + r]):
                 ok = False
                 break
         if not ok:
@@ -173,93 +200,95 @@ def _shortest_queue(core: Any, st: Any, job: int) -> int:
             best = L
             tied[0] = c
             ntied = 1
-            total = _bsize(st, L * n_cfg + c)
+            total = _bsize(st.buckets, L * n_cfg + c)
         elif L == best:
             tied[ntied] = c
             ntied += 1
-            total += _bsize(st, L * n_cfg + c)
+            total += _bsize(st.buckets, L * n_cfg + c)
     if best < 0:
         return -1
     if total == 1:
-        return _bget(st, best * n_cfg + tied[0], 0)
+        return _bget(st.buckets, best * n_cfg + tied[0], 0)
     u = draws[ctr[K.DRAW]]
     ctr[K.DRAW] += 1
     k = int(u * total)
     for i in range(ntied):
         b = best * n_cfg + tied[i]
-        size = _bsize(st, b)
+        size = _bsize(st.buckets, b)
         if k < size:
-            return _bget(st, b, k)
+            return _bget(st.buckets, b, k)
         k -= size
     b = best * n_cfg + tied[ntied - 1]
-    return _bget(st, b, _bsize(st, b) - 1)
+    return _bget(st.buckets, b, _bsize(st.buckets, b) - 1)
 
 
 @inline
-def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
-    dims = core[17]
-    N = dims[K.D_N]
-    m = K.first_fit(core, job, 0, N)
-    if m >= 0 and dims[K.D_ALL_RUNNABLE] == 0 and not K.can_run(core, job, m):
-        m = -1
-        ranges = st[13]
-        for c in range(dims[K.D_CONFIGS]):
-            lo, hi = ranges[c, 0], ranges[c, 1]
-            if hi > lo and K.runnable_config(core, job, c):
-                m = K.first_fit(core, job, lo, hi)
-                if m >= 0:
-                    break
-    if m >= 0:
-        return K.start(core, hp, job, m)
-    m = _shortest_queue(core, st, job)
-    if m < 0:
-        st[14][0] += 1  # unrunnable
-        return hp
-    qhead, qtail, qnext = st[0], st[1], st[3]
+def _runnable_first_fit(core: Any, ranges: Any, job: int) -> int:
+    """First fit among the machines of configurations where ``job`` can run (``Greedy.on_arrival`` when the
+    first machine it fits cannot run it), or -1."""
+    for c in range(core.dims[K.D_CONFIGS]):
+        lo, hi = ranges[c, 0], ranges[c, 1]
+        if hi > lo and K.runnable_config(core, job, c):
+            m = K.first_fit(core, job, lo, hi)
+            if m >= 0:
+                return m
+    return -1
+
+
+@inline
+def _enqueue(qhead: Any, qtail: Any, qnext: Any, m: int, job: int) -> None:
+    """``machine_queue[m].append(job)``."""
     qnext[job] = -1
     if qhead[m] < 0:
         qhead[m] = job
     else:
         qnext[qtail[m]] = job
     qtail[m] = job
-    _move(st, m, 1)
-    return hp
-
-
-@inline
-def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
-    qhead, qnext = st[0], st[3]
-    ctr = core[15]
-    while qhead[m] >= 0 and K.fits(core, qhead[m], m):
-        head = qhead[m]
-        qhead[m] = qnext[head]
-        hp = K.start(core, hp, head, m)
-        if ctr[K.ERR] != 0:
-            return hp
-        _move(st, m, -1)
-    return hp
 
 
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
-    """The engine's loop with Greedy's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
-    draws = st[8]
+    """The engine's loop with Greedy's decisions (see :mod:`simcore.compiled.loop`).
+
+    The arrival's and the completion's rules are written here, not in helpers of their own: a helper that
+    LLVM does not inline copies the state tuples at every call (see :func:`simcore.compiled.jit.inline`).
+    """
+    ctr, fl, dims = core.ctr, core.fl, core.dims
+    qhead, qtail, qnext, qlen, minlen, cfg, bk = st.qhead, st.qtail, st.qnext, st.qlen, st.minlen, st.cfg, st.buckets
     _fill(st)
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
         if status != K.GO:
             return status, hp
-        if kind == K.EV_ARRIVAL and ctr[K.DRAW] >= len(draws):
+        if kind == K.EV_ARRIVAL and ctr[K.DRAW] >= len(st.draws):
             return K.S_DRAWS, hp
         fl[K.NOW] = t
         if kind == K.EV_ARRIVAL:
-            hp = _arrival(core, hp, st, K.arrive(core))
+            # Greedy.on_arrival: the first machine where the job fits (and can run), else the shortest queue.
+            job = K.arrive(core)
+            m = K.first_fit(core, job, 0, dims[K.D_N])
+            if m >= 0 and dims[K.D_ALL_RUNNABLE] == 0 and not K.can_run(core, job, m):
+                m = _runnable_first_fit(core, st.ranges, job)
+            if m >= 0:
+                hp = K.start(core, hp, job, m)
+            else:
+                m = _shortest_queue(core, st, job)
+                if m < 0:
+                    st.unrunnable[0] += 1
+                else:
+                    _enqueue(qhead, qtail, qnext, m, job)
+                    _move(qlen, minlen, cfg, bk, m, 1)
         else:
+            # Greedy.on_completion: the machine's queue starts, head first, while its head fits.
             job, m = K.complete(core, hp)
-            hp = _completion(core, hp, st, m)
+            while qhead[m] >= 0 and K.fits(core, qhead[m], m):
+                head = qhead[m]
+                qhead[m] = qnext[head]
+                hp = K.start(core, hp, head, m)
+                if ctr[K.ERR] != 0:
+                    return K.S_ERROR, hp
+                _move(qlen, minlen, cfg, bk, m, -1)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
         done += 1
@@ -280,27 +309,24 @@ def make(sched: Greedy, sim: Simulation) -> Kernel:
     vals = np.zeros(slots, dtype=np.int64)
     pos = np.zeros(N, dtype=np.int64)
     unrunnable = np.zeros(1, dtype=np.int64)
-    state = (
-        np.full(N, -1, dtype=np.int64),  # 0 qhead
-        np.full(N, -1, dtype=np.int64),  # 1 qtail
-        np.zeros(N, dtype=np.int64),  # 2 qlen
-        np.empty(sim.n_jobs, dtype=np.int64),  # 3 qnext
-        pos,  # 4
-        np.zeros(n_cfg, dtype=np.int64),  # 5 minlen
-        np.ascontiguousarray(sim.cluster.capacity, dtype=np.float64),  # 6 cfg_cap
-        np.array(sched.cfg_present, dtype=np.int64),  # 7 present configurations
-        np.zeros(DRAW_BATCH),  # 8 draws
-        cfg,  # 9
-        keys,  # 10 the bucket table (see _slot)
-        vals,  # 11
-        np.zeros(n_cfg, dtype=np.int64),  # 12 scratch: tied configurations
-        np.array(view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 13
-        unrunnable,  # 14
-        np.array([N + 1], dtype=np.int64),  # 15 S, the key stride of a bucket
-        np.zeros(1, dtype=np.int64),  # 16 the buckets are filled (by the kernel's first call, see _fill)
+    state = GreedyState(
+        qhead=np.full(N, -1, dtype=np.int64),
+        qtail=np.full(N, -1, dtype=np.int64),
+        qnext=np.empty(sim.n_jobs, dtype=np.int64),
+        qlen=np.zeros(N, dtype=np.int64),
+        minlen=np.zeros(n_cfg, dtype=np.int64),
+        buckets=Buckets(keys=keys, vals=vals, pos=pos, stride=np.array([N + 1], dtype=np.int64)),
+        cfg=cfg,
+        cfg_cap=np.ascontiguousarray(sim.cluster.capacity, dtype=np.float64),
+        present=np.array(sched.cfg_present, dtype=np.int64),
+        ranges=np.array(view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),
+        draws=np.zeros(DRAW_BATCH),
+        tied=np.zeros(n_cfg, dtype=np.int64),
+        unrunnable=unrunnable,
+        filled=np.zeros(1, dtype=np.int64),
     )
 
     def done() -> None:
         sched.unrunnable = int(unrunnable[0])
 
-    return Kernel(step=step, state=state, draws=state[8], done=done, fit_tree=True)
+    return Kernel(step=step, state=state, draws=state.draws, done=done, fit_tree=True)

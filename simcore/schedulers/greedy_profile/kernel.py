@@ -18,7 +18,7 @@ older head).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -34,14 +34,27 @@ if TYPE_CHECKING:
 # meta slots: Greedy-3 learns (1) or not (0)
 LEARN = Q.FLAGS
 # st slots after the shared ones
-COST, OTHER, COUNT, PRESENT, ENTRY, INIT, BEST_I, BEST_B = range(Q.N_SHARED, Q.N_SHARED + 8)
+
+
+class GreedyProfileState(NamedTuple):
+    """Greedy-1/2/3's arrays (built by :func:`make`)."""
+
+    q: Q.ProfileQueues  #: the queues and the idle pool
+    cost: Any  #: cost[k, g] over the pool's groups
+    other: Any  #: Greedy-1/2's other_type_cost(k, machine type)
+    count: Any  #: Greedy-3's observations per entry
+    present: Any  #: machine types in the cluster
+    entry: Any  #: the cost entry each running job used (type * G + group; -1: none)
+    init: Any  #: [initial_cost_s]
+    best_i: Any  #: scratch: each type's best group (position in order)
+    best_b: Any  #: scratch: its benefit
 
 
 @inline
 def _learned_cold(st: Any, k: int, j: int) -> float:
     """Greedy-3's ``cold_cost(k, j)``: mean of the observed entries with a cold cache."""
-    cost, count = st[COST], st[COUNT]
-    n_types = st[Q.META][Q.NK]
+    cost, count = st.cost, st.count
+    n_types = st.q.meta[Q.NK]
     base = j * (n_types + 1)
     s = 0.0
     n = 0
@@ -50,16 +63,16 @@ def _learned_cold(st: Any, k: int, j: int) -> float:
             s += cost[k, base + p]
             n += 1
     if n == 0:
-        return st[INIT][0]  # type: ignore[no-any-return]
+        return st.init[0]  # type: ignore[no-any-return]
     return s / n
 
 
 @inline
 def _other_type_cost(st: Any, k: int, j: int) -> float:
     """``other_type_cost(k, j)``: the least cold cost on a present machine type other than ``j``."""
-    if st[Q.META][LEARN] == 0:
-        return st[OTHER][k, j]  # type: ignore[no-any-return]
-    present = st[PRESENT]
+    if st.q.meta[LEARN] == 0:
+        return st.other[k, j]  # type: ignore[no-any-return]
+    present = st.present
     r = K.INF
     first = True
     for x in range(len(present)):
@@ -75,10 +88,10 @@ def _other_type_cost(st: Any, k: int, j: int) -> float:
 
 @inline
 def _decide(core: Any, hp: Any, st: Any) -> Any:
-    meta, qhead, qlen, order, gcount = st[Q.META], st[Q.QHEAD], st[Q.QLEN], st[Q.ORDER], st[Q.GCOUNT]
-    cost, entry, best_i, best_b = st[COST], st[ENTRY], st[BEST_I], st[BEST_B]
-    submit = core[9]
-    ctr = core[15]
+    meta, qhead, qlen, order, gcount = st.q.meta, st.q.qhead, st.q.qlen, st.q.order, st.q.gcount
+    cost, entry, best_i, best_b = st.cost, st.entry, st.best_i, st.best_b
+    submit = core.submit
+    ctr = core.ctr
     n_types = meta[Q.NK]
     while meta[Q.WAITING] > 0 and meta[Q.PSIZE] > 0:
         nord = meta[Q.NORD]
@@ -120,9 +133,9 @@ def _decide(core: Any, hp: Any, st: Any) -> Any:
             b = best_b[k]
             if b > win_b or (b == win_b and t < win_t):
                 win_k, win_b, win_t = k, b, t
-        job = Q.queue_pop(st, win_k)
+        job = Q.queue_pop(st.q, win_k)
         g = order[target]
-        m = Q.pool_pop(st, target)
+        m = Q.pool_pop(st.q, target)
         entry[job] = win_k * cost.shape[1] + g  # (type, machine type, last + 1), for Greedy-3's learning
         hp = K.start(core, hp, job, m)
         if ctr[K.ERR] != 0:
@@ -133,13 +146,13 @@ def _decide(core: Any, hp: Any, st: Any) -> Any:
 @inline
 def _learn(core: Any, st: Any, job: int) -> None:
     """Greedy-3's ``on_completion``: the running mean of the entry the job used."""
-    cost, count, entry = st[COST], st[COUNT], st[ENTRY]
+    cost, count, entry = st.cost, st.count, st.entry
     e = entry[job]
     entry[job] = -1
     G = cost.shape[1]
     k = e // G
     g = e - k * G
-    observed = core[16][K.NOW] - core[6][job]
+    observed = core.fl[K.NOW] - core.start_t[job]
     n = count[k, g] + 1
     count[k, g] = n
     old = cost[k, g] if n > 1 else 0.0
@@ -149,9 +162,9 @@ def _learn(core: Any, st: Any, job: int) -> None:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Greedy-1/2/3's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
-    learn = st[Q.META][LEARN] == 1
+    ctr = core.ctr
+    fl = core.fl
+    learn = st.q.meta[LEARN] == 1
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -159,12 +172,12 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
             return status, hp
         fl[K.NOW] = t
         if kind == K.EV_ARRIVAL:
-            Q.queue_push(core, st, K.arrive(core))
+            Q.queue_push(core, st.q, K.arrive(core))
         else:
             job, m = K.complete(core, hp)
             if learn:
                 _learn(core, st, job)
-            Q.pool_add(core, st, m)
+            Q.pool_add(core, st.q, m)
         hp = _decide(core, hp, st)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
@@ -174,7 +187,7 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
 def make(sched: _GreedyProfile, sim: Simulation, learn: bool) -> Kernel:
     """The kernel state after ``setup``: the cost table as the scheduler's methods give it."""
     shared = Q.shared_state(sched, sim)
-    meta = shared[Q.META]
+    meta = shared.meta
     n_types = int(meta[Q.NK])
     n_mtypes = int(meta[Q.NM])
     meta[LEARN] = 1 if learn else 0
@@ -194,20 +207,20 @@ def make(sched: _GreedyProfile, sim: Simulation, learn: bool) -> Kernel:
             [[sched.other_type_cost(k, j) for j in range(n_mtypes)] for k in range(n_types)], dtype=np.float64
         ).reshape(n_types, n_mtypes)
     entry = np.full(max(sim.n_jobs, 1), -1, dtype=np.int64)
-    state = (
-        *shared,
-        cost,  # COST
-        other,  # OTHER: Greedy-1/2's other_type_cost(k, machine type)
-        count,  # COUNT: Greedy-3's observations per entry
-        np.array(sched.present, dtype=np.int64),  # PRESENT: machine types in the cluster
-        entry,  # ENTRY: the cost entry each running job used (type * G + group; -1: none)
-        np.array([getattr(sched, "initial_cost_s", 0.0)], dtype=np.float64),  # INIT
-        np.zeros(n_types, dtype=np.int64),  # BEST_I: scratch, each type's best group (position in order)
-        np.zeros(n_types, dtype=np.float64),  # BEST_B: scratch, its benefit
+    state = GreedyProfileState(
+        q=shared,
+        cost=cost,
+        other=other,
+        count=count,
+        present=np.array(sched.present, dtype=np.int64),
+        entry=entry,
+        init=np.array([getattr(sched, "initial_cost_s", 0.0)], dtype=np.float64),
+        best_i=np.zeros(n_types, dtype=np.int64),
+        best_b=np.zeros(n_types, dtype=np.float64),
     )
 
     def done() -> None:
-        Q.restore(sched, state)
+        Q.restore(sched, state.q)
         if learn:
             sched.learned = cost.reshape(n_types, n_mtypes, n_types + 1).tolist()  # type: ignore[attr-defined]
             sched.count = count.reshape(n_types, n_mtypes, n_types + 1).tolist()  # type: ignore[attr-defined]

@@ -24,9 +24,9 @@ from numpy.typing import NDArray
 
 from simcore.core.errors import ParameterError
 from simcore.core.model import ClassTable, Cluster, FixedRuntime, FloatArray, IntArray, RateRuntime
-from simcore.core.view import EPS, flat_view
+from simcore.core.view import EPS, EngineView, flat_view
 from simcore.schedulers.base import Param, Scheduler
-from simcore.schedulers.lotes.assignment import OfflinePlan, plan_offline, plan_to_dict
+from simcore.schedulers.lotes.assignment import Assignment, OfflinePlan, plan_offline, plan_to_dict
 from simcore.schedulers.lotes.bins import DEFAULT_MAX_BINS
 from simcore.schedulers.lotes.queues import ClassQueue
 from simcore.schedulers.lotes.stage1 import K_SETS
@@ -217,6 +217,47 @@ class LoTESDispatcher(Scheduler):
             },
         )
 
+    def _build_wheels(self, a: Assignment, cluster: Cluster) -> None:
+        """Per class, the roulette wheel over configurations (rho > 0); per configuration, the classes it serves on a
+        completion; per class, the configurations that may take it from its queue (setup's plan tables)."""
+        K = a.rho.shape[1]
+        M = cluster.n_configs
+        delta_pos = a.slots > 0  # (M, K): Delta_jk > 0
+        # Roulette wheel per class over configurations with rho > 0.
+        self._wheel_cfg: list[list[int]] = []
+        self._wheel_cum: list[list[float]] = []
+        self._wheel_p: list[list[float]] = []
+        for k in range(K):
+            js = np.flatnonzero(a.rho[:, k] > 0)
+            p = a.rho[js, k] / a.rho[js, k].sum() if len(js) else np.zeros(0)
+            self._wheel_cfg.append(js.tolist())
+            self._wheel_p.append(p.tolist())
+            self._wheel_cum.append(np.cumsum(p).tolist())
+        # On completion: classes with Delta_jk > 0 on the machine's configuration.
+        self._served_by_cfg = [np.flatnonzero(delta_pos[j]).tolist() for j in range(M)]
+        # The configurations (with machines) that may take class k from its queue:
+        # a queued job fitting none of them, even empty, or able to run on none, is an orphan.
+        self._planned_cfgs = [np.flatnonzero(delta_pos[:, k] & (cluster.counts > 0)).tolist() for k in range(K)]
+        self._planned_caps = [cluster.capacity[js] for js in self._planned_cfgs]
+
+    def _build_views(self, view: EngineView, ranges: list[tuple[int, int]], K: int) -> None:
+        """Views and scratch buffers per configuration's machine range (``ranges``), the last one the whole cluster."""
+        N = view.n_machines
+        R = view.n_resources
+        F = view.free_by_resource
+        ranges.append((0, N))
+        self._rng_lo = [lo for lo, _ in ranges]
+        self._ranges = ranges
+        self._ft_views = [[F[r, lo:hi] for r in range(R)] for lo, hi in ranges]
+        self._W_views = [[self._W[k, lo:hi] for k in range(K)] for lo, hi in ranges]
+        self._ok = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
+        self._tmp = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
+        self._score = [np.empty(hi - lo) for lo, hi in ranges]
+        #: Per range: (free rows, fit mask, scratch mask, scores, W rows per class, first machine).
+        self._ctx: list[
+            tuple[list[FloatArray], NDArray[np.bool_], NDArray[np.bool_], FloatArray, list[FloatArray], int]
+        ] = list(zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo, strict=True))
+
     def setup(self, sim: Simulation, rng: np.random.Generator) -> None:
         super().setup(sim, rng)
         cluster = sim.cluster
@@ -234,7 +275,6 @@ class LoTESDispatcher(Scheduler):
         self._offline = {**plan_to_dict(plan, cluster), "class_source": origin}
         a = plan.assignment
         K = plan.classes.n_classes
-        M = cluster.n_configs
         N = view.n_machines
         R = view.n_resources
 
@@ -254,23 +294,7 @@ class LoTESDispatcher(Scheduler):
         self._lo = [lo for lo, _ in ranges]
         self._hi = [hi for _, hi in ranges]
 
-        delta_pos = a.slots > 0  # (M, K): Delta_jk > 0
-        # Roulette wheel per class over configurations with rho > 0.
-        self._wheel_cfg: list[list[int]] = []
-        self._wheel_cum: list[list[float]] = []
-        self._wheel_p: list[list[float]] = []
-        for k in range(K):
-            js = np.flatnonzero(a.rho[:, k] > 0)
-            p = a.rho[js, k] / a.rho[js, k].sum() if len(js) else np.zeros(0)
-            self._wheel_cfg.append(js.tolist())
-            self._wheel_p.append(p.tolist())
-            self._wheel_cum.append(np.cumsum(p).tolist())
-        # On completion: classes with Delta_jk > 0 on the machine's configuration.
-        self._served_by_cfg = [np.flatnonzero(delta_pos[j]).tolist() for j in range(M)]
-        # The configurations (with machines) that may take class k from its queue:
-        # a queued job fitting none of them, even empty, or able to run on none, is an orphan.
-        self._planned_cfgs = [np.flatnonzero(delta_pos[:, k] & (cluster.counts > 0)).tolist() for k in range(K)]
-        self._planned_caps = [cluster.capacity[js] for js in self._planned_cfgs]
+        self._build_wheels(a, cluster)
 
         runtime = sim.runtime
         if isinstance(runtime, FixedRuntime):
@@ -290,20 +314,7 @@ class LoTESDispatcher(Scheduler):
         self._free = view.free  # (N, R) view: free[m] is machine m's free capacity, always current
         self._free_mv = view.free_flat  # free_flat[r * N + m]
         self._W_mv = flat_view(self._W)
-        # Views and scratch buffers per configuration, the last entry for the whole cluster.
-        F = view.free_by_resource
-        ranges.append((0, N))
-        self._rng_lo = [lo for lo, _ in ranges]
-        self._ranges = ranges
-        self._ft_views = [[F[r, lo:hi] for r in range(R)] for lo, hi in ranges]
-        self._W_views = [[self._W[k, lo:hi] for k in range(K)] for lo, hi in ranges]
-        self._ok = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
-        self._tmp = [np.empty(hi - lo, dtype=bool) for lo, hi in ranges]
-        self._score = [np.empty(hi - lo) for lo, hi in ranges]
-        #: Per range: (free rows, fit mask, scratch mask, scores, W rows per class, first machine).
-        self._ctx: list[
-            tuple[list[FloatArray], NDArray[np.bool_], NDArray[np.bool_], FloatArray, list[FloatArray], int]
-        ] = list(zip(self._ft_views, self._ok, self._tmp, self._score, self._W_views, self._rng_lo, strict=True))
+        self._build_views(view, ranges, K)
         self.queues = [ClassQueue(R) for _ in range(K)]
         self.orphans = ClassQueue(R)
         self.n_queued = 0

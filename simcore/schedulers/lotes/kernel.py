@@ -26,7 +26,7 @@ equivalent:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -38,16 +38,48 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.lotes.dispatch import LoTESDispatcher
 
-# st[14] (int64) slots: uniforms consumed, uniforms written, most an arrival uses, jobs queued, runtime mode
+# st.info (int64) slots: uniforms consumed, uniforms written, most an arrival uses, jobs queued, runtime mode
 U_POS, U_AVAIL, U_MAX, N_QUEUED, MODE = 0, 1, 2, 3, 4
 # The specification's runtime modes (dispatch.FIXED, CONFIG, GENERAL)
 FIXED, CONFIG, GENERAL = 0, 1, 2
 
 
+class LoTESState(NamedTuple):
+    """LoTES's arrays (built by :func:`make`): its plan, wheels, queues and scratch."""
+
+    W: Any  #: the scores W[k, m] (the specification's array, shared)
+    labels: Any  #: each job's class
+    woff: Any  #: wheel offsets per class
+    wcfg: Any  #: wheel configurations
+    wp: Any  #: wheel probabilities
+    wcum: Any  #: their cumulative sums (the specification's floats)
+    soff: Any  #: served classes per configuration: offsets
+    served: Any  #: the classes themselves
+    poff: Any  #: planned configurations per class: offsets
+    pcfg: Any  #: the configurations themselves
+    cfg_cap: Any  #: capacity per configuration (C x R)
+    cfg_lo: Any  #: each configuration's first machine
+    cfg_hi: Any  #: and its end
+    ubuf: Any  #: the uniforms' ring
+    info: Any  #: int64 slots U_POS... (above)
+    qhead: Any  #: queue heads (class queues, then the orphans)
+    qtail: Any  #: queue tails
+    qnext: Any  #: next job in its queue
+    qprev: Any  #: previous job
+    qlen: Any  #: jobs per queue
+    qfloor: Any  #: lower bound of each queue's fit floors
+    untried: Any  #: scratch: wheel entries not yet tried
+    prio: Any  #: scratch: the priority list
+    v: Any  #: scratch: v per class
+    resume: Any  #: scratch: where each class's search resumes
+    wtree: Any  #: per class, a max tree of W over the machines (_best_machine)
+    wdims: Any  #: [P, N] of the score trees
+
+
 @inline
 def _uniform(st: Any) -> float:
-    ub = st[13]
-    info = st[14]
+    ub = st.ubuf
+    info = st.info
     u = ub[info[U_POS] % len(ub)]
     info[U_POS] += 1
     return u  # type: ignore[no-any-return]
@@ -57,15 +89,15 @@ def _uniform(st: Any) -> float:
 def _best_machine(core: Any, st: Any, j: int, k: int, job: int) -> int:
     """``_best_machine``: the machine of configuration j (M: any) with the highest W among
     those where ``job`` fits (and can run); lowest index among ties; -1 if none."""
-    W = st[0]
-    mode = st[14][MODE]
-    dims = core[17]
+    W = st.W
+    mode = st.info[MODE]
+    dims = core.dims
     N = dims[K.D_N]
-    M = len(st[11])
+    M = len(st.cfg_lo)
     if j < M:
         if mode == CONFIG and not K.runnable_config(core, job, j):
             return -1
-        lo, hi = st[11][j], st[12][j]
+        lo, hi = st.cfg_lo[j], st.cfg_hi[j]
     else:
         lo, hi = 0, N
     best = -1
@@ -77,8 +109,8 @@ def _best_machine(core: Any, st: Any, j: int, k: int, job: int) -> int:
     # search met 125 machines without room before one with room (W favours the machines the plan
     # left room for, not those that have it), and 350 nodes; the fit tree's nodes are this tree's
     # nodes of the same index (both cover the machines in halves, down to its blocks).
-    wt = st[25]
-    P = st[26][0]
+    wt = st.wtree
+    P = st.wdims[0]
     use_ft = P == K.FT_BLOCK * dims[K.D_FTREE]
     if use_ft:
         K.ftree_query(core, job)
@@ -109,8 +141,8 @@ def _best_machine(core: Any, st: Any, j: int, k: int, job: int) -> int:
 @inline
 def _score_changed(st: Any, k: int, m: int) -> None:
     """W[k, m] changed: refresh its leaf in class k's max tree and the maxima above it."""
-    W, wt = st[0], st[25]
-    P, N = st[26][0], st[26][1]
+    W, wt = st.W, st.wtree
+    P, N = st.wdims[0], st.wdims[1]
     base = k * 2 * P
     i = P + m
     wt[base + i] = W[k * N + m]
@@ -128,17 +160,17 @@ def _score_changed(st: Any, k: int, m: int) -> None:
 @inline
 def _any_machine(core: Any, st: Any, k: int, job: int, skip_k: int) -> int:
     """``_any_machine``; ``skip_k`` >= 0: skip the configurations of class ``skip_k``'s wheel."""
-    mode = st[14][MODE]
-    M = len(st[11])
+    mode = st.info[MODE]
+    M = len(st.cfg_lo)
     if skip_k < 0 and mode != CONFIG:
         return _best_machine(core, st, M, k, job)
-    W = st[0]
-    N = core[17][K.D_N]
-    woff, wcfg = st[2], st[3]
+    W = st.W
+    N = core.dims[K.D_N]
+    woff, wcfg = st.woff, st.wcfg
     best = -1
     best_w = 0.0
     for j in range(M):
-        if st[11][j] == st[12][j]:
+        if st.cfg_lo[j] == st.cfg_hi[j]:
             continue
         if skip_k >= 0:
             skip = False
@@ -158,7 +190,7 @@ def _any_machine(core: Any, st: Any, k: int, job: int, skip_k: int) -> int:
 @inline
 def _start(core: Any, hp: Any, st: Any, job: int, m: int, k: int) -> Any:
     hp = K.start(core, hp, job, m)
-    st[0][k * core[17][K.D_N] + m] -= 1.0
+    st.W[k * core.dims[K.D_N] + m] -= 1.0
     _score_changed(st, k, m)
     return hp
 
@@ -166,8 +198,8 @@ def _start(core: Any, hp: Any, st: Any, job: int, m: int, k: int) -> Any:
 @inline
 def _fallback(core: Any, hp: Any, st: Any, job: int, k: int, tried: int) -> tuple[bool, Any]:
     """``_fallback``: the other wheel configurations by roulette, then any machine with room."""
-    woff, wcfg, wp = st[2], st[3], st[4]
-    left = st[21]
+    woff, wcfg, wp = st.woff, st.wcfg, st.wp
+    left = st.untried
     base = woff[k]
     n = woff[k + 1] - base
     nl = 0
@@ -202,41 +234,41 @@ def _fallback(core: Any, hp: Any, st: Any, job: int, k: int, tried: int) -> tupl
 
 @inline
 def _push(core: Any, st: Any, q: int, job: int) -> None:
-    qhead, qtail, qnext, qprev, qalive, qmin = st[15], st[16], st[17], st[18], st[19], st[20]
-    req = core[2]
-    R = core[17][K.D_R]
+    qhead, qtail, qnext, qprev, qalive, qmin = st.qhead, st.qtail, st.qnext, st.qprev, st.qlen, st.qfloor
+    req = core.req
+    R = core.dims[K.D_R]
     K.list_append(qnext, qprev, qhead, q, qtail, q, job)
     qalive[q] += 1
     for r in range(R):
-        f = req[job * R + r] - K.FIT_EPS
+        f = K.fit_floor(req[job * R + r])
         if f < qmin[q, r]:
             qmin[q, r] = f
-    st[14][N_QUEUED] += 1
+    st.info[N_QUEUED] += 1
 
 
 @inline
 def _unlink(st: Any, q: int, job: int) -> None:
-    qhead, qtail, qnext, qprev, qalive, qmin = st[15], st[16], st[17], st[18], st[19], st[20]
+    qhead, qtail, qnext, qprev, qalive, qmin = st.qhead, st.qtail, st.qnext, st.qprev, st.qlen, st.qfloor
     K.list_unlink(qnext, qprev, qhead, q, qtail, q, job)
     qalive[q] -= 1
     if qalive[q] == 0:
         for r in range(qmin.shape[1]):
             qmin[q, r] = K.INF
-    st[14][N_QUEUED] -= 1
+    st.info[N_QUEUED] -= 1
 
 
 @inline
 def _first_runnable(core: Any, st: Any, q: int, node: int, m: int) -> int:
     """The first queued job from ``node`` on that fits on ``m`` and can run there, or -1."""
-    qmin = st[20]
-    free = core[0]
-    dims = core[17]
+    qmin = st.qfloor
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     for r in range(dims[K.D_R]):
-        if not free[r * N + m] >= qmin[q, r]:
+        if not K.reaches(free[r * N + m], qmin[q, r]):
             return -1  # below every queued job's floor (the specification's min_floor)
-    fixed = st[14][MODE] == FIXED
-    qnext = st[17]
+    fixed = st.info[MODE] == FIXED
+    qnext = st.qnext
     while node >= 0:
         if K.fits(core, node, m) and (fixed or K.can_run(core, node, m)):
             return node
@@ -246,29 +278,29 @@ def _first_runnable(core: Any, st: Any, q: int, node: int, m: int) -> int:
 
 @inline
 def _enqueue(core: Any, st: Any, job: int, k: int) -> None:
-    poff, pcfg, cap = st[8], st[9], st[10]
-    req = core[2]
-    R = core[17][K.D_R]
-    fixed = st[14][MODE] == FIXED
+    poff, pcfg, cap = st.poff, st.pcfg, st.cfg_cap
+    req = core.req
+    R = core.dims[K.D_R]
+    fixed = st.info[MODE] == FIXED
     planned = False
     for i in range(poff[k], poff[k + 1]):
         c = pcfg[i]
         ok = True
         for r in range(R):
-            if not cap[c, r] >= req[job * R + r] - K.FIT_EPS:
+            if not K.fits_one(cap[c, r], req[job * R + r]):
                 ok = False
                 break
         if ok and (fixed or K.runnable_config(core, job, c)):
             planned = True
             break
-    K_ = len(st[2]) - 1
+    K_ = len(st.woff) - 1
     _push(core, st, k if planned else K_, job)
 
 
 @inline
 def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
-    k = st[1][job]
-    woff, wcfg, wcum = st[2], st[3], st[5]
+    k = st.labels[job]
+    woff, wcfg, wcum = st.woff, st.wcfg, st.wcum
     base = woff[k]
     n = woff[k + 1] - base
     if n > 0:
@@ -294,18 +326,18 @@ def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
 
 @inline
 def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
-    W, labels = st[0], st[1]
-    N = core[17][K.D_N]
+    W, labels = st.W, st.labels
+    N = core.dims[K.D_N]
     W[labels[job] * N + m] += 1.0
     _score_changed(st, labels[job], m)
-    if st[14][N_QUEUED] == 0:
+    if st.info[N_QUEUED] == 0:
         return hp
-    soff, served = st[6], st[7]
-    qhead, qnext, qalive = st[15], st[17], st[19]
-    order, v, pos = st[22], st[23], st[24]
-    Kc = len(st[2]) - 1
-    ctr = core[15]
-    j = core[10][m]
+    soff, served = st.soff, st.served
+    qhead, qnext, qalive = st.qhead, st.qnext, st.qlen
+    order, v, pos = st.prio, st.v, st.resume
+    Kc = len(st.woff) - 1
+    ctr = core.ctr
+    j = core.config_of[m]
     n = 0
     for i in range(soff[j], soff[j + 1]):
         k = served[i]
@@ -356,9 +388,9 @@ def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with LoTES's online decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
-    info = st[14]
+    ctr = core.ctr
+    fl = core.fl
+    info = st.info
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -388,7 +420,6 @@ def _flat(rows: list[list[Any]], dtype: Any) -> tuple[np.ndarray[Any, Any], np.n
 def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
     """The kernel's state from what :meth:`LoTESDispatcher.setup` built (the plan, scores, first uniforms)."""
     from simcore.schedulers.lotes.dispatch import U_BLOCK
-    from simcore.schedulers.lotes.queues import ClassQueue
 
     R = sim.view.n_resources
     M = sim.view.n_configs
@@ -402,51 +433,40 @@ def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
     _, wcum = _flat(sched._wheel_cum, np.float64)
     soff, served = _flat(sched._served_by_cfg, np.int64)
     poff, pcfg = _flat(sched._planned_cfgs, np.int64)
-    # Per class, a max tree of its scores over the machines: leaf P + m holds W[k, m] (-inf past
-    # the last machine), each inner node the larger of its children.
     N = sim.n_machines
-    P = 1
-    while P < N:
-        P *= 2
-    trees = np.full((Kc, 2 * P), -np.inf)
-    trees[:, P : P + N] = sched._W.reshape(Kc, N)
-    lo = P // 2
-    while lo >= 1:
-        np.maximum(trees[:, 2 * lo : 4 * lo : 2], trees[:, 2 * lo + 1 : 4 * lo : 2], out=trees[:, lo : 2 * lo])
-        lo //= 2
-    wt = trees.reshape(-1)
+    wt, P = _score_trees(sched._W.reshape(Kc, N))
     ubuf = np.zeros(2 * U_BLOCK)
     ubuf[:U_BLOCK] = sched._u
     most = max([len(c) for c in sched._wheel_cfg] + [1])
     info = np.array([sched._ui, U_BLOCK, most, 0, sched._mode], dtype=np.int64)
-    state = (
-        W,  # 0
-        np.ascontiguousarray(sched.labels, dtype=np.int64),  # 1
-        woff,  # 2 wheel offsets per class
-        wcfg,  # 3 wheel configurations
-        wp,  # 4 wheel probabilities
-        wcum,  # 5 their cumulative sums (the specification's floats)
-        soff,  # 6 served classes per configuration: offsets
-        served,  # 7
-        poff,  # 8 planned configurations per class: offsets
-        pcfg,  # 9
-        np.ascontiguousarray(sim.cluster.capacity, dtype=np.float64),  # 10
-        np.array([lo for lo, _ in sim.view.config_ranges], dtype=np.int64),  # 11
-        np.array([hi for _, hi in sim.view.config_ranges], dtype=np.int64),  # 12
-        ubuf,  # 13 the uniforms' ring
-        info,  # 14
-        np.full(Kc + 1, -1, dtype=np.int64),  # 15 queue heads (class queues, then the orphans)
-        np.full(Kc + 1, -1, dtype=np.int64),  # 16 queue tails
-        np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # 17 next job in its queue
-        np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # 18 previous job
-        np.zeros(Kc + 1, dtype=np.int64),  # 19 jobs per queue
-        np.full((Kc + 1, R), np.inf),  # 20 lower bound of each queue's fit floors
-        np.zeros(max(M, 1), dtype=np.int64),  # 21 scratch: wheel entries not yet tried
-        np.zeros(max(Kc, 1), dtype=np.int64),  # 22 scratch: the priority list
-        np.zeros(max(Kc, 1)),  # 23 scratch: v per class
-        np.zeros(max(Kc, 1), dtype=np.int64),  # 24 scratch: where each class's search resumes
-        wt,  # 25 per class, a max tree of W over the machines (_best_machine)
-        np.array([P, N], dtype=np.int64),  # 26
+    state = LoTESState(
+        W=W,
+        labels=np.ascontiguousarray(sched.labels, dtype=np.int64),
+        woff=woff,  # wheel offsets per class
+        wcfg=wcfg,  # wheel configurations
+        wp=wp,  # wheel probabilities
+        wcum=wcum,  # their cumulative sums (the specification's floats)
+        soff=soff,  # served classes per configuration: offsets
+        served=served,
+        poff=poff,  # planned configurations per class: offsets
+        pcfg=pcfg,
+        cfg_cap=np.ascontiguousarray(sim.cluster.capacity, dtype=np.float64),
+        cfg_lo=np.array([lo for lo, _ in sim.view.config_ranges], dtype=np.int64),
+        cfg_hi=np.array([hi for _, hi in sim.view.config_ranges], dtype=np.int64),
+        ubuf=ubuf,  # the uniforms' ring
+        info=info,
+        qhead=np.full(Kc + 1, -1, dtype=np.int64),  # queue heads (class queues, then the orphans)
+        qtail=np.full(Kc + 1, -1, dtype=np.int64),  # queue tails
+        qnext=np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # next job in its queue
+        qprev=np.full(max(sim.n_jobs, 1), -1, dtype=np.int64),  # previous job
+        qlen=np.zeros(Kc + 1, dtype=np.int64),  # jobs per queue
+        qfloor=np.full((Kc + 1, R), np.inf),  # lower bound of each queue's fit floors
+        untried=np.zeros(max(M, 1), dtype=np.int64),  # scratch: wheel entries not yet tried
+        prio=np.zeros(max(Kc, 1), dtype=np.int64),  # scratch: the priority list
+        v=np.zeros(max(Kc, 1)),  # scratch: v per class
+        resume=np.zeros(max(Kc, 1), dtype=np.int64),  # scratch: where each class's search resumes
+        wtree=wt,  # per class, a max tree of W over the machines (_best_machine)
+        wdims=np.array([P, N], dtype=np.int64),
     )
     rng = sched.rng
 
@@ -456,19 +476,42 @@ def make(sched: LoTESDispatcher, sim: Simulation) -> Kernel:
         info[U_AVAIL] += U_BLOCK
 
     def done() -> None:
-        # The Python queues as the specification leaves them (jobs still waiting, in arrival order).
-        sched.n_queued = int(info[N_QUEUED])
-        qhead, qnext = state[15], state[17]
-        request = sim.view.request
-        for q in range(Kc + 1):
-            fresh = ClassQueue(R)
-            z = int(qhead[q])
-            while z >= 0:
-                fresh.push(z, request[z])
-                z = int(qnext[z])
-            if q < Kc:
-                sched.queues[q] = fresh
-            else:
-                sched.orphans = fresh
+        _queues_back(sched, state, sim.view.request)
 
     return Kernel(step=step, state=state, refill=refill, done=done, fit_tree=True)
+
+
+def _score_trees(W: np.ndarray[Any, Any]) -> tuple[np.ndarray[Any, Any], int]:
+    """Per class, a max tree of its scores over the machines (flat), and its leaf count P: leaf P + m holds
+    ``W[k, m]`` (-inf past the last machine), each inner node the larger of its children."""
+    Kc, N = W.shape
+    P = 1
+    while P < N:
+        P *= 2
+    trees = np.full((Kc, 2 * P), -np.inf)
+    trees[:, P : P + N] = W
+    lo = P // 2
+    while lo >= 1:
+        np.maximum(trees[:, 2 * lo : 4 * lo : 2], trees[:, 2 * lo + 1 : 4 * lo : 2], out=trees[:, lo : 2 * lo])
+        lo //= 2
+    return trees.reshape(-1), P
+
+
+def _queues_back(sched: LoTESDispatcher, state: LoTESState, request: np.ndarray[Any, Any]) -> None:
+    """The Python queues as the specification leaves them after the run (jobs still waiting, in arrival order)."""
+    from simcore.schedulers.lotes.queues import ClassQueue
+
+    sched.n_queued = int(state.info[N_QUEUED])
+    qhead, qnext = state.qhead, state.qnext
+    Kc = len(qhead) - 1
+    R = request.shape[1]
+    for q in range(Kc + 1):
+        fresh = ClassQueue(R)
+        z = int(qhead[q])
+        while z >= 0:
+            fresh.push(z, request[z])
+            z = int(qnext[z])
+        if q < Kc:
+            sched.queues[q] = fresh
+        else:
+            sched.orphans = fresh

@@ -549,11 +549,11 @@ class MRIS(Scheduler):
         creq = self._creq
         free = self._free[m].copy()
         # Only candidates that fit now can be chosen (they are also the only
-        # applications the greedy loop would look at); one column scan.
+        # applications the greedy loop would look at); one column scan, by the engine's fit rule.
         f = free.tolist()
-        ok = creq[:n, 0] <= f[0] + EPS
+        ok = f[0] >= creq[:n, 0] - EPS
         for i in range(1, len(f)):
-            ok &= creq[:n, i] <= f[i] + EPS
+            ok &= f[i] >= creq[:n, i] - EPS
         slots = np.flatnonzero(ok)
         sim = self.sim
         if len(slots) and not sim.all_runnable:

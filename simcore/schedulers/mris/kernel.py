@@ -27,7 +27,7 @@ in that order.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -39,10 +39,39 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.mris import MRIS
 
-# st[6] (int64) slots: slots in use, logical size of the slot arrays, candidates, backlog head and
+# st.info (int64) slots: slots in use, logical size of the slot arrays, candidates, backlog head and
 # tail, the window, selections run
 USED, SIZE, ALIVE, BL_HEAD, BL_TAIL, WINDOW, SELECTIONS = 0, 1, 2, 3, 4, 5, 6
 INF = np.inf
+
+
+class MRISState(NamedTuple):
+    """MRIS's arrays (built by :func:`make`): its candidates, backlog and the selection's scratch."""
+
+    ids: Any  #: ids per slot
+    creq: Any  #: requests per slot, resource-major (r * P + slot)
+    slot_of: Any  #: slot of each candidate
+    total: Any  #: total request of the candidates
+    backlog: Any  #: the backlog (FIFO: head and tail in info)
+    app: Any  #: application of each job
+    info: Any
+    ranges: Any
+    fit_slots: Any  #: scratch: slots that fit
+    rank: Any  #: scratch: their application's rank, then the jobs chosen
+    app_rank: Any  #: rank of each application in a selection (-1: none)
+    app_first: Any  #: first slot of each ranked application
+    app_fit: Any  #: its candidates that fit
+    app_profit: Any  #: its profit p_j
+    app_eff: Any  #: its efficiency e_j
+    it_app: Any  #: items: application rank
+    it_job: Any  #: items: jobs
+    it_profit: Any  #: items: profit
+    it_used: Any  #: items: used
+    it_fit: Any  #: items that still fit
+    chosen: Any  #: jobs chosen per application
+    new_fit: Any  #: first fit of each new candidate
+    new_jobs: Any  #: the new candidates being placed
+    fscratch: Any  #: float scratch (see _select)
 
 
 # -- the candidate set, as the specification keeps it -----------------------------------------
@@ -51,8 +80,8 @@ INF = np.inf
 @inline
 def _compact(core: Any, st: Any, grow: bool) -> None:
     """``MRIS._compact``: live slots moved to the front in order; the total recomputed as numpy sums it."""
-    ids, creq, slot_of, total, info = st[0], st[1], st[2], st[3], st[6]
-    R = core[17][K.D_R]
+    ids, creq, slot_of, total, info = st.ids, st.creq, st.slot_of, st.total, st.info
+    R = core.dims[K.D_R]
     P = len(ids)
     n = info[USED]
     w = 0
@@ -85,9 +114,9 @@ def _compact(core: Any, st: Any, grow: bool) -> None:
 
 @inline
 def _add(core: Any, st: Any, job: int) -> None:
-    ids, creq, slot_of, total, info = st[0], st[1], st[2], st[3], st[6]
-    req = core[2]
-    R = core[17][K.D_R]
+    ids, creq, slot_of, total, info = st.ids, st.creq, st.slot_of, st.total, st.info
+    req = core.req
+    R = core.dims[K.D_R]
     P = len(ids)
     if info[USED] == info[SIZE]:
         _compact(core, st, True)
@@ -105,9 +134,9 @@ def _add(core: Any, st: Any, job: int) -> None:
 
 @inline
 def _remove(core: Any, st: Any, job: int) -> None:
-    ids, creq, slot_of, total, info = st[0], st[1], st[2], st[3], st[6]
-    req = core[2]
-    R = core[17][K.D_R]
+    ids, creq, slot_of, total, info = st.ids, st.creq, st.slot_of, st.total, st.info
+    req = core.req
+    R = core.dims[K.D_R]
     P = len(ids)
     k = slot_of[job]
     ids[k] = -1
@@ -132,7 +161,7 @@ def _refill(core: Any, st: Any, out: Any, off: int, extra: int) -> int:
     backlog is then empty (it holds jobs only while the candidates fill the window: every
     start is followed by a refill), so it is the only job added, as in the specification.
     """
-    backlog, info = st[4], st[6]
+    backlog, info = st.backlog, st.info
     cnt = 0
     while True:
         if extra >= 0:
@@ -155,11 +184,11 @@ def _refill(core: Any, st: Any, out: Any, off: int, extra: int) -> int:
 @inline
 def _first_fit(core: Any, st: Any, job: int) -> int:
     """``MRIS._first_fit``: the lowest machine where ``job`` fits now and can run, or -1."""
-    dims = core[17]
+    dims = core.dims
     m = K.first_fit(core, job, 0, dims[K.D_N])
     if m < 0 or dims[K.D_ALL_RUNNABLE] == 1 or K.can_run(core, job, m):
         return m
-    ranges = st[7]
+    ranges = st.ranges
     for c in range(dims[K.D_CONFIGS]):
         lo, hi = ranges[c, 0], ranges[c, 1]
         if hi > lo and K.runnable_config(core, job, c):
@@ -199,24 +228,20 @@ def _per(creq: Any, P: int, R: int, ct: Any, t_o: int, s: int) -> float:
 
 
 @inline
-def _select(core: Any, st: Any, m: int, nr: int) -> None:
-    """``_select`` on machine m for the ``nr`` applications found by ``_select_on``: ``chosen`` per application."""
-    ids, creq, total = st[0], st[1], st[3]
-    rfirst, rcount, rp, re = st[11], st[12], st[13], st[14]
-    irank, iq, ip, iused, cand, chosen, fr = st[15], st[16], st[17], st[18], st[19], st[20], st[23]
-    cap_m = core[1]
-    dims = core[17]
-    N = dims[K.D_N]
-    R = dims[K.D_R]
-    P = len(ids)
-    tol = K.FIT_EPS
-    # fr: free capacity f, clipped alpha, remaining capacity, remaining + tol, share scratch
-    f_o, a_o, c_o, t_o, s_o = 0, R, 2 * R, 3 * R, 4 * R
+def _profits(core: Any, st: Any, m: int, nr: int) -> None:
+    """Steps 1-2 of ``_select``: clipped alpha (equation 6), then each application's profit (equation 1) and
+    efficiency (equation 5) into ``app_profit`` and ``app_eff``; ``chosen`` set to 0."""
+    creq, total, fr = st.creq, st.total, st.fscratch
+    rfirst, rp, re, chosen = st.app_first, st.app_profit, st.app_eff, st.chosen
+    cap_m = core.cap
+    N = core.dims[K.D_N]
+    R = core.dims[K.D_R]
+    P = len(st.ids)
+    a_o, s_o = R, 4 * R  # fr: free capacity f, clipped alpha, remaining capacity, remaining + tol, shares
     for r in range(R):
         t = total[r]
-        a = (t - fr[f_o + r]) / t if t > 0 else 0.0
+        a = (t - fr[r]) / t if t > 0 else 0.0
         fr[a_o + r] = a if a > 0.0 else 0.0
-    # Step 2: profit (equation 1) and efficiency (equation 5) of each application.
     for k in range(nr):
         s = rfirst[k]
         tot = 0.0
@@ -238,7 +263,13 @@ def _select(core: Any, st: Any, m: int, nr: int) -> None:
         rp[k] = R / tot if tot > 0 else INF
         re[k] = 1.0 / d if d > 0 else INF
         chosen[k] = 0
-    # The logarithmic transformation: every application's powers of two, then the remainders.
+
+
+@inline
+def _items(st: Any, nr: int) -> int:
+    """The logarithmic transformation: every application's powers of two, then the remainders; the item count."""
+    rcount, rp = st.app_fit, st.app_profit
+    irank, iq, ip, iused, cand = st.it_app, st.it_job, st.it_profit, st.it_used, st.it_fit
     nit = 0
     for k in range(nr):
         q = 1
@@ -264,32 +295,85 @@ def _select(core: Any, st: Any, m: int, nr: int) -> None:
     for i in range(nit):
         iused[i] = 0
         cand[i] = i
+    return nit
+
+
+@inline
+def _first_item(st: Any, R: int, ncand: int) -> tuple[int, int]:
+    """The first item, in the sort's order, of which one job still fits the remaining capacity plus ``tol``
+    (``fscratch``); the candidates kept to the items that fit. Returns ``(item or -1, candidates left)``."""
+    creq, fr, rfirst, re, rp = st.creq, st.fscratch, st.app_first, st.app_eff, st.app_profit
+    irank, iq, ip, iused, cand = st.it_app, st.it_job, st.it_profit, st.it_used, st.it_fit
+    P = len(st.ids)
+    t_o = 3 * R
+    best = -1
+    w_ = 0
+    for i in range(ncand):
+        it = cand[i]
+        if iused[it]:
+            continue
+        s = rfirst[irank[it]]
+        ok = True
+        for r in range(R):
+            # MRIS's knapsack rule (the specification's ``demands <= capacity + tol``), not the engine's fit rule
+            if not creq[r * P + s] <= fr[t_o + r]:
+                ok = False
+                break
+        if not ok:
+            continue
+        cand[w_] = it
+        w_ += 1
+        if best < 0 or _before(re, rp, irank, iq, ip, it, best):
+            best = it
+    return best, w_
+
+
+@inline
+def _group_pick(st: Any, R: int, nit: int, best: int) -> tuple[int, int]:
+    """Step 5: in best's group (equal e, from best on), the highest X p_j among X > 0, first on ties:
+    ``(item, jobs)``."""
+    creq, fr, rfirst, re, rp = st.creq, st.fscratch, st.app_first, st.app_eff, st.app_profit
+    irank, iq, ip, iused = st.it_app, st.it_job, st.it_profit, st.it_used
+    P = len(st.ids)
+    t_o = 3 * R
+    eb = re[irank[best]]
+    pick = -1
+    bestv = -1.0
+    xp = 0.0
+    for it in range(nit):
+        if iused[it] or re[irank[it]] != eb:
+            continue
+        if it != best and not _before(re, rp, irank, iq, ip, best, it):
+            continue
+        x = min(float(iq[it]), _per(creq, P, R, fr, t_o, rfirst[irank[it]]))
+        if not x > 0:
+            continue
+        v = x * rp[irank[it]]
+        if pick < 0 or v > bestv or (v == bestv and _before(re, rp, irank, iq, ip, it, pick)):
+            pick = it
+            bestv = v
+            xp = x
+    return pick, int(xp)
+
+
+@inline
+def _select(core: Any, st: Any, m: int, nr: int) -> None:
+    """``_select`` on machine m for the ``nr`` applications found by ``_select_on``: ``chosen`` per application."""
+    creq, fr, rfirst, chosen = st.creq, st.fscratch, st.app_first, st.chosen
+    irank, iq, iused = st.it_app, st.it_job, st.it_used
+    R = core.dims[K.D_R]
+    P = len(st.ids)
+    tol = K.FIT_EPS  # the knapsack's tolerance: the specification passes the engine's EPS
+    c_o, t_o = 2 * R, 3 * R  # fr: free capacity f, clipped alpha, remaining capacity, remaining + tol, shares
+    _profits(core, st, m, nr)
+    nit = _items(st, nr)
     ncand = nit
     for r in range(R):
-        fr[c_o + r] = fr[f_o + r]
+        fr[c_o + r] = fr[r]
     while True:
         for r in range(R):
             fr[t_o + r] = fr[c_o + r] + tol
-        # The first item, in the sort's order, of which one job still fits (and the items that fit).
-        best = -1
-        w_ = 0
-        for i in range(ncand):
-            it = cand[i]
-            if iused[it]:
-                continue
-            s = rfirst[irank[it]]
-            ok = True
-            for r in range(R):
-                if not creq[r * P + s] <= fr[t_o + r]:
-                    ok = False
-                    break
-            if not ok:
-                continue
-            cand[w_] = it
-            w_ += 1
-            if best < 0 or _before(re, rp, irank, iq, ip, it, best):
-                best = it
-        ncand = w_
+        best, ncand = _first_item(st, R, ncand)
         if best < 0:
             break
         xb = min(float(iq[best]), _per(creq, P, R, fr, t_o, rfirst[irank[best]]))
@@ -297,25 +381,7 @@ def _select(core: Any, st: Any, m: int, nr: int) -> None:
             pick = best  # step 4: the item fits whole
             n = iq[best]
         else:
-            # Step 5: in best's group (equal e, from best on), the highest X p_j among X > 0, first on ties.
-            eb = re[irank[best]]
-            pick = -1
-            bestv = -1.0
-            xp = 0.0
-            for it in range(nit):
-                if iused[it] or re[irank[it]] != eb:
-                    continue
-                if it != best and not _before(re, rp, irank, iq, ip, best, it):
-                    continue
-                x = min(float(iq[it]), _per(creq, P, R, fr, t_o, rfirst[irank[it]]))
-                if not x > 0:
-                    continue
-                v = x * rp[irank[it]]
-                if pick < 0 or v > bestv or (v == bestv and _before(re, rp, irank, iq, ip, it, pick)):
-                    pick = it
-                    bestv = v
-                    xp = x
-            n = int(xp)
+            pick, n = _group_pick(st, R, nit, best)
         k = irank[pick]
         chosen[k] += n
         s = rfirst[k]
@@ -332,7 +398,7 @@ def _select_on(core: Any, hp: Any, st: Any, m: int, js: int) -> tuple[Any, int]:
     candidates, so it is compiled once).
     """
     if js >= 0:
-        st[9][0] = js
+        st.rank[0] = js
         started = 1
     else:
         started = _choose(core, st, m)
@@ -343,24 +409,31 @@ def _select_on(core: Any, hp: Any, st: Any, m: int, js: int) -> tuple[Any, int]:
 
 @inline
 def _choose(core: Any, st: Any, m: int) -> int:
-    """The selection of ``MRIS._select_on``: the chosen candidates in ``st[9]``, how many (-1: none fits)."""
-    ids, creq, app, info = st[0], st[1], st[5], st[6]
-    fslot, frank, app_rank, rfirst, rcount, chosen, fr = st[8], st[9], st[10], st[11], st[12], st[20], st[23]
-    free = core[0]
-    dims = core[17]
+    """The selection of ``MRIS._select_on``: the chosen candidates in ``st.rank``, how many (-1: none fits)."""
+    ids, creq, app, info = st.ids, st.creq, st.app, st.info
+    fslot, frank, app_rank, rfirst, rcount, chosen, fr = (
+        st.fit_slots,
+        st.rank,
+        st.app_rank,
+        st.app_first,
+        st.app_fit,
+        st.chosen,
+        st.fscratch,
+    )
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
     P = len(ids)
     n = info[USED]
-    # Candidates that fit now (creq <= f + EPS, the specification's column scan).
+    # Candidates that fit now (the engine's fit rule, the specification's column scan).
     for r in range(R):
         fr[r] = free[r * N + m]
-        fr[5 * R + r] = free[r * N + m] + K.FIT_EPS
     nf = 0
     for s in range(n):
         ok = True
         for r in range(R):
-            if not creq[r * P + s] <= fr[5 * R + r]:
+            if not K.fits_one(fr[r], creq[r * P + s]):
                 ok = False
                 break
         if ok:
@@ -407,9 +480,9 @@ def _choose(core: Any, st: Any, m: int) -> int:
 
 @inline
 def _start_chosen(core: Any, hp: Any, st: Any, m: int, started: int, selected: bool) -> tuple[Any, int]:
-    """Start the candidates ``st[9][:started]`` on m; after a selection, each only if the fit rule admits it."""
-    frank, info = st[9], st[6]
-    ctr = core[15]
+    """Start the candidates ``st.rank[:started]`` on m; after a selection, each only if the fit rule admits it."""
+    frank, info = st.rank, st.info
+    ctr = core.ctr
     done = 0
     for i in range(started):
         j = frank[i]
@@ -433,9 +506,9 @@ def _place(core: Any, hp: Any, st: Any, m0: int, job: int) -> Any:
     placed by ``_place_new``; when there was no queue this is the specification's direct first
     fit: the job fits (it starts, and the candidate set is empty again, as before) or it waits.
     """
-    pend, ffm = st[22], st[21]
-    ctr = core[15]
-    state = core[5]
+    pend, ffm = st.new_jobs, st.new_fit
+    ctr = core.ctr
+    state = core.state
     npend = 0  # the new candidates being placed (_place_new's ``pending``)
     m_sel = m0  # run the selection on this machine
     looped = False
@@ -491,8 +564,8 @@ def _place(core: Any, hp: Any, st: Any, m0: int, job: int) -> Any:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with MRIS's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -501,15 +574,15 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
         fl[K.NOW] = t
         if kind == K.EV_ARRIVAL:
             job = K.arrive(core)
-            info = st[6]
+            info = st.info
             if info[ALIVE] < info[WINDOW]:
                 hp = _place(core, hp, st, -1, job)
             else:
-                st[4][info[BL_TAIL]] = job
+                st.backlog[info[BL_TAIL]] = job
                 info[BL_TAIL] += 1
         else:
             job, m = K.complete(core, hp)
-            if st[6][ALIVE] > 0:
+            if st.info[ALIVE] > 0:
                 hp = _place(core, hp, st, m, -1)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
@@ -532,36 +605,36 @@ def make(sched: MRIS, sim: Simulation) -> Kernel:
     info[SIZE] = len(sched._ids)
     info[WINDOW] = min(sched.window_size, 1 << 62)
     n_cfg = sim.view.n_configs
-    state = (
-        np.full(P, -1, dtype=np.int64),  # 0 ids per slot
-        np.full(R * P, np.inf),  # 1 requests per slot, resource-major (r * P + slot)
-        np.full(max(n, 1), -1, dtype=np.int64),  # 2 slot of each candidate
-        np.zeros(R),  # 3 total request of the candidates
-        np.zeros(max(n, 1), dtype=np.int64),  # 4 the backlog (FIFO: head and tail in info)
-        app if n else np.zeros(1, dtype=np.int64),  # 5 application of each job
-        info,  # 6
-        np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),  # 7
-        np.zeros(P, dtype=np.int64),  # 8 scratch: slots that fit
-        np.zeros(P, dtype=np.int64),  # 9 scratch: their application's rank, then the jobs chosen
-        np.full(n_apps, -1, dtype=np.int64),  # 10 rank of each application in a selection (-1: none)
-        np.zeros(P, dtype=np.int64),  # 11 first slot of each ranked application
-        np.zeros(P, dtype=np.int64),  # 12 its candidates that fit
-        np.zeros(P),  # 13 its profit p_j
-        np.zeros(P),  # 14 its efficiency e_j
-        np.zeros(P, dtype=np.int64),  # 15 items: application rank
-        np.zeros(P, dtype=np.int64),  # 16 items: jobs
-        np.zeros(P),  # 17 items: profit
-        np.zeros(P, dtype=np.uint8),  # 18 items: used
-        np.zeros(P, dtype=np.int64),  # 19 items that still fit
-        np.zeros(P, dtype=np.int64),  # 20 jobs chosen per application
-        np.zeros(P, dtype=np.int64),  # 21 first fit of each new candidate
-        np.zeros(P, dtype=np.int64),  # 22 the new candidates being placed
-        np.zeros(6 * R),  # 23 float scratch (see _select)
+    state = MRISState(
+        ids=np.full(P, -1, dtype=np.int64),  # ids per slot
+        creq=np.full(R * P, np.inf),  # requests per slot, resource-major (r * P + slot)
+        slot_of=np.full(max(n, 1), -1, dtype=np.int64),  # slot of each candidate
+        total=np.zeros(R),  # total request of the candidates
+        backlog=np.zeros(max(n, 1), dtype=np.int64),  # the backlog (FIFO: head and tail in info)
+        app=app if n else np.zeros(1, dtype=np.int64),  # application of each job
+        info=info,
+        ranges=np.array(sim.view.config_ranges, dtype=np.int64).reshape(n_cfg, 2),
+        fit_slots=np.zeros(P, dtype=np.int64),  # scratch: slots that fit
+        rank=np.zeros(P, dtype=np.int64),  # scratch: their application's rank, then the jobs chosen
+        app_rank=np.full(n_apps, -1, dtype=np.int64),  # rank of each application in a selection (-1: none)
+        app_first=np.zeros(P, dtype=np.int64),  # first slot of each ranked application
+        app_fit=np.zeros(P, dtype=np.int64),  # its candidates that fit
+        app_profit=np.zeros(P),  # its profit p_j
+        app_eff=np.zeros(P),  # its efficiency e_j
+        it_app=np.zeros(P, dtype=np.int64),  # items: application rank
+        it_job=np.zeros(P, dtype=np.int64),  # items: jobs
+        it_profit=np.zeros(P),  # items: profit
+        it_used=np.zeros(P, dtype=np.uint8),  # items: used
+        it_fit=np.zeros(P, dtype=np.int64),  # items that still fit
+        chosen=np.zeros(P, dtype=np.int64),  # jobs chosen per application
+        new_fit=np.zeros(P, dtype=np.int64),  # first fit of each new candidate
+        new_jobs=np.zeros(P, dtype=np.int64),  # the new candidates being placed
+        fscratch=np.zeros(5 * R),  # float scratch (see _select)
     )
 
     def done() -> None:
         # The specification's state as it would be after the run (tests compare it).
-        ids, creq, total = state[0], state[1], state[3]
+        ids, creq, total = state.ids, state.creq, state.total
         size, used = int(info[SIZE]), int(info[USED])
         sched.selections = int(info[SELECTIONS])
         sched._ids = ids[:size].copy()
@@ -569,6 +642,6 @@ def make(sched: MRIS, sim: Simulation) -> Kernel:
         sched._used = used
         sched._slot_of = {int(j): k for k, j in enumerate(ids[:used].tolist()) if j >= 0}
         sched._total = total.copy()
-        sched._backlog = deque(state[4][int(info[BL_HEAD]) : int(info[BL_TAIL])].tolist())
+        sched._backlog = deque(state.backlog[int(info[BL_HEAD]) : int(info[BL_TAIL])].tolist())
 
     return Kernel(step=step, state=state, done=done, tree=True)

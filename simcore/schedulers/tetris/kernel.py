@@ -53,7 +53,7 @@ subtracted), so every maximum and every tie comes out the same:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -68,28 +68,62 @@ if TYPE_CHECKING:
 
 # The specification's runtime modes
 FIXED, CONFIG, GENERAL = 0, 1, 2
-# st[INFO] (int64) slots: mode, queued jobs, list head, list tail, leaves of the tree, grid in use,
+# st.info (int64) slots: mode, queued jobs, list head, list tail, leaves of the tree, grid in use,
 # grid columns (cells a row), work-term columns
 I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP = 0, 1, 2, 3, 4, 5, 6, 7
-# state tuple slots
-INV, INV2, WFAC, SEG_CFG, SEG_OF, GSEG, INFO, QNEXT, QPREV, QMIN, STACK, STACK_UB = range(12)
-FL, A, F, TREE, DIRS, QRY = range(12, 18)
-# the grid: next/previous job in its cell (a job's cell is computed from its request), per cell head/tail/count/dirty,
-# bounds (lo, amax per resource; wmin per work column), edges, and query scratch
-G_NEXT, G_PREV, G_HEAD, G_TAIL, G_COUNT, G_DIRTY, G_LO, G_AMAX, G_WMIN, G_E0, G_E1, G_CAND, G_UB = range(18, 31)
-# the tree's levels: their thresholds of a machine's room (see _room), its weights, a leaf's values being built
-THETA, ROOM_W, LEAF, ACC = range(31, 35)
+
+
+class TetrisState(NamedTuple):
+    """Tetris's arrays (built by :func:`make`): the queue, the grid of queued jobs, the levels' trees, scratch."""
+
+    inv: Any  #: one over each resource's largest capacity
+    inv2: Any  #: its square
+    wfac: Any  #: work_weight / p_bar
+    seg_cfg: Any  #: configuration of each segment
+    seg_of: Any  #: segment of each machine
+    gseg: Any  #: scratch: the arrival's work term per segment
+    info: Any  #: int64 slots I_MODE...
+    qnext: Any  #: next queued job
+    qprev: Any  #: previous queued job
+    qmin: Any  #: lower bound of the queued fit floors
+    stack: Any  #: the branch and bound's stack (at most 2 entries a level)
+    stack_ub: Any  #: its bounds
+    fl: Any  #: scratch: the arrival's fit floors
+    a: Any  #: scratch: its packing weights
+    f: Any  #: scratch: the freed machine's capacity
+    tree: Any  #: the levels' max trees: per node and level, maxima per resource, direction
+    dirs: Any  #: the directions
+    qry: Any  #: the arrival's query (see _prepare_query), work factor and level
+    g_next: Any  #: the grid: next job in its cell
+    g_prev: Any  #: previous in its cell
+    g_head: Any  #: first job of each cell
+    g_tail: Any  #: last job of each cell
+    g_count: Any  #: jobs in each cell
+    g_dirty: Any  #: a job left since the cell's bounds were computed
+    g_lo: Any  #: smallest fit floor per resource
+    g_amax: Any  #: largest packing weight per resource
+    g_wmin: Any  #: smallest work term per work column
+    g_e0: Any  #: edges in resource 0
+    g_e1: Any  #: edges in resource 1
+    g_cand: Any  #: scratch: candidate cells of a query
+    g_ub: Any  #: scratch: their bounds
+    theta: Any  #: the levels' thresholds of room (level 0: -inf, every machine)
+    room_w: Any  #: the room's weights
+    leaf: Any  #: scratch: a machine's values
+    acc: Any  #: scratch: a block's maxima per level
+
+
 #: Queued jobs from which completions search the grid, and below which they scan the list again.
 GRID_ON, GRID_OFF = 256, 64
 #: Grid cells per side (two or more resources: a square over the first two).
 GRID_SIDE = 16
-# st[QRY] (float64) slots: the arrival's direction for the directional bound, its work factor, its tree level
+# st.qry (float64) slots: the arrival's direction for the directional bound, its work factor, its tree level
 Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF, Q_LVL = 0, 1, 2, 3, 4, 5
 #: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
 #: (Nine made the tree's updates dearer than the nodes they saved once the levels below keep machines
 #: without room out of the bounds: the paper-scale point ran 15% slower with nine, 30% slower with three.)
 DIRECTIONS = 5
-#: Levels of the tree: level l keeps only the machines whose room (``_room``) is at least ``st[THETA][l]``
+#: Levels of the tree: level l keeps only the machines whose room (``_room``) is at least ``st.theta[l]``
 #: (level 0: every machine). A job searches the highest level whose threshold its own room floor reaches,
 #: which holds every machine where it fits, and so its bounds leave out machines where it cannot fit.
 #: On the paper-scale Figure 11 point (memory 94% in use) the machines with the most free CPU and no
@@ -118,13 +152,13 @@ def _gfac(core: Any, st: Any, job: int) -> float:
     (With two resources the specification adds the two products directly; the sum from 0.0
     differs only in the sign of a zero, which no score comparison sees.)
     """
-    req = core[2]
-    R = core[17][K.D_R]
-    inv = st[INV]
+    req = core.req
+    R = core.dims[K.D_R]
+    inv = st.inv
     s = 0.0
     for r in range(R):
         s += req[job * R + r] * inv[r]
-    return s * st[WFAC][0]  # type: ignore[no-any-return]
+    return s * st.wfac[0]  # type: ignore[no-any-return]
 
 
 @inline
@@ -133,7 +167,7 @@ def _p(core: Any, st: Any, job: int, c: int, last: int) -> float:
 
     Mode fixed: the time is the same everywhere (configuration 0, as the specification asks).
     """
-    if st[INFO][I_MODE] == FIXED:
+    if st.info[I_MODE] == FIXED:
         c = 0
     return _runnable(K.duration(core, job, c, last))
 
@@ -141,8 +175,8 @@ def _p(core: Any, st: Any, job: int, c: int, last: int) -> float:
 @inline
 def _cls(core: Any, job: int) -> int:
     """The job's class where the run-time model has one that matters (profiles: warm or cold), else -1."""
-    if core[17][K.D_MODE] == K.PROFILE:
-        return core[12][job]  # type: ignore[no-any-return]
+    if core.dims[K.D_MODE] == K.PROFILE:
+        return core.dcls[job]  # type: ignore[no-any-return]
     return -1
 
 
@@ -165,27 +199,27 @@ def _queued_work(gf: float, p: float) -> float:
 
 @inline
 def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
-    """Machine m's score for ``job`` (its packing weights in ``st[A]``), the specification's floats."""
-    free = core[0]
-    dims = core[17]
+    """Machine m's score for ``job`` (its packing weights in ``st.a``), the specification's floats."""
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
-    a = st[A]
+    a = st.a
     s = free[m] * a[0]
     for r in range(1, R):
         s += free[r * N + m] * a[r]
     if use_g == 1:
-        s -= st[GSEG][st[SEG_OF][m]]
+        s -= st.gseg[st.seg_of[m]]
     elif use_g == 2:
-        s -= _work(st[QRY][Q_GF], _p(core, st, job, core[10][m], core[4][m]))
+        s -= _work(st.qry[Q_GF], _p(core, st, job, core.config_of[m], core.last[m]))
     return s  # type: ignore[no-any-return]
 
 
 @inline
 def _node_gmin(st: Any, lo: int, hi: int) -> float:
     """The least work term of the configurations of machines ``lo..hi-1``."""
-    seg_of = st[SEG_OF]
-    gseg = st[GSEG]
+    seg_of = st.seg_of
+    gseg = st.gseg
     s0 = seg_of[lo]
     s1 = seg_of[hi - 1]
     g = gseg[s0]
@@ -198,16 +232,16 @@ def _node_gmin(st: Any, lo: int, hi: int) -> float:
 @inline
 def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -> float:
     """An upper bound of the scores under ``node`` (machines ``lo..lo+size-1``), or -inf if the job fits on none."""
-    q = st[QRY]
-    V = st[TREE][node, int(q[Q_LVL])]
-    dims = core[17]
+    q = st.qry
+    V = st.tree[node, int(q[Q_LVL])]
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
-    fl = st[FL]
+    fl = st.fl
     for r in range(R):
-        if not V[r] >= fl[r]:
+        if not K.reaches(V[r], fl[r]):
             return NEG_INF
-    a = st[A]
+    a = st.a
     ub = V[0] * a[0]
     for r in range(1, R):
         ub += V[r] * a[r]
@@ -236,8 +270,8 @@ def _room(st: Any, v: Any, R: int) -> float:
     Monotone in each ``v_r`` (rounded products by positive numbers and a minimum are): a machine
     where a job fits (``free >= floor`` in every resource) has at least the room of the job's floors.
     """
-    inv = st[INV]
-    w = st[ROOM_W]
+    inv = st.inv
+    w = st.room_w
     h = (v[0] * inv[0]) * w[0]
     for r in range(1, R):
         x = (v[r] * inv[r]) * w[r]
@@ -250,17 +284,17 @@ def _room(st: Any, v: Any, R: int) -> float:
 def _tree_set(core: Any, st: Any, m: int) -> None:
     """Machine m's free capacity changed: its block's leaf in every level (the maxima over the block's
     machines whose room reaches the level's threshold) and the maxima above it, until a node is unchanged."""
-    T = st[TREE]
-    free = core[0]
-    dims = core[17]
+    T = st.tree
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
-    P = st[INFO][I_P]
+    P = st.info[I_P]
     L = T.shape[1]
     Q = T.shape[2]
-    v = st[LEAF]
-    acc = st[ACC]
-    theta = st[THETA]
+    v = st.leaf
+    acc = st.acc
+    theta = st.theta
     for lv in range(L):
         for q in range(Q):
             acc[lv, q] = NEG_INF
@@ -270,8 +304,8 @@ def _tree_set(core: Any, st: Any, m: int) -> None:
         for r in range(R):
             v[r] = free[r * N + mm]
         if Q > R:
-            dirs = st[DIRS]
-            inv = st[INV]
+            dirs = st.dirs
+            inv = st.inv
             x = free[mm] * inv[0]
             y = free[N + mm] * inv[1]
             for k in range(Q - R):
@@ -308,13 +342,13 @@ def _tree_set(core: Any, st: Any, m: int) -> None:
 @inline
 def _prepare_query(core: Any, st: Any, job: int) -> None:
     """The job's direction in the normalised resources, for the directional bound (two resources)."""
-    q = st[QRY]
+    q = st.qry
     q[Q_S] = 0.0
-    T = st[TREE]
-    R = core[17][K.D_R]
+    T = st.tree
+    R = core.dims[K.D_R]
     # The highest level whose threshold the room of the job's fit floors reaches (NaN: level 0).
-    hj = _room(st, st[FL], R)
-    theta = st[THETA]
+    hj = _room(st, st.fl, R)
+    theta = st.theta
     lv = 0
     for k in range(1, T.shape[1]):
         if theta[k] <= hj:
@@ -323,8 +357,8 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
     nd = T.shape[2] - R
     if nd < 2:
         return
-    inv = st[INV]
-    req = core[2]
+    inv = st.inv
+    req = core.req
     x = req[job * R] * inv[0]
     y = req[job * R + 1] * inv[1]
     s = x + y
@@ -358,16 +392,16 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
     level of the tree. A subtree is skipped when its bound is below the best score found, or equal
     to it with all its machines after the best machine (an equal score there loses the tie).
     """
-    N = core[17][K.D_N]
+    N = core.dims[K.D_N]
     best = NEG_INF
     bm = -1
     _prepare_query(core, st, job)
-    P = st[INFO][I_P]
-    stack = st[STACK]
-    sub = st[STACK_UB]
-    free = core[0]
-    R = core[17][K.D_R]
-    fl = st[FL]
+    P = st.info[I_P]
+    stack = st.stack
+    sub = st.stack_ub
+    free = core.free
+    R = core.dims[K.D_R]
+    fl = st.fl
     # Nodes and sizes in machines (a leaf is a block of BLOCK machines).
     stack[0], stack[1], stack[2] = 1, 0, P * BLOCK  # the root, expanded unconditionally
     sub[0] = K.INF
@@ -412,8 +446,8 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
 
 @inline
 def _enqueue(core: Any, st: Any, job: int) -> None:
-    info = st[INFO]
-    qnext, qprev, qmin, fl = st[QNEXT], st[QPREV], st[QMIN], st[FL]
+    info = st.info
+    qnext, qprev, qmin, fl = st.qnext, st.qprev, st.qmin, st.fl
     K.list_append(qnext, qprev, info, I_HEAD, info, I_TAIL, job)
     info[I_QCOUNT] += 1
     for r in range(len(qmin)):
@@ -434,8 +468,8 @@ def _enqueue(core: Any, st: Any, job: int) -> None:
 
 @inline
 def _unlink(core: Any, st: Any, job: int) -> None:
-    info = st[INFO]
-    qnext, qprev = st[QNEXT], st[QPREV]
+    info = st.info
+    qnext, qprev = st.qnext, st.qprev
     K.list_unlink(qnext, qprev, info, I_HEAD, info, I_TAIL, job)
     info[I_QCOUNT] -= 1
     if info[I_GRID] == 1:
@@ -443,7 +477,7 @@ def _unlink(core: Any, st: Any, job: int) -> None:
         if info[I_QCOUNT] < GRID_OFF:
             info[I_GRID] = 0
     if info[I_QCOUNT] == 0:
-        qmin = st[QMIN]
+        qmin = st.qmin
         for r in range(len(qmin)):
             qmin[r] = K.INF
 
@@ -451,23 +485,23 @@ def _unlink(core: Any, st: Any, job: int) -> None:
 @inline
 def _arrival(core: Any, st: Any, job: int) -> int:
     """The machine ``job`` starts on now, or -1 (then it is queued)."""
-    dims = core[17]
+    dims = core.dims
     R = dims[K.D_R]
-    req = core[2]
-    inv2 = st[INV2]
-    fl, a = st[FL], st[A]
+    req = core.req
+    inv2 = st.inv2
+    fl, a = st.fl, st.a
     jb = job * R
     for r in range(R):
         x = req[jb + r]
-        fl[r] = x - K.FIT_EPS
+        fl[r] = K.fit_floor(x)
         a[r] = x * inv2[r]
-    mode = st[INFO][I_MODE]
-    gseg = st[GSEG]
-    seg_cfg = st[SEG_CFG]
+    mode = st.info[I_MODE]
+    gseg = st.gseg
+    seg_cfg = st.seg_cfg
     S = len(gseg)
     use_g = 0
     gf = _gfac(core, st, job)
-    st[QRY][Q_GF] = gf
+    st.qry[Q_GF] = gf
     if mode != FIXED:
         # Mode general: the bound's work term, the smaller of the warm and the cold one (the exact
         # one is per machine); mode config: the exact one, per configuration.
@@ -499,41 +533,41 @@ def _arrival(core: Any, st: Any, job: int) -> int:
 @inline
 def _queued_score(core: Any, st: Any, z: int, f: Any, c: int, last: int) -> float:
     """Queued job z's score on a machine of configuration c (last class ``last``) with free capacity f."""
-    req = core[2]
-    inv2 = st[INV2]
-    R = core[17][K.D_R]
+    req = core.req
+    inv2 = st.inv2
+    R = core.dims[K.D_R]
     zb = z * R
     s = (req[zb] * inv2[0]) * f[0]
     for r in range(1, R):
         s += (req[zb + r] * inv2[r]) * f[r]
-    s -= _queued_work(_gfac(core, st, z), _p(core, st, z, c, last if st[INFO][I_MODE] == GENERAL else -1))
+    s -= _queued_work(_gfac(core, st, z), _p(core, st, z, c, last if st.info[I_MODE] == GENERAL else -1))
     return s  # type: ignore[no-any-return]
 
 
 @inline
 def _fits_f(core: Any, z: int, f: Any) -> bool:
     """The specification's test on a queued job: its fit floor ``request - EPS <= f`` in every resource."""
-    req = core[2]
-    R = core[17][K.D_R]
+    req = core.req
+    R = core.dims[K.D_R]
     zb = z * R
     for r in range(R):
-        if not req[zb + r] - K.FIT_EPS <= f[r]:
+        if not K.fits_one(f[r], req[zb + r]):
             return False
     return True
 
 
 @inline
 def _read_free(core: Any, st: Any, m: int) -> bool:
-    """Machine m's free capacity into ``st[F]``; False if no queued job can fit there (the lower bound)."""
-    free = core[0]
-    dims = core[17]
+    """Machine m's free capacity into ``st.f``; False if no queued job can fit there (the lower bound)."""
+    free = core.free
+    dims = core.dims
     N = dims[K.D_N]
-    f = st[F]
-    qmin = st[QMIN]
+    f = st.f
+    qmin = st.qmin
     ok = True
     for r in range(dims[K.D_R]):
         f[r] = free[r * N + m]
-        if qmin[r] > f[r]:
+        if not K.reaches(f[r], qmin[r]):
             ok = False
     return ok
 
@@ -558,7 +592,7 @@ def _bisect_right(e: Any, x: float) -> int:
 def _job_w(core: Any, st: Any, z: int, col: int) -> float:
     """A lower bound of queued job z's work term on configuration ``col`` (exact unless mode general)."""
     gf = _gfac(core, st, z)
-    general = st[INFO][I_MODE] == GENERAL
+    general = st.info[I_MODE] == GENERAL
     k = _cls(core, z) if general else -1
     w = K.INF
     for t in range(2 if general else 1):  # mode general: warm (last class k), then cold
@@ -570,25 +604,25 @@ def _job_w(core: Any, st: Any, z: int, col: int) -> float:
 
 @inline
 def _cell_reset(st: Any, cell: int) -> None:
-    lo, amax, wmin = st[G_LO], st[G_AMAX], st[G_WMIN]
+    lo, amax, wmin = st.g_lo, st.g_amax, st.g_wmin
     for r in range(lo.shape[1]):
         lo[cell, r] = K.INF
         amax[cell, r] = 0.0
     for c in range(wmin.shape[1]):
         wmin[cell, c] = K.INF
-    st[G_DIRTY][cell] = 0
+    st.g_dirty[cell] = 0
 
 
 @inline
 def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
     """Widen ``cell``'s bounds to cover job z."""
-    req = core[2]
-    R = core[17][K.D_R]
-    inv2 = st[INV2]
-    lo, amax, wmin = st[G_LO], st[G_AMAX], st[G_WMIN]
+    req = core.req
+    R = core.dims[K.D_R]
+    inv2 = st.inv2
+    lo, amax, wmin = st.g_lo, st.g_amax, st.g_wmin
     for r in range(R):
         x = req[z * R + r]
-        f = x - K.FIT_EPS
+        f = K.fit_floor(x)
         if f < lo[cell, r]:
             lo[cell, r] = f
         a = x * inv2[r]
@@ -603,57 +637,57 @@ def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
 @inline
 def _cell_of(core: Any, st: Any, z: int) -> int:
     """Job z's cell: the grid's row and column of its fit floors in resources 0 and 1."""
-    req = core[2]
-    R = core[17][K.D_R]
-    cell = _bisect_right(st[G_E0], req[z * R] - K.FIT_EPS) * st[INFO][I_G1]
+    req = core.req
+    R = core.dims[K.D_R]
+    cell = _bisect_right(st.g_e0, K.fit_floor(req[z * R])) * st.info[I_G1]
     if R > 1:
-        cell += _bisect_right(st[G_E1], req[z * R + 1] - K.FIT_EPS)
+        cell += _bisect_right(st.g_e1, K.fit_floor(req[z * R + 1]))
     return cell  # type: ignore[no-any-return]
 
 
 @inline
 def _grid_add(core: Any, st: Any, z: int) -> None:
     cell = _cell_of(core, st, z)
-    nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
+    nxt, prv, head, tail = st.g_next, st.g_prev, st.g_head, st.g_tail
     K.list_append(nxt, prv, head, cell, tail, cell, z)
-    st[G_COUNT][cell] += 1
+    st.g_count[cell] += 1
     _cell_account(core, st, cell, z)
 
 
 @inline
 def _grid_remove(core: Any, st: Any, z: int) -> None:
     cell = _cell_of(core, st, z)
-    nxt, prv, head, tail = st[G_NEXT], st[G_PREV], st[G_HEAD], st[G_TAIL]
+    nxt, prv, head, tail = st.g_next, st.g_prev, st.g_head, st.g_tail
     K.list_unlink(nxt, prv, head, cell, tail, cell, z)
-    st[G_COUNT][cell] -= 1
-    if st[G_COUNT][cell] == 0:
+    st.g_count[cell] -= 1
+    if st.g_count[cell] == 0:
         _cell_reset(st, cell)
     else:
-        st[G_DIRTY][cell] = 1  # bounds still hold, loosely, until the next visit
+        st.g_dirty[cell] = 1  # bounds still hold, loosely, until the next visit
 
 
 @inline
 def _grid_clear(st: Any) -> None:
     """Empty every cell (the grid is then filled again from the queue)."""
-    head = st[G_HEAD]
+    head = st.g_head
     for cell in range(len(head)):
         head[cell] = -1
-        st[G_TAIL][cell] = -1
-        st[G_COUNT][cell] = 0
+        st.g_tail[cell] = -1
+        st.g_count[cell] = 0
         _cell_reset(st, cell)
 
 
 @inline
 def _grid_candidates(core: Any, st: Any, c: int) -> int:
-    """The cells that may hold a job fitting in ``st[F]``, with their score bounds (``st[G_CAND]``, ``st[G_UB]``)."""
-    f = st[F]
-    R = core[17][K.D_R]
-    G1 = st[INFO][I_G1]
-    i_hi = _bisect_right(st[G_E0], f[0])
-    j_hi = _bisect_right(st[G_E1], f[1]) if R > 1 else 0
-    col = 0 if st[INFO][I_MODE] == FIXED else c
-    count, lo, amax, wmin = st[G_COUNT], st[G_LO], st[G_AMAX], st[G_WMIN]
-    cand, cub = st[G_CAND], st[G_UB]
+    """The cells that may hold a job fitting in ``st.f``, with their score bounds (``st.g_cand``, ``st.g_ub``)."""
+    f = st.f
+    R = core.dims[K.D_R]
+    G1 = st.info[I_G1]
+    i_hi = _bisect_right(st.g_e0, f[0])
+    j_hi = _bisect_right(st.g_e1, f[1]) if R > 1 else 0
+    col = 0 if st.info[I_MODE] == FIXED else c
+    count, lo, amax, wmin = st.g_count, st.g_lo, st.g_amax, st.g_wmin
+    cand, cub = st.g_cand, st.g_ub
     nc = 0
     for i in range(i_hi + 1):
         for j in range(j_hi + 1):
@@ -662,7 +696,7 @@ def _grid_candidates(core: Any, st: Any, c: int) -> int:
                 continue
             ok = True
             for r in range(R):
-                if lo[cell, r] > f[r]:
+                if not K.reaches(f[r], lo[cell, r]):
                     ok = False
                     break
             if not ok:
@@ -689,16 +723,16 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
     again): the whole queue in arrival order, or with the grid in use, its cells in
     decreasing bound until the next bound is below the best score found.
     """
-    info = st[INFO]
+    info = st.info
     if info[I_QCOUNT] == 0 or not _read_free(core, st, m):
         return -1
-    f = st[F]
-    c = core[10][m]
-    last = core[4][m]
+    f = st.f
+    c = core.config_of[m]
+    last = core.last[m]
     grid = info[I_GRID] == 1
     nc = _grid_candidates(core, st, c) if grid else 1
-    cand, cub, dirty = st[G_CAND], st[G_UB], st[G_DIRTY]
-    nxt = st[G_NEXT] if grid else st[QNEXT]
+    cand, cub, dirty = st.g_cand, st.g_ub, st.g_dirty
+    nxt = st.g_next if grid else st.qnext
     best = NEG_INF
     bz = -1
     while nc > 0:
@@ -715,7 +749,7 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
             cell = cand[k]
             cand[k] = cand[nc]
             cub[k] = cub[nc]
-            z = st[G_HEAD][cell]
+            z = st.g_head[cell]
         redo = cell >= 0 and dirty[cell] == 1
         if redo:
             _cell_reset(st, cell)  # recomputed from the jobs still there, below
@@ -736,8 +770,8 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Tetris's decisions (see :mod:`simcore.compiled.loop`)."""
-    ctr = core[15]
-    fl = core[16]
+    ctr = core.ctr
+    fl = core.fl
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -809,6 +843,29 @@ def _room_of(values: np.ndarray[Any, Any], inv: np.ndarray[Any, Any], w: np.ndar
     return h
 
 
+def _levels(request: np.ndarray[Any, Any], inv: np.ndarray[Any, Any]) -> tuple[Any, Any, Any]:
+    """A sample of the jobs' fit floors, the room's weights, and the levels' thresholds: quantiles of the
+    sample's room (level 0: -inf, every machine)."""
+    n = len(request)
+    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
+    room_w = _room_weights(sample + EPS, inv)
+    theta = np.full(LEVELS, -np.inf)
+    if n:
+        qs = _room_of(sample, inv, room_w)
+        qs = qs[np.isfinite(qs)]
+        if len(qs):
+            theta[1:] = np.quantile(qs, np.arange(1, LEVELS) / LEVELS)
+    return sample, room_w, theta
+
+
+def _directions(R: int) -> np.ndarray[Any, Any]:
+    """The directions the max trees keep combined values for (two resources), else a stub."""
+    if R != 2:
+        return np.zeros((1, 2))
+    t = np.arange(DIRECTIONS) / (DIRECTIONS - 1)
+    return np.stack([1.0 - t, t], axis=1)
+
+
 def make(sched: Tetris, sim: Simulation) -> Kernel:
     """Tetris's kernel state, from what :meth:`Tetris.setup` computed (normalisation, p_bar, segments)."""
     view = sim.view
@@ -827,23 +884,12 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     inv = np.array(sched.inv, dtype=np.float64)
     F = view.free_by_resource
     rows = [np.array(F[r]) for r in range(R)]
-    # The levels: thresholds at quantiles of the room of (a sample of) the jobs' fit floors.
-    sample = request[np.unique(np.linspace(0, max(n - 1, 0), min(n, 65536)).astype(np.int64))] - EPS
-    room_w = _room_weights(sample + EPS, inv)
-    theta = np.full(LEVELS, -np.inf)
-    if n:
-        qs = _room_of(sample, inv, room_w)
-        qs = qs[np.isfinite(qs)]
-        if len(qs):
-            theta[1:] = np.quantile(qs, np.arange(1, LEVELS) / LEVELS)
+    sample, room_w, theta = _levels(request, inv)
     room = _room_of(np.stack(rows, axis=1), inv, room_w)  # free capacities only: rows has no directions yet
+    dirs = _directions(R)
     if R == 2:
-        t = np.arange(DIRECTIONS) / (DIRECTIONS - 1)
-        dirs = np.stack([1.0 - t, t], axis=1)
         x, y = F[0] * inv[0], F[1] * inv[1]
         rows += [dirs[k, 0] * x + dirs[k, 1] * y for k in range(DIRECTIONS)]
-    else:
-        dirs = np.zeros((1, 2))
     n_p = 1 if sched.mode == "fixed" else view.n_configs
     info[I_NP] = n_p
     # Grid edges: quantiles of the fit floors of (a sample of) the workload's jobs.
@@ -854,42 +900,44 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     info[I_G1] = G1
     C = (len(e0) + 1) * G1
     jobs = max(n, 1)
-    state = (
-        inv,  # 0
-        np.array(sched.inv2, dtype=np.float64),  # 1
-        np.array([sched.wfac]),  # 2 work_weight / p_bar
-        np.array([c for c, _, _ in segs], dtype=np.int64),  # 3 configuration of each segment
-        np.ascontiguousarray(sched.seg_of, dtype=np.int64),  # 4 segment of each machine
-        np.zeros(len(segs)),  # 5 scratch: the arrival's work term per segment
-        info,  # 6
-        np.full(max(n, 1), -1, dtype=np.int32),  # 7 next queued job
-        np.full(max(n, 1), -1, dtype=np.int32),  # 8 previous queued job
-        np.full(R, np.inf),  # 9 lower bound of the queued fit floors
-        np.zeros(3 * 130, dtype=np.int64),  # 10 the branch and bound's stack (at most 2 entries a level)
-        np.zeros(130),  # 11 its bounds
-        np.zeros(R),  # 12 scratch: the arrival's fit floors
-        np.zeros(R),  # 13 scratch: its packing weights
-        np.zeros(R),  # 14 scratch: the freed machine's capacity
-        _max_tree(rows, room, theta, P),  # 15 the levels' max trees: per node and level, maxima per resource, direction
-        np.ascontiguousarray(dirs),  # 16 the directions
-        np.zeros(6),  # 17 the arrival's query (see _prepare_query), work factor and level
-        np.full(jobs, -1, dtype=np.int32),  # 18 the grid: next job in its cell
-        np.full(jobs, -1, dtype=np.int32),  # 19 previous in its cell
-        np.full(C, -1, dtype=np.int64),  # 20 first job of each cell
-        np.full(C, -1, dtype=np.int64),  # 21 last job of each cell
-        np.zeros(C, dtype=np.int64),  # 22 jobs in each cell
-        np.zeros(C, dtype=np.int64),  # 23 a job left since the cell's bounds were computed
-        np.full((C, R), np.inf),  # 24 smallest fit floor per resource
-        np.zeros((C, R)),  # 25 largest packing weight per resource
-        np.full((C, n_p), np.inf),  # 26 smallest work term per work column
-        np.ascontiguousarray(e0, dtype=np.float64),  # 27 edges in resource 0
-        np.ascontiguousarray(e1, dtype=np.float64),  # 28 edges in resource 1
-        np.zeros(C, dtype=np.int64),  # 29 scratch: candidate cells of a query
-        np.zeros(C),  # 30 scratch: their bounds
-        theta,  # 31 the levels' thresholds of room (level 0: -inf, every machine)
-        room_w,  # 32 the room's weights
-        np.zeros(len(rows)),  # 33 scratch: a machine's values
-        np.zeros((LEVELS, len(rows))),  # 34 scratch: a block's maxima per level
+    state = TetrisState(
+        inv=inv,
+        inv2=np.array(sched.inv2, dtype=np.float64),
+        wfac=np.array([sched.wfac]),  # work_weight / p_bar
+        seg_cfg=np.array([c for c, _, _ in segs], dtype=np.int64),  # configuration of each segment
+        seg_of=np.ascontiguousarray(sched.seg_of, dtype=np.int64),  # segment of each machine
+        gseg=np.zeros(len(segs)),  # scratch: the arrival's work term per segment
+        info=info,
+        qnext=np.full(max(n, 1), -1, dtype=np.int32),  # next queued job
+        qprev=np.full(max(n, 1), -1, dtype=np.int32),  # previous queued job
+        qmin=np.full(R, np.inf),  # lower bound of the queued fit floors
+        stack=np.zeros(3 * 130, dtype=np.int64),  # the branch and bound's stack (at most 2 entries a level)
+        stack_ub=np.zeros(130),  # its bounds
+        fl=np.zeros(R),  # scratch: the arrival's fit floors
+        a=np.zeros(R),  # scratch: its packing weights
+        f=np.zeros(R),  # scratch: the freed machine's capacity
+        tree=_max_tree(
+            rows, room, theta, P
+        ),  # the levels' max trees: per node and level, maxima per resource, direction
+        dirs=np.ascontiguousarray(dirs),  # the directions
+        qry=np.zeros(6),  # the arrival's query (see _prepare_query), work factor and level
+        g_next=np.full(jobs, -1, dtype=np.int32),  # the grid: next job in its cell
+        g_prev=np.full(jobs, -1, dtype=np.int32),  # previous in its cell
+        g_head=np.full(C, -1, dtype=np.int64),  # first job of each cell
+        g_tail=np.full(C, -1, dtype=np.int64),  # last job of each cell
+        g_count=np.zeros(C, dtype=np.int64),  # jobs in each cell
+        g_dirty=np.zeros(C, dtype=np.int64),  # a job left since the cell's bounds were computed
+        g_lo=np.full((C, R), np.inf),  # smallest fit floor per resource
+        g_amax=np.zeros((C, R)),  # largest packing weight per resource
+        g_wmin=np.full((C, n_p), np.inf),  # smallest work term per work column
+        g_e0=np.ascontiguousarray(e0, dtype=np.float64),  # edges in resource 0
+        g_e1=np.ascontiguousarray(e1, dtype=np.float64),  # edges in resource 1
+        g_cand=np.zeros(C, dtype=np.int64),  # scratch: candidate cells of a query
+        g_ub=np.zeros(C),  # scratch: their bounds
+        theta=theta,  # the levels' thresholds of room (level 0: -inf, every machine)
+        room_w=room_w,  # the room's weights
+        leaf=np.zeros(len(rows)),  # scratch: a machine's values
+        acc=np.zeros((LEVELS, len(rows))),  # scratch: a block's maxima per level
     )
 
     def done() -> None:
