@@ -11,8 +11,8 @@ look good by leaving jobs unstarted: its ``stable`` verdict is false and
 
 Utilisation (per resource), the mean queue length, the mean running count and
 the maximum queue length are exact: integrals over the per-job records
-(:mod:`simcore.core.timeavg`), over the window ``window_s`` from the first
-arrival to the run's end (the horizon, or the last event of a drained run), so
+(:mod:`simcore.core.timeavg`), over the window from ``window_start_s`` (the first
+arrival) to ``window_end_s`` (the run's end: the horizon, or the last event of a drained run), so
 an empty stretch before the first job cannot make a cluster look idle. The
 series (``queue``, ``utilization``) are ``samples`` evenly spaced samples of
 the state from the first arrival (``measured_from_s``) to the horizon, for
@@ -160,7 +160,7 @@ def summary(res: SimResult, waits: Waits | None = None) -> dict[str, Any]:
         # Draining runs until every job finished: one left over means the queue never emptied.
         stable = False
     out["stable"] = stable
-    # The samples (utilisation, queue) span this window, from the first arrival (issue 17).
+    # The sampled series (charts, the stability verdict) start at the first arrival too (issue 17).
     out["measured_from_s"] = float(res.sample_t[0]) if len(res.sample_t) else 0.0
     out["simulated_s"] = float(res.end_s)
     out["wall_s"] = float(res.wall_s)

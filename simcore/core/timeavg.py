@@ -14,8 +14,9 @@ so their integrals are sums over jobs:
 
 Each interval is clipped to the measured window before it is summed.
 
-**The window** (``window_s``) runs from the first arrival to the end of the
-run (:attr:`SimResult.end_s`): the horizon for a run stopped there, the last
+**The window** (``window_s``; the summary's ``window_start_s`` and
+``window_end_s``) runs from the first arrival to the end of the run
+(:attr:`SimResult.end_s`): the horizon for a run stopped there, the last
 event for a drained run. It starts at the first arrival for the reason the
 samples do (issue 17: a trace in Unix time must not be diluted by an empty
 stretch before its first job), and it ends at the run's end, not at the
@@ -66,7 +67,8 @@ class TimeAverages:
     def as_summary(self) -> dict[str, Any]:
         """The summary's keys (see :func:`simcore.core.metrics.summary`)."""
         return {
-            "window_s": [self.window_s[0], self.window_s[1]],
+            "window_start_s": self.window_s[0],
+            "window_end_s": self.window_s[1],
             "utilization": dict(self.utilization),
             "mean_queue_len": self.mean_queue_len,
             "mean_running": self.mean_running,

@@ -53,7 +53,7 @@ def test_hand_computed_fcfs_on_one_machine() -> None:
         res = simulate(one_machine(), wl, create("fcfs"), 0, engine=engine)
         assert res.start.tolist() == [0, 1, 4, 6], engine
         s = metrics.summary(res)
-        assert s["window_s"] == [0.0, 8.0]
+        assert (s["window_start_s"], s["window_end_s"]) == (0.0, 8.0)
         assert s["mean_queue_len"] == 0.625
         assert s["mean_running"] == 1.25
         assert s["utilization"] == {"cpu": 0.6875}
@@ -81,7 +81,7 @@ def test_a_job_starting_the_moment_it_arrives_is_never_queued() -> None:
     s = metrics.summary(res)
     assert s["max_queue_len"] == 0 and s["mean_queue_len"] == 0.0
     # Window [0, 4] (drained: the last event); busy 4*2 + 4*2 = 16 cpu-s -> 16 / (4 * 4) = 1.
-    assert s["window_s"] == [0.0, 4.0] and s["utilization"] == {"cpu": 1.0}
+    assert (s["window_start_s"], s["window_end_s"]) == (0.0, 4.0) and s["utilization"] == {"cpu": 1.0}
 
 
 @pytest.mark.parametrize("name", ["fcfs", "greedy", "tetris", "mris"])
@@ -93,7 +93,7 @@ def test_a_batch_at_time_zero_is_measured_over_its_makespan(name: str) -> None:
     out = api.run_objects(one_machine(2.0), wl, name)  # horizon 0: run as drained
     s = out.summary
     makespan = float(np.nanmax(out.result.finish))
-    assert s["window_s"] == [0.0, makespan]
+    assert (s["window_start_s"], s["window_end_s"]) == (0.0, makespan)
     assert s["utilization"]["cpu"] > 0
     assert s["utilization"]["cpu"] == pytest.approx(6.0 / (2.0 * makespan), rel=1e-12)
     assert s["max_queue_len"] == 1
@@ -103,8 +103,7 @@ def _little(name: str, engine: str, scn: tuple[Cluster, Workload]) -> None:
     cluster, wl = scn
     out = api.run_objects(cluster, wl, name, 3, drain=True, engine=engine)
     s = out.summary
-    lo, hi = s["window_s"]
-    T = hi - lo
+    T = s["window_end_s"] - s["window_start_s"]
     n = s["jobs"]
     if T <= 0 or s["completed"] < n:
         return  # nothing to average over, or a job no machine could take (not drained in Little's sense)
@@ -187,7 +186,7 @@ def test_the_exact_values_equal_a_reconstruction_from_jobs_csv_in_both_engines(t
         with (tmp_path / engine / "jobs.csv").open() as f:
             rows = list(csv.DictReader(f))
         s = out.summary
-        lo, hi = s["window_s"]
+        lo, hi = s["window_start_s"], s["window_end_s"]
         ref = sweep(rows, out.workload.request, out.cluster.total_capacity(), lo, hi)
         assert s["max_queue_len"] == ref["max_queue_len"] > 0
         assert s["mean_queue_len"] == pytest.approx(ref["mean_queue_len"], rel=1e-9)
@@ -195,7 +194,8 @@ def test_the_exact_values_equal_a_reconstruction_from_jobs_csv_in_both_engines(t
         for k, r in enumerate(out.cluster.resources):
             assert s["utilization"][r] == pytest.approx(ref["utilization"][k], rel=1e-9)
         summaries[engine] = s
-    keys = ("window_s", "utilization", "mean_queue_len", "mean_running", "max_queue_len", "mean_response_upper_s")
+    keys = ("window_start_s", "window_end_s", "utilization", "mean_queue_len", "mean_running", "max_queue_len")
+    keys += ("mean_response_upper_s",)
     assert {k: summaries["python"][k] for k in keys} == {k: summaries["compiled"][k] for k in keys}
     if not drain:
         assert summaries["python"]["queued_at_end"] > 0
