@@ -89,13 +89,14 @@ RUN_DOWNLOADS = (
 
 
 def not_started(summary: dict[str, Any]) -> str:
-    """The summary cell of jobs that never started: their count, and when there are any, the bound on the
-    mean wait that counts them as waiting until the run's end (``mean_response_upper_s``), escaped."""
+    """The summary cell of jobs that never started (escaped): their count and, when there are any, the lower
+    bound on every arrived job's mean wait that counts them as waiting until the run's end
+    (``mean_response_lower_s``)."""
     n = summary.get("queued_at_end")
-    bound = summary.get("mean_response_upper_s")
+    bound = summary.get("mean_response_lower_s")
     if not n or bound is None:
         return _esc(num(n))
-    return f"{_esc(num(n))} <small>(mean wait &le; {_esc(num(bound))} s)</small>"
+    return f"{_esc(num(n))} <small>(mean wait &ge; {_esc(num(bound))} s)</small>"
 
 
 @register.simple_tag

@@ -4,8 +4,8 @@ Response time follows the LoTES paper: the time from a job's arrival to its
 start (its wait). Completion time is arrival to finish, run time start to
 finish. Summary statistics of response time are over the jobs that started;
 jobs still queued at the end are counted separately (``queued_at_end``), and
-``mean_response_upper_s`` bounds the mean wait of every job that arrived by
-counting those as waiting until the run's end, so an unstable scheduler cannot
+``mean_response_lower_s`` bounds the mean wait of every job that arrived from
+below by counting those as waiting until the run's end, so an unstable scheduler cannot
 look good by leaving jobs unstarted: its ``stable`` verdict is false and
 ``completed < jobs``.
 
@@ -152,7 +152,7 @@ def summary(res: SimResult, waits: Waits | None = None) -> dict[str, Any]:
     out["mean_completion_s"] = float(comp.mean()) if len(comp) else None
     out["p99_completion_s"] = float(np.percentile(comp, 99)) if len(comp) else None
     out["mean_run_s"] = float(run.mean()) if len(run) else None
-    out["mean_response_upper_s"] = mean_wait_upper(res, arrived)
+    out["mean_response_lower_s"] = mean_wait_lower(res, arrived)
     out.update(exact_time_averages(res).as_summary())
     out["samples"] = len(res.sample_t)
     stable = bool(is_stable(res.sample_t, res.sample_queue.astype(np.float64)))
@@ -198,9 +198,10 @@ def exact_time_averages(res: SimResult) -> TimeAverages:
     )
 
 
-def mean_wait_upper(res: SimResult, arrived: int) -> float | None:
+def mean_wait_lower(res: SimResult, arrived: int) -> float | None:
     """Mean wait (s) over every job that arrived, those that never started counted as waiting until the run's
-    end: an upper bound on what their waits would have been, where ``mean_response_s`` leaves them out."""
+    end. They wait at least that long, so the mean wait of every arrived job is at least this (a lower bound,
+    which ``mean_response_s``, over the started jobs only, is not: the jobs it leaves out wait longest)."""
     if arrived == 0:
         return None
     start = res.start[:arrived]

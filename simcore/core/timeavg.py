@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from simcore.core.model import FloatArray
+from simcore.core.model import FloatArray, IntArray
 
 __all__ = ["TimeAverages", "release_times", "time_averages"]
 
@@ -76,9 +76,7 @@ class TimeAverages:
         }
 
 
-def release_times(
-    submit: FloatArray, finish: FloatArray, parent_ptr: FloatArray | Any, parents: FloatArray | Any
-) -> FloatArray:
+def release_times(submit: FloatArray, finish: FloatArray, parent_ptr: IntArray, parents: IntArray) -> FloatArray:
     """When each task was released to the scheduler: ``max(submit, its parents' finishes)``; NaN if a parent never
     finished. ``parent_ptr`` and ``parents`` are the task graph's CSR rows of parents."""
     release = np.array(submit, dtype=np.float64, copy=True)

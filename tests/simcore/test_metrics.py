@@ -59,7 +59,7 @@ def test_it_summarises_waits_completions_and_counts() -> None:
     # The queue: 1 from t=1, 2 from t=2 (jobs 1 and 2), 2 from t=3 (job 1 started, job 3 arrived).
     assert s["max_queue_len"] == 2
     # Job 3 counted as waiting until the end: (0 + 2 + 4 + 7) / 4.
-    assert s["mean_response_upper_s"] == pytest.approx(13 / 4)
+    assert s["mean_response_lower_s"] == pytest.approx(13 / 4)
     assert s["jobs_per_s"] == pytest.approx(8.0)
 
 
