@@ -145,5 +145,8 @@ def max_queue_length(released_at: FloatArray, started_at: FloatArray, already_so
         return 0
     rel = released_at if already_sorted else np.sort(released_at)
     starts = np.sort(started_at)
-    queued = np.searchsorted(rel, rel, side="right") - np.searchsorted(starts, rel, side="right")
+    # Releases up to rel[i] inclusive: i + 1 at the last of each run of equal times (read only there).
+    last = np.flatnonzero(rel[1:] != rel[:-1])
+    last = np.append(last, len(rel) - 1)
+    queued = (last + 1) - np.searchsorted(starts, rel[last], side="right")
     return max(int(queued.max()), 0)
