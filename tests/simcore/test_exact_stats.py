@@ -174,10 +174,10 @@ def test_the_exact_values_equal_a_reconstruction_from_jobs_csv_in_both_engines(t
         cluster="google-balanced",
         workload="google-like",
         scheduler="tetris",
-        hours=0.01,
-        load=1.3,  # overloaded: a queue forms and, undrained, some jobs never start
+        hours=0.02,
+        load=3.0,  # overloaded: a queue forms (12 jobs at most) and, undrained, 10 jobs never start
         drain=drain,
-        cluster_params={"machines_per_config": 3},
+        cluster_params={"machines_per_config": 1},
     )
     summaries, results = {}, {}
     for engine in ("python", "compiled"):
