@@ -82,8 +82,9 @@ def release_times(submit: FloatArray, finish: FloatArray, parent_ptr: IntArray, 
     release = np.array(submit, dtype=np.float64, copy=True)
     if len(parents):
         child = np.repeat(np.arange(len(submit), dtype=np.int64), np.diff(parent_ptr))
-        # NaN propagates through np.maximum: a child of an unfinished parent stays unreleased.
-        np.maximum.at(release, child, finish[parents])
+        # NaN propagates through np.maximum (on purpose: a child of an unfinished parent stays unreleased).
+        with np.errstate(invalid="ignore"):
+            np.maximum.at(release, child, finish[parents])
     return release
 
 
