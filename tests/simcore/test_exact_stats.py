@@ -16,7 +16,7 @@ from simcore import api
 from simcore.core import metrics
 from simcore.core.engine import simulate
 from simcore.core.model import Cluster, Workload
-from simcore.core.timeavg import time_averages
+from simcore.core.timeavg import release_times, time_averages
 from simcore.schedulers import SCHEDULERS, create
 from tests.simcore.test_engine import scenarios_for
 
@@ -205,3 +205,20 @@ def test_the_exact_values_equal_a_reconstruction_from_jobs_csv_in_both_engines(t
         n = s["jobs"]
         waited = np.where(np.isnan(res.start[:n]), s["window_end_s"], res.start[:n]) - res.submit[:n]
         assert s["mean_response_lower_s"] == pytest.approx(float(waited.mean()), rel=1e-12)
+
+
+def test_a_task_is_queued_from_its_release_not_its_submission() -> None:
+    # Tasks 0 and 1 (roots, t=0), task 2 (t=1) needs both, task 3 (t=1) needs task 2.
+    # Task 0 finishes at 5, task 1 at 3: task 2 is released at max(1, 5, 3) = 5; task 3 waits for task 2.
+    submit = np.array([0.0, 0, 1, 1])
+    ptr, parents = np.array([0, 0, 0, 2, 3]), np.array([0, 1, 2])
+    finish = np.array([5.0, 3, np.nan, np.nan])
+    assert release_times(submit, finish, ptr, parents).tolist()[:3] == [0.0, 0.0, 5.0]
+    assert np.isnan(release_times(submit, finish, ptr, parents)[3])  # task 2 never finished
+    # Task 2 starts at 7 (queued 5..7), window [0, 10], 1 cpu each of 2: queue 2/10 = 0.2, max 1.
+    start = np.array([0.0, 0, 7, np.nan])
+    rel = release_times(submit, finish, ptr, parents)
+    t = time_averages(submit, start, finish, np.ones((4, 1)), np.array([2.0]), ("cpu",), (0.0, 10.0), rel)
+    assert t.mean_queue_len == 0.2 and t.max_queue_len == 1
+    # Running: 5 + 3 + 3 (task 2, 7..10) = 11 -> 1.1; 11 cpu-s / (2 * 10) = 0.55.
+    assert t.mean_running == 1.1 and t.utilization == {"cpu": 0.55}
