@@ -25,7 +25,7 @@ import numpy as np
 
 from simcore.capacity import allocation_lp
 from simcore.core import metrics
-from simcore.core.engine import ProgressCallback, SimResult, simulate
+from simcore.core.engine import DEFAULT_SAMPLES, ProgressCallback, SimResult, simulate
 from simcore.core.errors import InputError, ParameterError
 from simcore.core.jobmetrics import dag_summary, run_job_metrics
 from simcore.core.model import ClassTable, Cluster, Workload
@@ -56,10 +56,15 @@ class RunSpec:
     scheduler_params: dict[str, Any] = field(default_factory=dict)
     #: ``compiled`` (a built-in's kernel where it has one) or ``python`` (the reference); same schedule.
     engine: str = "compiled"
+    #: Samples of the queue-length and utilisation series (charts only; the summary's statistics are exact).
+    samples: int = DEFAULT_SAMPLES
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+
+#: The most samples a series may have (each is a row of queue.csv and a point on a chart).
+MAX_SAMPLES = 1_000_000
 
 #: Integer per-job columns whose -1 means "none" (the job never started): written empty / null.
 NULL_IF_NEGATIVE = frozenset({"machine", "config"})
@@ -127,11 +132,15 @@ class RunOutcome:
             for row in self.iter_job_rows():
                 w.writerow(row)
         written.append(p)
+        summary, offline, timings = split_timings(self.summary, self.offline)
         p = d / "summary.json"
-        p.write_text(json.dumps(self.summary, indent=2))
+        p.write_text(json.dumps(summary, indent=2))
         written.append(p)
         p = d / "series.json"
-        p.write_text(json.dumps({"series": self.series, "per_class": self.per_class, "offline": self.offline}))
+        p.write_text(json.dumps({"series": self.series, "per_class": self.per_class, "offline": offline}))
+        written.append(p)
+        p = d / TIMINGS_FILE
+        p.write_text(json.dumps(timings, indent=2))
         written.append(p)
         s = self.series
         tables = {
@@ -144,12 +153,13 @@ class RunOutcome:
                 ["day", "mean_response_s", "jobs"],
                 zip(s["per_day"]["day"], s["per_day"]["mean_response_s"], s["per_day"]["jobs"], strict=True),
             ),
+            # Samples of the state, for charts (the summary's time averages are exact): the first column says so.
             "queue.csv": (
-                ["t_s", "queued", "running"],
+                ["sample_t_s", "queued", "running"],
                 zip(s["queue"]["t_s"], s["queue"]["queued"], s["queue"]["running"], strict=True),
             ),
             "utilization.csv": (
-                ["t_s", *self.cluster.resources],
+                ["sample_t_s", *self.cluster.resources],
                 zip(s["utilization"]["t_s"], *(s["utilization"][r] for r in self.cluster.resources), strict=True),
             ),
         }
@@ -161,6 +171,42 @@ class RunOutcome:
                 w.writerows(rows)
             written.append(p)
         return written
+
+
+#: The one file of an output folder whose numbers come from the host's clock (see :func:`split_timings`).
+TIMINGS_FILE = "timings.json"
+#: Keys, at any depth of the summary or the offline plan, whose values are wall-clock or CPU seconds.
+WALL_CLOCK_KEYS = frozenset({"wall_s", "jobs_per_s", "compile_s", "timings_s", "seconds"})
+
+
+def split_timings(
+    summary: dict[str, Any], offline: dict[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any]]:
+    """``summary`` and ``offline`` without their clock readings, and those readings, under the same keys.
+
+    Two runs of one spec give the same numbers except for how long they took; written apart
+    (to :data:`TIMINGS_FILE`), every other file of an output folder is byte-identical.
+    """
+    summ, summ_t = _split(summary)
+    if offline is None:
+        return summ, None, {"summary": summ_t}
+    off, off_t = _split(offline)
+    return summ, off, {"summary": summ_t, "offline": off_t}
+
+
+def _split(d: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    kept: dict[str, Any] = {}
+    clock: dict[str, Any] = {}
+    for k, v in d.items():
+        if k in WALL_CLOCK_KEYS:
+            clock[k] = v
+        elif isinstance(v, dict):
+            kept[k], inner = _split(v)
+            if inner:
+                clock[k] = inner
+        else:
+            kept[k] = v
+    return kept, clock
 
 
 def _fmt(v: Any) -> str:
@@ -311,8 +357,9 @@ def run_objects(
     progress: ProgressCallback | None = None,
     labels: dict[str, Any] | None = None,
     engine: str = "compiled",
+    samples: int = DEFAULT_SAMPLES,
 ) -> RunOutcome:
-    """Run a registered scheduler on a built cluster and workload."""
+    """Run a registered scheduler on a built cluster and workload (``samples``: of the charts' series)."""
     cls = SCHEDULERS.get(scheduler)
     opts = coerce_params(
         f"scheduler {scheduler!r}",
@@ -323,7 +370,11 @@ def run_objects(
     # An empty arrival window (every job at time 0: one workflow, a batch) has nothing to stop at: run
     # until every job finished, as if drained; otherwise nothing after time 0 would be simulated.
     drain = drain or workload.horizon_s <= 0
-    res = simulate(cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress, engine=engine)
+    if not 2 <= samples <= MAX_SAMPLES:
+        raise ParameterError(f"samples must be between 2 and {MAX_SAMPLES:,}, got {samples}")
+    res = simulate(
+        cluster, workload, sched, scheduler_rng(seed), drain=drain, progress=progress, engine=engine, samples=samples
+    )
     summ: dict[str, Any] = {
         "scheduler": scheduler,
         "cluster": cluster.name,
@@ -370,7 +421,7 @@ def prepare(spec: RunSpec) -> tuple[Cluster, Workload, dict[str, Any]]:
 
 
 #: RunSpec fields that choose how a scenario is run, not what it is: every other field builds the cluster or workload.
-RUN_FIELDS = frozenset({"scheduler", "scheduler_params", "drain", "engine"})
+RUN_FIELDS = frozenset({"scheduler", "scheduler_params", "drain", "engine", "samples"})
 
 
 def scenario_key(spec: RunSpec) -> str:
@@ -396,6 +447,7 @@ def run_prepared(
         progress=progress,
         labels=labels,
         engine=spec.engine,
+        samples=spec.samples,
     )
 
 

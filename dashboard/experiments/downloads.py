@@ -199,14 +199,15 @@ def series_rows(series: dict[str, Any]) -> Iterator[tuple[str, str, Any, str, An
     for d, m, n in zip(pd.get("day", []), pd.get("mean_response_s", []), pd.get("jobs", []), strict=False):
         yield "per_day", "day", d, "mean_response_s", m
         yield "per_day", "day", d, "jobs", n
+    # Queue length and utilisation over time are samples (the summary's averages are exact): x says so.
     q = series.get("queue") or {}
     for t, a, b in zip(q.get("t_s", []), q.get("queued", []), q.get("running", []), strict=False):
-        yield "queue", "t_s", t, "queued", a
-        yield "queue", "t_s", t, "running", b
+        yield "queue", "sample_t_s", t, "queued", a
+        yield "queue", "sample_t_s", t, "running", b
     u = series.get("utilization") or {}
     for r in [k for k in u if k != "t_s"]:
         for t, v in zip(u.get("t_s", []), u[r], strict=False):
-            yield "utilization", "t_s", t, r, v
+            yield "utilization", "sample_t_s", t, r, v
 
 
 def series_csv(runs: list[Run], filename: str) -> HttpResponse:

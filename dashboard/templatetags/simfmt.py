@@ -88,6 +88,17 @@ RUN_DOWNLOADS = (
 )
 
 
+def not_started(summary: dict[str, Any]) -> str:
+    """The summary cell of jobs that never started (escaped): their count and, when there are any, the lower
+    bound on every arrived job's mean wait that counts them as waiting until the run's end
+    (``mean_response_lower_s``)."""
+    n = summary.get("queued_at_end")
+    bound = summary.get("mean_response_lower_s")
+    if not n or bound is None:
+        return _esc(num(n))
+    return f"{_esc(num(n))} <small>(mean wait &ge; {_esc(num(bound))} s)</small>"
+
+
 @register.simple_tag
 def summary_rows(runs: Any, show_experiment: Any = False, sweep: Any = None, one_version: Any = False) -> SafeString:
     """The rows of dashboard/_summary.html, one per finished run, every value escaped.
@@ -108,6 +119,7 @@ def summary_rows(runs: Any, show_experiment: Any = False, sweep: Any = None, one
             cells.append(f"<td>{_esc(getattr(r, 'point_label', ''))}</td>")
         cells.append(f"<td>{_esc(r.scheduler)}</td><td>{r.seed}</td><td>{_esc(num(s.get('jobs')))}</td>")
         cells += [f"<td>{_esc(num(s.get(k)))}</td>" for k in SUMMARY_NUMBERS]
+        cells.append(f"<td>{not_started(s)}</td>")
         cells.append(f"<td>{_esc(num(s.get('max_queue_len')))}</td>")
         util = ", ".join(f"{_esc(res)} {_esc(pct(u))}" for res, u in (s.get("utilization") or {}).items())
         cells.append(f"<td>{util}</td>")

@@ -22,7 +22,7 @@ from simcore.cli import packing
 from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError, check_out_file
 from simcore.cli.progress import progress_printer
-from simcore.core.engine import ENGINES
+from simcore.core.engine import DEFAULT_SAMPLES, ENGINES
 from simcore.core.errors import SchedulingError, SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS, workload_provides
 from simcore.schedulers import SCHEDULERS
@@ -101,6 +101,29 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
         )
 
 
+def _add_samples_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--samples",
+        type=samples_int,
+        default=DEFAULT_SAMPLES,
+        help=f"samples of the queue-length and utilisation series (queue.csv, utilization.csv; default "
+        f"{DEFAULT_SAMPLES}); charts only: the summary's utilisation and queue lengths are exact",
+    )
+
+
+def samples_int(text: str) -> int:
+    """A sample count (argparse ``type=``): an integer from 2 (the series' two ends) to api.MAX_SAMPLES."""
+    from simcore.api import MAX_SAMPLES
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"samples must be an integer, got {text!r}") from None
+    if not 2 <= n <= MAX_SAMPLES:
+        raise argparse.ArgumentTypeError(f"samples must be between 2 and {MAX_SAMPLES:,}, got {n}")
+    return n
+
+
 def build_parser() -> argparse.ArgumentParser:
     params = _all_params()
     parser = _Parser(prog="simcore", description="Simulate schedulers on heterogeneous datacenter clusters.")
@@ -113,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scenario_args(run, params)
     run.add_argument("--scheduler", required=True, help="scheduler name (see `simcore presets`)")
     run.add_argument("--out", help="directory for per-job results and series (CSV and JSON)")
+    _add_samples_arg(run)
 
     cmp_ = sub.add_parser("compare", help="run several schedulers on the same workload; one JSON line each")
     _add_scenario_args(cmp_, params)
@@ -124,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated scheduler names, or 'all'",
     )
     cmp_.add_argument("--out", help="directory; results go to DIR/<scheduler>/")
+    _add_samples_arg(cmp_)
 
     swp = sub.add_parser("sweep", help="run a grid of parameter values x schedulers x seeds; one JSON line each")
     _add_scenario_args(swp, params, many_seeds=True)
@@ -202,6 +227,7 @@ def _run_one(
         workload_params=w,
         scheduler_params=s,
         engine=args.engine,
+        samples=args.samples,
     )
     outcome = api.run(spec, progress=progress_printer(scheduler) if args.progress else None)
     if out:

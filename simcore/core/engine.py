@@ -35,6 +35,7 @@ from numpy.typing import NDArray
 from simcore.core.errors import ParameterError, SchedulingError
 from simcore.core.model import Cluster, FloatArray, IntArray, Workload, check_compatible
 from simcore.core.seeding import scheduler_rng
+from simcore.core.timeavg import release_times
 from simcore.core.view import EPS, EngineView, flat_view, read_only
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ __all__ = [
 DEFAULT_SAMPLES = 2000
 
 QUEUED, RUNNING, DONE, WAITING = 0, 1, 2, 3
+
+#: Events of the Python loop between two looks at the clock for progress reports.
+CHECK_EVERY = 4096
 
 #: ``compiled``: a built-in scheduler's kernel runs the loop where it has one (the default);
 #: ``python``: always the reference loop below with the scheduler's Python methods.
@@ -131,7 +135,13 @@ ProgressCallback = Callable[[Progress], None]
 
 @dataclass
 class SimResult:
-    """Per-job records as flat arrays plus the sampled series."""
+    """Per-job records as flat arrays plus the sampled series.
+
+    The series (``sample_*``) are samples of the state at ``sample_t``, for charts; the
+    summary's time averages are exact integrals over the per-job records
+    (:mod:`simcore.core.timeavg`), which is why the result also carries every job's
+    request, the cluster's total capacity and, for task graphs, each task's release time.
+    """
 
     n_jobs: int
     submit: FloatArray
@@ -149,6 +159,11 @@ class SimResult:
     resources: tuple[str, ...]
     config_of_machine: IntArray
     extra: dict[str, Any] = field(default_factory=dict)
+    #: (jobs, resources) requests and the cluster's capacity per resource (for the exact utilisation).
+    request: FloatArray | None = None
+    total_capacity: FloatArray | None = None
+    #: Task graphs only: when each task was released to the scheduler (NaN: never); None: at its submit time.
+    release: FloatArray | None = None
 
     @property
     def started_mask(self) -> NDArray[np.bool_]:
@@ -212,33 +227,40 @@ class Simulation:
         self.drain = drain
         self.horizon = float(workload.horizon_s)
         self.now = 0.0
+        self.n_jobs = workload.n_jobs
+        self.n_machines = cluster.n_machines
+        self._R = len(cluster.resources)
+        self._init_arrays(cluster, workload)
+        self._init_view(cluster, workload)
+        self._init_counters(workload)
+        self._init_flat_views()
+        self._n_samples = max(2, int(samples))
+        self._progress = progress
+        self._progress_every_s = progress_every_s
 
+    def _init_arrays(self, cluster: Cluster, workload: Workload) -> None:
+        """The engine's writable state; schedulers see it only through read-only views, and the
+        compiled path (:mod:`simcore.compiled`) works on these very buffers."""
         n = workload.n_jobs
-        self.n_jobs = n
         N = cluster.n_machines
-        R = len(cluster.resources)
-        self.n_machines = N
-        # The engine's writable state; schedulers see it only through read-only views.
-        request = np.ascontiguousarray(workload.request, dtype=np.float64)
-        job_class = np.ascontiguousarray(workload.job_class, dtype=np.int64)
-        submit = np.ascontiguousarray(workload.submit, dtype=np.float64)
-        capacity_by_resource = np.ascontiguousarray(cluster.machine_capacity.T)
-        free_by_resource = capacity_by_resource.copy()
-        running = np.zeros(N, dtype=np.int64)
-        last_class = np.full(N, -1, dtype=np.int64)
+        self._request = np.ascontiguousarray(workload.request, dtype=np.float64)
+        self._job_class = np.ascontiguousarray(workload.job_class, dtype=np.int64)
+        self._submit = np.ascontiguousarray(workload.submit, dtype=np.float64)
+        # Resource-major (free[r, m]), the layout of the schedulers' scans.
+        self._cap_rows = np.ascontiguousarray(cluster.machine_capacity.T)
+        self._free_rows = self._cap_rows.copy()
+        self._running = np.zeros(N, dtype=np.int64)
+        self._last = np.full(N, -1, dtype=np.int64)
         self._start_t = np.full(n, np.nan)
         self._finish_t = np.full(n, np.nan)
         self._machine_of = np.full(n, -1, dtype=np.int64)
-        self._submit = submit
-        self._job_class = job_class
-        # Writable handles for the compiled path (simcore.compiled), which works on these very buffers.
-        self._request = request
-        self._running = running
-        self._last = last_class
-        self._cap_rows = capacity_by_resource
         self._config_of = np.ascontiguousarray(cluster.machine_config, dtype=np.int64)
+        self._state = np.zeros(n, dtype=np.int8)
+        self._total_cap = cluster.total_capacity()
 
-        self.view = EngineView(cluster, free_by_resource, request, running, last_class)
+    def _init_view(self, cluster: Cluster, workload: Workload) -> None:
+        """The read-only arrays schedulers see (the view's, and the per-job inputs and start times)."""
+        self.view = EngineView(cluster, self._free_rows, self._request, self._running, self._last)
         v = self.view
         self.free: FloatArray = v.free
         self.request: FloatArray = v.request
@@ -246,15 +268,17 @@ class Simulation:
         self.config_of: IntArray = v.config_of
         self.running: IntArray = v.running
         self.last_class: IntArray = v.last_class
-        self.submit: FloatArray = read_only(submit)
-        self.job_class: IntArray = read_only(job_class)
+        self.submit: FloatArray = read_only(self._submit)
+        self.job_class: IntArray = read_only(self._job_class)
         self.start_t: FloatArray = read_only(self._start_t)
         self.runtime = workload.runtime_model(cluster)
         #: True when every job can run on every configuration (no rate is 0), so schedulers
         #: may skip :meth:`can_run`; False when that is not known to hold.
         self.all_runnable: bool = _all_runnable(self.runtime)
+        self._duration = self.runtime.duration
 
-        self._state = np.zeros(n, dtype=np.int8)
+    def _init_counters(self, workload: Workload) -> None:
+        """Event counters, the completion heap and wake-up timers, and the task graph's parent counts."""
         self.arrived = 0
         self.started = 0
         self.completed = 0
@@ -265,29 +289,22 @@ class Simulation:
         self._timers: list[float] = []
         self.graph = workload.graph
         if self.graph is not None:
-            g = self.graph
-            self._waiting = g.n_parents.copy()
+            self._waiting = self.graph.n_parents.copy()
             self._state[self._waiting > 0] = WAITING
-        self._total_cap = cluster.total_capacity()
-        self._R = R
-        self._free_rows = free_by_resource
-        self._config_list: list[int] = v.config_list
-        self._cap_list: list[float] = capacity_by_resource.reshape(-1).tolist()
-        # Writable flat scalar views sharing memory with the arrays above (see the class docstring).
-        self._req_mv = flat_view(request)
-        self._free_mv = flat_view(free_by_resource)
-        self._running_mv = flat_view(running)
-        self._last_mv = flat_view(last_class)
-        self._cls_mv = flat_view(job_class)
+
+    def _init_flat_views(self) -> None:
+        """Writable flat scalar views sharing memory with the arrays above (see the class docstring)."""
+        self._config_list: list[int] = self.view.config_list
+        self._cap_list: list[float] = self._cap_rows.reshape(-1).tolist()
+        self._req_mv = flat_view(self._request)
+        self._free_mv = flat_view(self._free_rows)
+        self._running_mv = flat_view(self._running)
+        self._last_mv = flat_view(self._last)
+        self._cls_mv = flat_view(self._job_class)
         self._state_mv = flat_view(self._state)
         self._start_mv = flat_view(self._start_t)
         self._finish_mv = flat_view(self._finish_t)
         self._machine_mv = flat_view(self._machine_of)
-        self._duration = self.runtime.duration
-
-        self._n_samples = max(2, int(samples))
-        self._progress = progress
-        self._progress_every_s = progress_every_s
 
     # -- the scheduler's one action -------------------------------------------------
     def fits(self, job: int, machine: int) -> bool:
@@ -488,6 +505,9 @@ class Simulation:
             wall_s=wall,
             resources=tuple(self.cluster.resources),
             config_of_machine=self.config_of,
+            request=self._request,
+            total_capacity=self._total_cap,
+            release=self._release_times(),
             extra={
                 "arrived": self.arrived,
                 "drained": bool(self.drain),
@@ -497,54 +517,29 @@ class Simulation:
             },
         )
 
-    def _run_python(self, wall0: float) -> SimResult:
-        sched = self.scheduler
-        on_arrival = sched.on_arrival
-        on_completion = sched.on_completion
-        on_wake = sched.on_wake
-        timers = self._timers
-        # Task graphs: parents still running per task, children in CSR rows (None: no graph).
-        graph = self.graph
-        if graph is not None:
-            waiting: Any = flat_view(self._waiting)
-            child_ptr: Any = flat_view(graph.child_ptr)
-            children: Any = flat_view(graph.children)
-        else:
-            waiting = child_ptr = children = None
-        submit = flat_view(self._submit)
-        n = self.n_jobs
-        heap = self._heap
-        heappop = heapq.heappop
-        horizon = self.horizon
-        drain = self.drain
-        inf = math.inf
-        i = 0
-        next_arrival = submit[0] if n else inf
+    def _release_times(self) -> FloatArray | None:
+        """Task graphs: each task's release to the scheduler (see :func:`simcore.core.timeavg.release_times`)."""
+        g = self.graph
+        if g is None:
+            return None
+        return release_times(self._submit, self._finish_t, g.parent_ptr, g.parents)
 
+    def _run_python(self, wall0: float) -> SimResult:
+        """The reference loop: events in time order (completions, arrivals, wake-ups), the scheduler's hooks."""
+        on_arrival, on_completion = self.scheduler.on_arrival, self.scheduler.on_completion
+        timers, heap, heappop = self._timers, self._heap, heapq.heappop
+        waiting, child_ptr, children = self._graph_rows()
+        submit = flat_view(self._submit)
+        n, horizon, drain, inf = self.n_jobs, self.horizon, self.drain, math.inf
+        i, next_arrival = 0, (submit[0] if n else inf)
         # Completion bookkeeping lives in the loop itself: it runs once per job, and a
         # method call there costs more than the bookkeeping.
-        R = self._R
-        N = self.n_machines
-        req = self._req_mv
-        free = self._free_mv
-        running = self._running_mv
-        state = self._state_mv
-        finish = self._finish_mv
-        last = self._last_mv
-        cls = self._cls_mv
-        cap = self._cap_list
-
-        n_s = self._n_samples
+        R, N, cap = self._R, self.n_machines, self._cap_list
+        req, free, running, state = self._req_mv, self._free_mv, self._running_mv, self._state_mv
+        finish, last, cls = self._finish_mv, self._last_mv, self._cls_mv
         samples = self._new_samples()
-        sample_t, s_queue, s_running, s_util, safe_cap = samples
-        si = 0
-        next_sample = sample_t[0] if n_s else inf
-        sample_list = sample_t.tolist()
-
-        progress = self._progress
-        check_every = 4096
-        countdown = check_every
-        last_report = wall0
+        si, next_sample = 0, float(samples[0][0])
+        countdown, last_report = CHECK_EVERY, wall0
 
         while True:
             if heap and heap[0][0] <= next_arrival:
@@ -564,13 +559,8 @@ class Simulation:
                 break
             if t > horizon and not drain:
                 break
-            # Sample the state as it was just before this event.
-            while t >= next_sample and si < n_s:
-                s_queue[si] = self.arrived - self.held - self.started
-                s_running[si] = self.started - self.completed
-                s_util[si] = self.used() / safe_cap
-                si += 1
-                next_sample = sample_list[si] if si < n_s else inf
+            if t >= next_sample:
+                si, next_sample = self._sample_until(t, si, samples)
             self.now = t
             if kind == 1:
                 i += 1
@@ -581,9 +571,7 @@ class Simulation:
                 else:
                     on_arrival(i - 1)
             elif kind == 2:
-                while timers and timers[0] <= t:
-                    heapq.heappop(timers)
-                on_wake()
+                self._wake(t)
             else:
                 _, _, job, m = heappop(heap)
                 left = running[m] - 1
@@ -609,14 +597,46 @@ class Simulation:
                     self._release_children(job, waiting, child_ptr, children, on_arrival)
             countdown -= 1
             if countdown == 0:
-                countdown = check_every
-                if progress is not None:
-                    w = time.perf_counter()
-                    if w - last_report >= self._progress_every_s:
-                        last_report = w
-                        progress(self._progress_info(w - wall0))
+                countdown = CHECK_EVERY
+                last_report = self._report(wall0, last_report)
 
         return self._result(wall0, si, samples)
+
+    def _graph_rows(self) -> tuple[Any, Any, Any]:
+        """Task graphs: parents still running per task and children in CSR rows, as flat views (None: no graph)."""
+        graph = self.graph
+        if graph is None:
+            return None, None, None
+        return flat_view(self._waiting), flat_view(graph.child_ptr), flat_view(graph.children)
+
+    def _sample_until(
+        self, t: float, si: int, samples: tuple[FloatArray, IntArray, IntArray, FloatArray, FloatArray]
+    ) -> tuple[int, float]:
+        """Take every sample due at or before ``t`` from the state as it was just before the event at ``t``;
+        returns the next sample's index and time (inf after the last)."""
+        sample_t, s_queue, s_running, s_util, safe_cap = samples
+        n_s = self._n_samples
+        while si < n_s and t >= sample_t[si]:
+            self._sample(si, s_queue, s_running, s_util, safe_cap)
+            si += 1
+        return si, (float(sample_t[si]) if si < n_s else math.inf)
+
+    def _wake(self, t: float) -> None:
+        """The scheduler's wake-up at ``t``: one call for every wake-up asked for this instant."""
+        timers = self._timers
+        while timers and timers[0] <= t:
+            heapq.heappop(timers)
+        self.scheduler.on_wake()
+
+    def _report(self, wall0: float, last_report: float) -> float:
+        """Report progress if the last report is old enough; returns the time of the last report."""
+        if self._progress is None:
+            return last_report
+        w = time.perf_counter()
+        if w - last_report >= self._progress_every_s:
+            self._progress(self._progress_info(w - wall0))
+            return w
+        return last_report
 
     def _release_children(
         self, task: int, waiting: Any, child_ptr: Any, children: Any, on_arrival: Callable[[int], None]

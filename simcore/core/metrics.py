@@ -3,13 +3,21 @@
 Response time follows the LoTES paper: the time from a job's arrival to its
 start (its wait). Completion time is arrival to finish, run time start to
 finish. Summary statistics of response time are over the jobs that started;
-jobs still queued at the end are counted separately (``queued_at_end``), so
-an unstable scheduler cannot look good by leaving jobs unstarted: its
-``stable`` verdict is false and ``completed < jobs``. Utilisation and the
-stability verdict are measured from the first arrival (``measured_from_s``),
-never from time 0, so an empty stretch before the first job cannot make a
-cluster look idle and stable; a drained run that left any job unfinished is
-never stable.
+jobs still queued at the end are counted separately (``queued_at_end``), and
+``mean_response_lower_s`` bounds the mean wait of every job that arrived from
+below by counting those as waiting until the run's end, so an unstable scheduler cannot
+look good by leaving jobs unstarted: its ``stable`` verdict is false and
+``completed < jobs``.
+
+Utilisation (per resource), the mean queue length, the mean running count and
+the maximum queue length are exact: integrals over the per-job records
+(:mod:`simcore.core.timeavg`), over the window from ``window_start_s`` (the first
+arrival) to ``window_end_s`` (the run's end: the horizon, or the last event of a drained run), so
+an empty stretch before the first job cannot make a cluster look idle. The
+series (``queue``, ``utilization``) are ``samples`` evenly spaced samples of
+the state from the first arrival (``measured_from_s``) to the horizon, for
+charts and the stability verdict only; a drained run that left any job
+unfinished is never stable.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import numpy as np
 
 from simcore.core.engine import SimResult
 from simcore.core.model import FloatArray
+from simcore.core.timeavg import TimeAverages, time_averages
 
 DAY_S = 86_400.0
 
@@ -143,14 +152,15 @@ def summary(res: SimResult, waits: Waits | None = None) -> dict[str, Any]:
     out["mean_completion_s"] = float(comp.mean()) if len(comp) else None
     out["p99_completion_s"] = float(np.percentile(comp, 99)) if len(comp) else None
     out["mean_run_s"] = float(run.mean()) if len(run) else None
-    out["max_queue_len"] = int(res.sample_queue.max()) if len(res.sample_queue) else 0
-    out["utilization"] = {r: float(res.sample_util[:, i].mean()) for i, r in enumerate(res.resources)}
+    out["mean_response_lower_s"] = mean_wait_lower(res, arrived)
+    out.update(exact_time_averages(res).as_summary())
+    out["samples"] = len(res.sample_t)
     stable = bool(is_stable(res.sample_t, res.sample_queue.astype(np.float64)))
     if res.extra.get("drained") and n_completed < arrived:
         # Draining runs until every job finished: one left over means the queue never emptied.
         stable = False
     out["stable"] = stable
-    # The samples (utilisation, queue) span this window, from the first arrival (issue 17).
+    # The sampled series (charts, the stability verdict) start at the first arrival too (issue 17).
     out["measured_from_s"] = float(res.sample_t[0]) if len(res.sample_t) else 0.0
     out["simulated_s"] = float(res.end_s)
     out["wall_s"] = float(res.wall_s)
@@ -161,6 +171,42 @@ def summary(res: SimResult, waits: Waits | None = None) -> dict[str, Any]:
     out["compile_s"] = None if compile_s is None else float(compile_s)
     out["engine_note"] = str(res.extra.get("engine_note", ""))
     return out
+
+
+def window(res: SimResult) -> tuple[float, float]:
+    """The measured window of the exact statistics: the first arrival to the run's end (see :mod:`.timeavg`)."""
+    arrived = int(res.extra.get("arrived", res.n_jobs))
+    lo = float(res.submit[0]) if arrived else 0.0
+    return lo, max(lo, float(res.end_s))
+
+
+def exact_time_averages(res: SimResult) -> TimeAverages:
+    """Utilisation, mean queue length, mean running count and maximum queue length of ``res``, exact
+    (integrals over its jobs, :mod:`simcore.core.timeavg`) over :func:`window`."""
+    if res.request is None or res.total_capacity is None:
+        raise ValueError("this SimResult has no requests or capacities: the exact time averages need both")
+    n = int(res.extra.get("arrived", res.n_jobs))
+    return time_averages(
+        res.submit[:n],
+        res.start[:n],
+        res.finish[:n],
+        res.request[:n],
+        res.total_capacity,
+        res.resources,
+        window(res),
+        None if res.release is None else res.release[:n],
+    )
+
+
+def mean_wait_lower(res: SimResult, arrived: int) -> float | None:
+    """Mean wait (s) over every job that arrived, those that never started counted as waiting until the run's
+    end. They wait at least that long, so the mean wait of every arrived job is at least this (a lower bound,
+    which ``mean_response_s``, over the started jobs only, is not: the jobs it leaves out wait longest)."""
+    if arrived == 0:
+        return None
+    start = res.start[:arrived]
+    until = np.where(np.isnan(start), float(res.end_s), start)
+    return float(np.maximum(until - res.submit[:arrived], 0.0).mean())
 
 
 def _completed_by_class(res: SimResult) -> list[tuple[int, Any]]:

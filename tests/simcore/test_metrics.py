@@ -32,6 +32,9 @@ def _result(submit, start, finish, *, queue=None, util=None, horizon=10.0) -> Si
         resources=("cpu", "mem"),
         config_of_machine=np.zeros(1, dtype=np.int64),
         extra={"arrived": n},
+        # Every job asks 1 cpu and 0.5 mem of a cluster of 4 each.
+        request=np.tile([1.0, 0.5], (n, 1)),
+        total_capacity=np.array([4.0, 4.0]),
     )
 
 
@@ -49,7 +52,14 @@ def test_it_summarises_waits_completions_and_counts() -> None:
     assert s["p90_response_s"] == pytest.approx(3.6)
     assert s["mean_completion_s"] == pytest.approx(3.0)
     assert s["mean_run_s"] == pytest.approx(2.0)  # runs 1 and 3
-    assert s["utilization"] == {"cpu": pytest.approx(0.5), "mem": pytest.approx(0.25)}
+    # Exact, over the window [0, 10]: running 0..1, 3..6 and 6..10 (job 2 until the end) = 8 s,
+    # so 8 cpu-s / (4 * 10) = 0.2 and 4 mem-s / 40 = 0.1; queued: 1..3, 2..6 and 3..10 = 13 s -> 1.3.
+    assert s["utilization"] == {"cpu": pytest.approx(0.2), "mem": pytest.approx(0.1)}
+    assert s["mean_queue_len"] == pytest.approx(1.3) and s["mean_running"] == pytest.approx(0.8)
+    # The queue: 1 from t=1, 2 from t=2 (jobs 1 and 2), 2 from t=3 (job 1 started, job 3 arrived).
+    assert s["max_queue_len"] == 2
+    # Job 3 counted as waiting until the end: (0 + 2 + 4 + 7) / 4.
+    assert s["mean_response_lower_s"] == pytest.approx(13 / 4)
     assert s["jobs_per_s"] == pytest.approx(8.0)
 
 

@@ -513,6 +513,7 @@ def test_specs_share_a_scenario_exactly_when_they_build_the_same_cluster_and_wor
         {"scheduler_params": {"k_sets": 2}},
         {"drain": True},
         {"engine": "python"},
+        {"samples": 50},
     ]
     other = [
         {"cluster": "google-2011"},
