@@ -18,7 +18,7 @@ samples taken before each event, the engine's start checks.
 State has names, not positions: numba's named tuples of arrays (:class:`Engine`,
 :class:`Policy`, :class:`Run`, :class:`Samples`) and one structured record of
 counters (:data:`COUNTERS`), written as ``c.n_active_tasks``. The functions are
-plain ``numba.njit`` (none goes through :mod:`simcore.compiled.codegen`); the
+plain ``numba.njit``, as every kernel's are; the
 helpers are inlined by numba into the one entry point, :func:`step`, which is
 cached on disk in the directory :mod:`simcore.compiled.jit` configures.
 
