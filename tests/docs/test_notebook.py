@@ -22,7 +22,7 @@ nbclient = pytest.importorskip("nbclient")
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "docs" / "notebooks" / "compare.ipynb"
 ARTIFACTS = ROOT / "test-artifacts"
-PLOTLY_JS = ROOT / "static" / "dashboard" / "plotly.min.js"
+PLOTLY_JS = ROOT / "static" / "dashboard" / "plotly-basic.min.js"  # scatter and bar: what the notebook draws
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
