@@ -62,7 +62,7 @@ def route_task(name: str, args: Any, kwargs: Any, options: Any, task: Any = None
 READY_FILE_ENV = "SIMCORE_WORKER_READY_FILE"
 
 
-#: Which kernels a worker compiles in the background when it starts (simcore.compiled.warm):
+#: Which kernels a worker compiles in the background when it starts (simcore.cli.warm):
 #: unset or "all" every built-in scheduler's, "0" none, else a comma-separated list of schedulers.
 WARM_KERNELS_ENV = "SIMCORE_WARM_KERNELS"
 
@@ -76,7 +76,7 @@ def warm_kernels_command(setting: str | None) -> list[str] | None:
     if value.lower() in ("0", "no", "off", "none", "false", ""):
         return None
     names = [] if value.lower() == "all" else [n.strip() for n in value.split(",") if n.strip()]
-    return [sys.executable, "-m", "simcore.compiled.warm", *names]
+    return [sys.executable, "-m", "simcore.cli.warm", *names]
 
 
 def start_kernel_warm_up() -> subprocess.Popen[bytes] | None:

@@ -18,7 +18,7 @@ from tests.dashboard.conftest import ARTIFACTS, ROOT, _test_database_url
 
 
 def test_the_setting_chooses_the_kernels_to_warm():
-    py = [sys.executable, "-m", "simcore.compiled.warm"]
+    py = [sys.executable, "-m", "simcore.cli.warm"]
     assert warm_kernels_command(None) == py  # unset: every built-in scheduler's
     assert warm_kernels_command("all") == py
     assert warm_kernels_command(" greedy, lotes ,") == [*py, "greedy", "lotes"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from simcore.api import resolve_cluster, resolve_workload
-from simcore.compiled import warm
+from simcore.cli import warm
 from simcore.core.engine import Progress, Simulation
 from simcore.core.seeding import scheduler_rng
-from simcore.schedulers import create
+from simcore.schedulers import SCHEDULERS, create, register
 
 
 def progress(now: float, wall_s: float, compile_s: float = 0.0) -> Progress:
@@ -58,7 +58,15 @@ def test_the_warm_up_compiles_the_likeliest_schedulers_first_and_refuses_unknown
 
 
 def test_warming_a_scheduler_without_a_kernel_says_python_and_warms_nothing() -> None:
+    # Every built-in scheduler has a kernel now (staged too): a scheduler of the user's, written in Python only.
+    from tests.simcore.test_cli import TEST_SCHEDULER, FirstFit
+
+    SCHEDULERS.names()  # the built-in ones first
+    register(TEST_SCHEDULER)(FirstFit)
     lines: list[str] = []
-    (w,) = warm.warm(["staged"], say=lines.append)
-    assert (w.scheduler, w.engine, w.compile_s) == ("staged", "python", None)
+    try:
+        (w,) = warm.warm([TEST_SCHEDULER], say=lines.append)
+    finally:
+        SCHEDULERS._items.pop(TEST_SCHEDULER, None)
+    assert (w.scheduler, w.engine, w.compile_s) == (TEST_SCHEDULER, "python", None)
     assert lines == []  # nothing was compiled, nothing to announce

@@ -1,4 +1,4 @@
-"""Compile the built-in schedulers' kernels ahead of their first real run: ``python -m simcore.compiled.warm``.
+"""Compile the built-in schedulers' kernels ahead of their first real run: ``python -m simcore.cli.warm``.
 
 A scheduler's first compiled run compiles its kernel (3-6 s on an idle machine, 40-95 s on a
 busy one) and numba keeps the machine code in its disk cache (:mod:`simcore.compiled.jit`).
@@ -49,7 +49,7 @@ def schedulers_to_warm(names: Sequence[str] | None = None) -> list[str]:
     if names:
         unknown = [n for n in names if n not in known]
         if unknown:
-            raise SystemExit(f"simcore.compiled.warm: unknown scheduler(s) {', '.join(unknown)}; known: {known}")
+            raise SystemExit(f"simcore.cli.warm: unknown scheduler(s) {', '.join(unknown)}; known: {known}")
         return list(dict.fromkeys(names))
     return [n for n in FIRST if n in known] + [n for n in known if n not in FIRST]
 
@@ -80,7 +80,7 @@ def warm(names: Sequence[str] | None = None, say: Callable[[str], None] = print)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m simcore.compiled.warm", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m simcore.cli.warm", description=__doc__.splitlines()[0])
     parser.add_argument("schedulers", nargs="*", help="schedulers to warm (default: every built-in one)")
     args = parser.parse_args(argv)
     warm(args.schedulers, say=lambda line: print(line, flush=True))
