@@ -65,8 +65,8 @@ bench: install
 	$(BIN)/simcore bench --save bench/results.json
 
 lint: install
-	$(BIN)/ruff check simcore dashboard tests
-	$(BIN)/ruff format --check simcore dashboard tests
+	$(BIN)/ruff check simcore dashboard tests docs
+	$(BIN)/ruff format --check simcore dashboard tests docs
 	$(BIN)/mypy simcore
 	SECRET_KEY=lint-only-$$(printf 'x%.0s' $$(seq 50)) $(BIN)/mypy --config-file dashboard/mypy.ini dashboard
 
