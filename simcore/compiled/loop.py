@@ -10,9 +10,11 @@ reported and a progress callback that raises cancels the run.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import (
@@ -28,6 +30,9 @@ from simcore.compiled.driver import (
 if TYPE_CHECKING:
     from simcore.core.engine import SimResult, Simulation
 
+T = TypeVar("T")
+FloatArray = NDArray[np.float64]
+
 
 def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
     """Run ``sim`` with ``kernel``; the same samples, progress reports and result as the Python loop."""
@@ -39,23 +44,16 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
     ctr = core.ctr
     fl = core.fl
     hp = new_heap(sim.n_jobs)
-    samples = sim._new_samples()
-    sample_t, s_queue, s_running, s_util, safe_cap = samples
-    total_cap = np.ascontiguousarray(sim._total_cap, dtype=np.float64)
-    smp = (sample_t, s_queue, s_running, s_util, total_cap, np.ascontiguousarray(safe_cap, dtype=np.float64))
+    samples, total_cap, safe_cap = engine_samples(sim)
+    sample_t, s_queue, s_running, s_util, _ = samples
+    smp = (sample_t, s_queue, s_running, s_util, total_cap, safe_cap)
     draws = kernel.draws
     if draws is not None:
         ctr[K.DRAW] = len(draws)  # empty: the kernel asks for the first batch when it needs one
     step = kernel.step
     state = kernel.state
-    sim.engine_used = "compiled"
     # The first call, with no budget, compiles the kernel (or loads it from the cache): timed apart.
-    c0 = time.perf_counter()
-    p0 = time.process_time()
-    status, hp = step(core, hp, state, smp, 0)
-    sim.compile_s = (sim.compile_s or 0.0) + time.perf_counter() - c0
-    sim.compile_cpu_s = (sim.compile_cpu_s or 0.0) + time.process_time() - p0
-    progress = sim._progress
+    status, hp = timed_first_call(sim, lambda: step(core, hp, state, smp, 0))
     last_report = time.perf_counter()
     while True:
         status, hp = step(core, hp, state, smp, CHUNK_EVENTS)
@@ -75,11 +73,87 @@ def run_kernel(sim: Simulation, kernel: Kernel, wall0: float) -> SimResult:
             ctr[K.DRAW] = 0
         elif status == K.S_ERROR:
             raise scheduling_error(sim, ctr)
-        elif progress is not None:
-            w = time.perf_counter()
-            if w - last_report >= sim._progress_every_s:
-                last_report = w
-                progress(sim._progress_info(w - wall0))
+        else:
+            last_report = report_progress(sim, last_report, wall0)
     if kernel.done is not None:
         kernel.done()
-    return sim._result(wall0, int(ctr[K.SAMPLE]), samples)
+    return engine_result(sim, wall0, int(ctr[K.SAMPLE]), samples)
+
+
+# The engine's side of a kernel's chunked loop, shared by run_kernel and by kernels that bring their own loop
+# (the staged scheduler's, which runs task graphs): they read the Simulation's private state here, on the
+# engine's floor, so that no scheduler does (tests/simcore/test_engine_state.py).
+
+
+def engine_samples(sim: Simulation) -> tuple[Any, FloatArray, FloatArray]:
+    """The run's sample arrays (as :meth:`Simulation._new_samples` gives them), total and safe capacity."""
+    samples = sim._new_samples()
+    total_cap = np.ascontiguousarray(sim._total_cap, dtype=np.float64)
+    return samples, total_cap, np.ascontiguousarray(samples[4], dtype=np.float64)
+
+
+def timed_first_call(sim: Simulation, call: Callable[[], T]) -> T:
+    """``call()``, the kernel's first call (compiling it or loading it from the cache), timed into ``compile_s``."""
+    sim.engine_used = "compiled"
+    c0 = time.perf_counter()
+    p0 = time.process_time()
+    out = call()
+    sim.compile_s = (sim.compile_s or 0.0) + time.perf_counter() - c0
+    sim.compile_cpu_s = (sim.compile_cpu_s or 0.0) + time.process_time() - p0
+    return out
+
+
+def report_progress(sim: Simulation, last_report: float, wall0: float) -> float:
+    """Report progress if the callback asks for it and its interval has passed; the time of the last report."""
+    if sim._progress is None:
+        return last_report
+    w = time.perf_counter()
+    if w - last_report < sim._progress_every_s:
+        return last_report
+    sim._progress(sim._progress_info(w - wall0))
+    return w
+
+
+def engine_result(sim: Simulation, wall0: float, n_samples: int, samples: Any) -> SimResult:
+    """The run's result, as the Python loop builds it."""
+    return sim._result(wall0, n_samples, samples)
+
+
+class EngineArrays(NamedTuple):
+    """The engine's per-machine and per-job arrays, which a kernel with its own loop writes in place."""
+
+    free_rows: NDArray[Any]
+    cap_rows: NDArray[Any]
+    request: NDArray[Any]
+    running: NDArray[Any]
+    last: NDArray[Any]
+    state: NDArray[Any]
+    start_t: NDArray[Any]
+    finish_t: NDArray[Any]
+    machine_of: NDArray[Any]
+    submit: NDArray[Any]
+    config_of: NDArray[Any]
+    job_class: NDArray[Any]
+    #: Unfinished parents per task; None without a task graph.
+    waiting: NDArray[Any] | None
+    n_resources: int
+
+
+def engine_arrays(sim: Simulation) -> EngineArrays:
+    """The arrays themselves (not copies): a kernel's writes are the engine's state."""
+    return EngineArrays(
+        sim._free_rows,
+        sim._cap_rows,
+        sim._request,
+        sim._running,
+        sim._last,
+        sim._state,
+        sim._start_t,
+        sim._finish_t,
+        sim._machine_of,
+        sim._submit,
+        sim._config_of,
+        sim._job_class,
+        sim._waiting if sim.graph is not None else None,
+        sim._R,
+    )

@@ -236,12 +236,8 @@ def test_no_scheduler_touches_a_private_engine_attribute() -> None:
     # expression that names the simulation or its view (sim, self.sim, view, self.view, ...).
     offenders = []
     # simcore/dse/staged holds the staged scheduler's cycle and atoms: scheduler code too.
-    # One exception: schedulers/staged/driver.py is the engine's side of the staged kernel (its own event
-    # loop, since the engine's compiled loop runs no task graphs); it hands the engine's arrays to the kernel
-    # and back, as simcore/compiled/driver.py does for every other kernel.
-    engine_side = ROOT / "simcore" / "schedulers" / "staged" / "driver.py"
     paths = [*(ROOT / "simcore" / "schedulers").rglob("*.py"), *(ROOT / "simcore" / "dse" / "staged").rglob("*.py")]
-    for path in sorted(p for p in paths if p != engine_side):
+    for path in sorted(paths):
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from simcore.compiled.loop import engine_arrays, engine_result, engine_samples, report_progress, timed_first_call
 from simcore.core.errors import SchedulingError
 from simcore.dse.staged.atoms import estimated_durations
 from simcore.dse.staged.cycle import DRAW_BATCH
@@ -132,20 +133,21 @@ def _engine(sim: Simulation) -> Any:
     n = sim.n_jobs
     g = sim.graph
     i64 = np.int64
+    e = engine_arrays(sim)
     return K.Engine(
-        sim._free_rows.reshape(-1),
-        sim._cap_rows.reshape(-1),
-        sim._request.reshape(-1),
-        sim._running,
-        sim._last,
-        sim._state,
-        sim._start_t,
-        sim._finish_t,
-        sim._machine_of,
-        sim._submit,
-        sim._config_of,
-        sim._job_class,
-        sim._waiting if g is not None else np.zeros(n, dtype=i64),
+        e.free_rows.reshape(-1),
+        e.cap_rows.reshape(-1),
+        e.request.reshape(-1),
+        e.running,
+        e.last,
+        e.state,
+        e.start_t,
+        e.finish_t,
+        e.machine_of,
+        e.submit,
+        e.config_of,
+        e.job_class,
+        e.waiting if e.waiting is not None else np.zeros(n, dtype=i64),
         np.ascontiguousarray(g.child_ptr, dtype=i64) if g is not None else np.zeros(n + 1, dtype=i64),
         np.ascontiguousarray(g.children, dtype=i64) if g is not None else np.zeros(0, dtype=i64),
         np.ascontiguousarray(work, dtype=np.float64),
@@ -194,7 +196,7 @@ def _counters(sched: Staged, sim: Simulation, pol: Any) -> NDArray[Any]:
     form = sim.runtime.compiled_form()  # type: ignore[attr-defined]
     values: dict[str, Any] = {
         "n_machines": sim.n_machines,
-        "n_resources": sim._R,
+        "n_resources": engine_arrays(sim).n_resources,
         "n_tasks": sim.n_jobs,
         "mode": form[0],
         "all_runnable": 1 if sim.all_runnable else 0,
@@ -250,23 +252,20 @@ def _refill(parts: dict[str, Any], rng: np.random.Generator) -> None:
 def run(sim: Simulation, sched: Staged, parts: dict[str, Any], wall0: float) -> SimResult:
     """Run ``sim`` with the staged kernel; the same samples, progress reports and result as the Python loop."""
     c = parts["counters"]
-    sample_t, s_queue, s_running, s_util, safe_cap = samples = sim._new_samples()
-    total_cap = np.ascontiguousarray(sim._total_cap, dtype=np.float64)
+    samples, total_cap, safe_cap = engine_samples(sim)
+    sample_t, s_queue, s_running, s_util, _ = samples
     smp = K.Samples(
         sample_t,
         s_queue,
         s_running,
         s_util,
         total_cap,
-        np.ascontiguousarray(safe_cap, dtype=np.float64),
+        safe_cap,
         np.zeros(3 * K.PW_DEPTH, dtype=np.int64),
         np.zeros(K.PW_DEPTH),
     )
-    sim.engine_used = "compiled"
-    c0, p0 = time.perf_counter(), time.process_time()
-    K.step(parts["engine"], parts["policy"], parts["run"], smp, c, 0)  # compiles, or loads from the cache
-    sim.compile_s = (sim.compile_s or 0.0) + time.perf_counter() - c0
-    sim.compile_cpu_s = (sim.compile_cpu_s or 0.0) + time.process_time() - p0
+    # compiles, or loads from the cache
+    timed_first_call(sim, lambda: K.step(parts["engine"], parts["policy"], parts["run"], smp, c, 0))
     last_report = time.perf_counter()
     while True:
         status = K.step(parts["engine"], parts["policy"], parts["run"], smp, c, CHUNK_EVENTS)
@@ -279,12 +278,11 @@ def run(sim: Simulation, sched: Staged, parts: dict[str, Any], wall0: float) -> 
             _refill(parts, sched.rng)
         elif status == K.S_ERROR:
             raise _error(sim, rec)
-        elif sim._progress is not None and time.perf_counter() - last_report >= sim._progress_every_s:
-            last_report = time.perf_counter()
-            sim._progress(sim._progress_info(last_report - wall0))
+        else:
+            last_report = report_progress(sim, last_report, wall0)
     sched.run.unrunnable = int(c["unrunnable"][0])
     sched.run.cycles = int(c["cycles"][0])
-    return sim._result(wall0, int(c["sample"][0]), samples)
+    return engine_result(sim, wall0, int(c["sample"][0]), samples)
 
 
 def _error(sim: Simulation, rec: Any) -> SchedulingError:
