@@ -126,17 +126,24 @@ def test_an_analysis_waiting_for_the_long_queue_never_holds_up_an_experiment(own
         }
         assert owner_client.post(reverse("packing-new"), form).status_code == 302
         analysis = PackingAnalysis.objects.get()
+        # Dated ahead while nothing should take it: the session's own worker (started by other tests) shares this
+        # database but not these queues, so its repair would take a message waiting here 20 s for a lost one and
+        # run it itself. Deployed, every worker routes to the queues it counts; only tests mix queue names.
+        dated_ahead = {"queued_at": timezone.now() + timedelta(minutes=10)}
+        PackingAnalysis.objects.filter(pk=analysis.pk).update(**dated_ahead)
         exp = wait_for(create_experiment(owner, small_scenario(schedulers=["greedy", "fcfs"])))
         # then the experiment finishes while the analysis still waits in the long queue
         assert exp.status == Status.FINISHED
         analysis.refresh_from_db()
         assert analysis.status == Status.PENDING and analysis.queued_at is not None
         # and, once it has waited a while, its page says that no worker takes the long queue.
-        PackingAnalysis.objects.filter(pk=analysis.pk).update(queued_at=timezone.now() - timedelta(seconds=30))
+        # (8 s: past the page's 5 s, short of the 20 s after which a repair would count its message lost)
+        PackingAnalysis.objects.filter(pk=analysis.pk).update(queued_at=timezone.now() - timedelta(seconds=8))
         page = owner_client.get(analysis.get_absolute_url()).content.decode()
         assert "nothing is ahead of this one, so no worker seems to take the long queue" in page
         poll = owner_client.get(reverse("packing-progress", args=[analysis.pk])).json()
         assert poll["waiting"].startswith("waiting for a worker: nothing is ahead of this one")
+        PackingAnalysis.objects.filter(pk=analysis.pk).update(**dated_ahead)
         # A worker of the long queue takes it.
         workers.append(Worker("long", own_queue, tmp_path, concurrency=1, queues=[own_queue + ".long"]))
         workers[-1].wait_ready()
