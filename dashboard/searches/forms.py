@@ -8,7 +8,7 @@ from django import forms
 from django.contrib.auth.models import User
 
 from dashboard.common.models import Visibility
-from dashboard.experiments.forms import SEP, ExperimentForm
+from dashboard.experiments.forms import DEFAULT_LOAD, SEP, ExperimentForm
 from dashboard.searches.models import Search
 from dashboard.searches.services import MAX_WEB_GENERATIONS, MAX_WEB_POPULATION, check_search
 from dashboard.traces.uploads import upload_specs
@@ -70,6 +70,9 @@ class SearchForm(ExperimentForm):
                 self.fields["workload"].initial = f"preset:{DEFAULT_WORKLOAD}"
             if DEFAULT_CLUSTER in CLUSTERS:
                 self.fields["cluster"].initial = f"preset:{DEFAULT_CLUSTER}"
+            # The experiment form's quick-start load and hours belong to its workload, not to this one.
+            self.fields["load"].initial = DEFAULT_LOAD
+            self.fields["hours"].initial = None
         # The form's own fields first, the sharing ones last (the template lays them out by name anyway).
         self.order_fields(["name", "cluster", "workload", "load", "hours", "metric", "population", "generations"])
 
