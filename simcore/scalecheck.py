@@ -36,6 +36,8 @@ MIN_JOBS = 1000
 WARMUP_DURATIONS = 10.0
 #: Below this share of the busiest resource offered by the jobs, no queue can be expected.
 MIN_OFFERED = 0.3
+#: Above this share of a run's jobs still running at the end, the share no longer tells how long they run.
+NEARLY_ALL = 0.95
 #: Jobs sampled for mean durations when the runtime model has no cheap vector form (the profile study's).
 DURATION_SAMPLE = 2000
 #: :func:`expect_scenario` draws at most this many hours of arrivals and scales the count to the window.
@@ -158,6 +160,26 @@ def _num(s: Mapping[str, Any], key: str) -> float | None:
     return float(v) if isinstance(v, int | float) and math.isfinite(v) else None
 
 
+def _still_running(x: float) -> float:
+    """The share of a window's jobs still running at its end, for mean duration / window = ``x``.
+
+    Poisson arrivals over a window T and exponential durations of mean D (the section 5.4 presets' own;
+    a fair guess elsewhere): a job that arrived at t is still running at T with probability e^-(T-t)/D,
+    so the share is (D/T)(1 - e^-T/D), which tends to D/T (Little's law) when T >> D.
+    """
+    return x * -math.expm1(-1.0 / x) if x > 0 else 0.0
+
+
+def _duration_ratio(share: float) -> float:
+    """Mean duration / window from the share of jobs still running at the window's end (inverts
+    :func:`_still_running`, increasing from 0 to 1; bisection on a log scale)."""
+    low, high = 1e-6, 1e6
+    for _ in range(100):
+        mid = math.sqrt(low * high)
+        low, high = (mid, high) if _still_running(mid) < share else (low, mid)
+    return math.sqrt(low * high)
+
+
 def warnings_after(summaries: Iterable[Mapping[str, Any]]) -> list[str]:
     """Plain-language warnings from finished runs' summaries; empty when the runs could show a difference.
 
@@ -186,25 +208,30 @@ def warnings_after(summaries: Iterable[Mapping[str, Any]]) -> list[str]:
             "In every run at least 99 jobs in 100 started as they arrived: the schedulers' mean waits differ by "
             "a handful of jobs and every percentile is zero. Raise the load to see them differ."
         )
-    # Jobs still running when the window closes: about arrival rate x mean duration of them in a steady state
-    # (Little's law), so their share of the run's jobs is about mean duration / window. (The completed jobs'
-    # mean run time would understate the duration: the long ones are those that did not complete.)
+    # Jobs still running when the window closes tell the jobs' duration: the completed jobs' mean run time
+    # would understate it (the long ones are those that did not complete).
     filling = []
     for s in runs:
         running, n, hours = _num(s, "running_at_end"), _num(s, "jobs"), _num(s, "hours")
-        if running is not None and n and hours and running / n > 1.0 / WARMUP_DURATIONS:
-            filling.append((running / n, running / n * hours * 3600, s))
+        if running is not None and n and hours and running / n > _still_running(1.0 / WARMUP_DURATIONS):
+            filling.append((running / n, _duration_ratio(running / n) * hours * 3600, s))
     if filling:
         share, duration, s = max(filling, key=lambda t: t[0])
         util = s.get("utilization") or {}
         busy = ", ".join(f"{v:.0%} {k}" for k, v in util.items() if isinstance(v, int | float))
         load = _num(s, "load")
-        out.append(
-            f"{share:.0%} of a run's jobs were still running when its {s['hours']:g} h window closed: jobs run "
-            f"about {_time(duration)} and the cluster spent much of the window filling"
-            + (f", so it was only {busy} busy" + (f" at load {load:g}" if load is not None else "") if busy else "")
-            + f". Use at least {_hours_for(WARMUP_DURATIONS * duration)}."
-        )
+        so = f", so it was only {busy} busy" + (f" at load {load:g}" if load is not None else "") if busy else ""
+        if share >= NEARLY_ALL:  # the share no longer tells the duration: only that it dwarfs the window
+            out.append(
+                f"{share:.0%} of a run's jobs were still running when its {s['hours']:g} h window closed: the "
+                f"jobs run far longer than the window and the cluster never filled{so}. Use many times the hours."
+            )
+        else:
+            out.append(
+                f"{share:.0%} of a run's jobs were still running when its {s['hours']:g} h window closed: jobs "
+                f"run about {_time(duration)} and the cluster spent much of the window filling{so}. "
+                f"Use at least {_hours_for(WARMUP_DURATIONS * duration)}."
+            )
     return out
 
 

@@ -88,7 +88,13 @@ def test_it_reads_a_filling_cluster_from_the_jobs_still_running_at_the_end() -> 
     run = _summary(jobs=3124, hours=2.0, running_at_end=741, utilization={"cpu": 0.492, "mem": 0.632})
     (w,) = warnings_after([run])
     assert w.startswith("24% of a run's jobs were still running when its 2 h window closed")
-    assert "about 28.5 min" in w and "49% cpu, 63% mem busy at load 0.97" in w and "Use at least 4.8 h" in w
+    # Poisson arrivals, exponential durations: (D/T)(1 - e^-T/D) = 741 / 3124 gives D = 29 min, the jobs' mean.
+    assert "about 28.9 min" in w and "49% cpu, 63% mem busy at load 0.97" in w and "Use at least 4.9 h" in w
+
+
+def test_it_gives_no_duration_when_nearly_every_job_was_still_running() -> None:
+    (*_, w) = warnings_after([_summary(jobs=58, hours=0.2, running_at_end=57)])
+    assert w.startswith("98% of a run's jobs were still running") and "Use many times the hours" in w
 
 
 def test_it_names_the_smallest_run() -> None:
