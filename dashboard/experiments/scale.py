@@ -15,10 +15,11 @@ from simcore import scalecheck
 from simcore.core.errors import SimcoreError
 
 
-def before(scenario: Mapping[str, Any]) -> list[str]:
-    """Warnings about a checked scenario (``check_scenario``'s output) before it runs; [] when none or uploads."""
+def before(scenario: Mapping[str, Any]) -> list[str] | None:
+    """Warnings about a checked scenario (``check_scenario``'s output) before it runs: [] when none, None when
+    it names an uploaded file (not read for a preview: the result page judges its runs)."""
     if "preset" not in scenario["cluster"] or "preset" not in scenario["workload"]:
-        return []
+        return None
     try:
         return scalecheck.warnings_before(scalecheck.expect_scenario(scenario))
     except SimcoreError as e:  # e.g. a window so short that the workload draws no job: that is the warning

@@ -226,7 +226,7 @@ def reproduce(request: HttpRequest) -> HttpResponse:
                 plan = rep.sweep(form.scale)
                 scenario = check_scenario(sweep_scenario.scenario_of(plan))
                 if "check" in request.POST:  # "Check the scale": the page again with what it can show
-                    checks[name] = scale.before(scenario)
+                    checks[name] = scale.before(scenario) or []  # reproductions are presets: always read
                     return _reproduce_page(request, forms_, checks, 200)
                 exp = create_experiment(
                     access.signed_in(request),

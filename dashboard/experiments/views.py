@@ -141,7 +141,8 @@ def _new_experiment(
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
     form = ExperimentForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     checked: list[str] | None = None
-    if request.method == "POST" and "check" in request.POST and form.is_valid():
+    check = request.method == "POST" and "check" in request.POST
+    if check and form.is_valid():
         # "Check the scale": the form again with what the scale can show, nothing created.
         checked = scale.before(form.scenario)
     elif request.method == "POST" and form.is_valid():
@@ -170,8 +171,9 @@ def _new_experiment(
             "form": form,
             "source": source,
             "source_url": source_url,
-            "scale_check": checked,
+            "scale_check": checked or [],
             "scale_checked": checked is not None,
+            "scale_unread": check and form.is_valid() and checked is None,
         },
         status=400 if form.errors else 200,
     )

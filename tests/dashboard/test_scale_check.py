@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
+import json
+
 from django.urls import reverse
 
 from dashboard.experiments.execution import execute_run
 from dashboard.experiments.forms import QUICK_START
 from dashboard.experiments.services import create_experiment
-from dashboard.models import Experiment, Status
-from tests.dashboard.conftest import GOOD, small_scenario
+from dashboard.models import ClusterUpload, Experiment, Status
+from tests.dashboard.conftest import CLUSTER, GOOD, small_scenario
 
 QUICK = {
     "cluster": QUICK_START["cluster"],
@@ -25,7 +28,7 @@ QUICK = {
 
 def test_checking_the_quick_start_scale_finds_nothing_to_warn_of_and_runs_nothing(owner_client):
     resp = owner_client.post(reverse("experiment-new"), {**QUICK, "check": "1"})
-    assert resp.status_code == 200 and resp.context["scale_check"] == []
+    assert resp.status_code == 200 and resp.context["scale_check"] == [] and resp.context["scale_checked"]
     html = resp.content.decode()
     assert "Scale checked: enough jobs" in html and "scale-warnings" not in html
     assert not Experiment.objects.exists()
@@ -69,3 +72,21 @@ def test_the_result_page_says_what_a_run_too_small_could_not_show(owner_client, 
     resp = owner_client.get(exp.get_absolute_url())
     assert resp.context["scale_warnings"][0].startswith(f"Runs had as few as {jobs} jobs")
     assert "At this scale the runs cannot show the schedulers differ:" in resp.content.decode()
+
+
+def test_checking_a_scenario_with_an_uploaded_file_says_the_file_is_judged_after_the_run(owner_client, owner):
+    content = json.dumps(CLUSTER).encode()
+    up = ClusterUpload.objects.create(
+        owner=owner,
+        name="mine",
+        filename="c.json",
+        content_gz=gzip.compress(content, mtime=0),
+        size_bytes=len(content),
+        sha256="",
+        info={"resources": ["cpu", "mem"]},
+    )
+    resp = owner_client.post(reverse("experiment-new"), {**GOOD, "cluster": f"upload:{up.pk}", "check": "1"})
+    assert resp.status_code == 200 and resp.context["scale_unread"] is True
+    html = resp.content.decode()
+    assert "an uploaded file's scale is judged after the run" in html and "Scale checked" not in html
+    assert not Experiment.objects.exists()
