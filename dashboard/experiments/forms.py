@@ -245,7 +245,8 @@ class ExperimentForm(forms.Form):
             kind, _, name = QUICK_START[key].partition(":")
             if name in (CLUSTERS if key == "cluster" else WORKLOADS):
                 self.fields[key].initial = QUICK_START[key]
-        if str(self.fields["workload"].initial) == QUICK_START["workload"]:
+        # The quick start's load and hours go with its workload, not with a trace a link preselects.
+        if str(self.initial.get("workload", self.fields["workload"].initial)) == QUICK_START["workload"]:
             self.fields["load"].initial = QUICK_START["load"]
             self.fields["hours"].initial = QUICK_START["hours"]
         # One field per parameter of every preset and scheduler; the template groups them.

@@ -20,3 +20,8 @@ def test_a_new_packing_analysis_starts_at_five_factors_and_three_trials(owner_cl
     assert len(form["techniques"].initial) == 5
     assert (len(AnalysisSpec().factors), AnalysisSpec().trials) == (21, 11)
     assert "Figure 2: 1,1.05,1.1, ... 2" in form.fields["factors"].help_text
+
+
+def test_a_preselected_trace_opens_without_the_quick_starts_hours(owner_client):
+    form = owner_client.get(reverse("experiment-new"), {"workload": "upload:7"}).context["form"]
+    assert form["hours"].initial is None and form["load"].initial == 1.0
