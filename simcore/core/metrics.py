@@ -182,11 +182,18 @@ def window(res: SimResult) -> tuple[float, float]:
 
 def exact_time_averages(res: SimResult) -> TimeAverages:
     """Utilisation, mean queue length, mean running count and maximum queue length of ``res``, exact
-    (integrals over its jobs, :mod:`simcore.core.timeavg`) over :func:`window`."""
+    (integrals over its jobs, :mod:`simcore.core.timeavg`) over :func:`window`.
+
+    A run of the compiled engine gets them from :mod:`simcore.compiled.timeavg`: the same values, to
+    the bit, in a compiled pass (the specification's numpy took about 10% of a fast compiled run's time).
+    """
     if res.request is None or res.total_capacity is None:
         raise ValueError("this SimResult has no requests or capacities: the exact time averages need both")
     n = int(res.extra.get("arrived", res.n_jobs))
-    return time_averages(
+    fn = time_averages
+    if res.extra.get("engine") == "compiled":  # numba is there: the run's kernel was compiled with it
+        from simcore.compiled.timeavg import time_averages as fn
+    return fn(
         res.submit[:n],
         res.start[:n],
         res.finish[:n],

@@ -37,8 +37,11 @@ before releases, so a job that starts the moment it arrives (or a burst that is
 cleared at the instant it arrives) is never counted as queued; a burst of 100
 arrivals of which 10 start at once counts as a queue of 90.
 
-The same function serves both engines: they produce the same per-job records
-(start times, machines) for the same run, so they report the same numbers.
+This module is the specification, and Python runs use it. Compiled runs use
+:mod:`simcore.compiled.timeavg`, a compiled pass that gives the same values to
+the bit (tests/simcore/test_compiled_timeavg.py) at a tenth of the cost; both
+engines produce the same per-job records (start times, machines) for the same
+run, so they report the same numbers.
 """
 
 from __future__ import annotations
