@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 
+from dashboard.common import labels
 from dashboard.common.models import Status
 from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.models import Experiment, Run
@@ -40,6 +41,13 @@ _CSV_OPTS = pacsv.WriteOptions(include_header=False, quoting_style="none")
 
 def _attachment(resp: HttpResponse | StreamingHttpResponse | FileResponse, filename: str) -> Any:
     resp["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return described(resp)
+
+
+def described(resp: Any) -> Any:
+    """``resp`` with a ``Link`` header to what its columns mean (RFC 8288 ``describedby``): a CSV keeps no note
+    of its own that a parser would read as data, and the machine keys (``mean_response_s``) stay as they are."""
+    resp["Link"] = f'<{labels.DEFINITIONS_PATH}#downloads>; rel="describedby"'
     return resp
 
 
@@ -112,7 +120,9 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
     else:
         writer.close()
     tmp.seek(0)
-    return FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
+    return described(
+        FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
+    )
 
 
 def _run_record(run: Run) -> dict[str, Any]:
@@ -135,7 +145,15 @@ def _run_record(run: Run) -> dict[str, Any]:
 
 def summary_body(runs: list[Run], scenario: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every run's status, summary, per-class means and offline plan (and the scenario), as JSON data."""
-    body: dict[str, Any] = {"runs": [_run_record(r) for r in runs]}
+    records = [_run_record(r) for r in runs]
+    keys: list[str] = []
+    for rec in records:
+        keys += [k for k in flatten(rec["summary"] or {}) if k not in keys]
+    body: dict[str, Any] = {
+        "runs": records,
+        # What each summary key means, with its definition in the docs ("mean_response_s" is the wait until start).
+        "columns": {"definitions": f"{labels.DEFINITIONS_PATH}#downloads", "summary": labels.columns(keys)},
+    }
     if scenario is not None:
         body["scenario"] = scenario
     return body
