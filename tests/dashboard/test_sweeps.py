@@ -627,3 +627,20 @@ def test_the_downloads_keep_their_keys_and_point_to_their_definitions(owner_clie
     assert text.splitlines()[0].startswith("run,scheduler,seed,point.load,")  # the header is the first line
     page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
     assert 'id="download-columns" href="/docs/guide/metrics/#downloads"' in page
+
+
+def test_every_row_of_the_job_and_series_downloads_carries_its_point(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    run_all(exp)
+    jobs = {r.point["load"]: r.result.summary["jobs"] for r in exp.runs.select_related("result")}
+    body = b"".join(owner_client.get(f"/experiments/{exp.pk}/download/jobs.csv").streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert list(rows[0])[:5] == ["run", "scheduler", "seed", "point.load", "job"]
+    assert {x: sum(1 for r in rows if float(r["point.load"]) == x) for x in jobs} == jobs
+    resp = owner_client.get(f"/experiments/{exp.pk}/download/jobs.parquet")
+    table = pq.read_table(io.BytesIO(b"".join(resp.streaming_content)))
+    assert sorted(set(table.column("point.load").to_pylist())) == [0.5, 0.9] and table.num_rows == sum(jobs.values())
+    series = list(csv.DictReader(io.StringIO(owner_client.get(f"/experiments/{exp.pk}/download/series.csv").text)))
+    assert {r["point.load"] for r in series} == {"0.5", "0.9"}
+    body = owner_client.get(f"/experiments/{exp.pk}/download/series.json").json()
+    assert sorted(r["point"]["load"] for r in body["runs"]) == [0.5, 0.9]
