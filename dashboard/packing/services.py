@@ -43,8 +43,7 @@ from dashboard.common.models import Status, Team, Visibility
 from dashboard.common.rows import sharing_fields
 from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.models import Experiment, Run
-from dashboard.experiments.services import check_scenario, check_web_scheduler_params
-from dashboard.experiments.sweeps import scenario_for
+from dashboard.experiments.services import check_scenario, check_web_scheduler_params, scenario_for
 from dashboard.packing import work
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.traces.models import ClusterUpload, TraceUpload
