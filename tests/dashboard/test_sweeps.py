@@ -644,3 +644,11 @@ def test_every_row_of_the_job_and_series_downloads_carries_its_point(owner_clien
     assert {r["point.load"] for r in series} == {"0.5", "0.9"}
     body = owner_client.get(f"/experiments/{exp.pk}/download/series.json").json()
     assert sorted(r["point"]["load"] for r in body["runs"]) == [0.5, 0.9]
+
+
+def test_the_wait_charts_link_their_definition(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    a = exp.runs.get()
+    _finish_by_hand(a, 1.0)
+    page = owner_client.get(f"/compare/?run={a.pk}").content.decode()
+    assert 'id="charts-definitions"><a class="definition" href="/docs/guide/metrics/#wait-until-start"' in page
