@@ -38,8 +38,11 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
 	  || echo "warning: could not install Debian's chromium; the browser test will be skipped (fails under CI=true)"
 
+# Two processes (pytest-xdist): the dashboard's tests in one, one after another as ever, the library's and the
+# documentation's beside them in the other (tests/conftest.py groups them). TEST_PROCESSES=0 runs all in one.
+TEST_PROCESSES ?= 2
 test: install browser
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_PROCESSES)),,-n $(TEST_PROCESSES) --dist loadgroup)
 
 # The web platform on the embedded default (SQLite + filesystem broker under var/), or on
 # DATABASE_URL / REDIS_URL when set: migrates, starts gunicorn and a Celery worker, Ctrl-C stops both.

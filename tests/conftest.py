@@ -15,6 +15,21 @@ SHARED_DATA = Path(
 )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """How ``make test`` shares the tests between its two processes (pytest-xdist, ``--dist loadgroup``).
+
+    The dashboard's tests stay together, one after another in one process, as they ran before: many start
+    Celery workers, brokers and databases of their own and time heartbeats and recoveries, and they share one
+    test database and the session's worker. The library's and the documentation's tests run in the other
+    process, a file at a time (a file's module fixtures, such as the built documentation site, are made once).
+    Without ``-n`` the marks change nothing.
+    """
+    for item in items:
+        parts = item.path.relative_to(Path(__file__).parent).parts
+        item.add_marker(pytest.mark.xdist_group("dashboard" if parts[0] == "dashboard" else "/".join(parts)))
+
+
 def shared_data(*parts: str) -> Path:
     """A file of the shared trace extracts; skipped when it is missing, but a failure under CI=true.
 

@@ -17,8 +17,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
 from dashboard.common import access, labels, queueing
+from dashboard.experiments import scale, sweeps
 from dashboard.experiments import sweep_charts as charts_sweep
-from dashboard.experiments import sweeps
 from dashboard.experiments.access import get_experiment_for_user, get_run_for_user, get_shared_experiment
 from dashboard.experiments.downloads import described
 from dashboard.experiments.forms import ExtendForm, ReproductionForm
@@ -217,6 +217,7 @@ def run_retry(request: HttpRequest, pk: int) -> HttpResponse:
 def reproduce(request: HttpRequest) -> HttpResponse:
     """The papers' figures, each a form of its scale knobs; submitting one starts its experiment."""
     forms_ = {name: ReproductionForm(rep) for name, rep in reproductions.REPRODUCTIONS.items()}
+    checks: dict[str, list[str]] = {}
     status = 200
     if request.method == "POST":
         name = request.POST.get("reproduction", "")
@@ -229,6 +230,9 @@ def reproduce(request: HttpRequest) -> HttpResponse:
             try:
                 plan = rep.sweep(form.scale)
                 scenario = check_scenario(sweep_scenario.scenario_of(plan))
+                if "check" in request.POST:  # "Check the scale": the page again with what it can show
+                    checks[name] = scale.before(scenario) or []  # reproductions are presets: always read
+                    return _reproduce_page(request, forms_, checks, 200)
                 exp = create_experiment(
                     access.signed_in(request),
                     scenario,
@@ -243,8 +247,20 @@ def reproduce(request: HttpRequest) -> HttpResponse:
                     messages.warning(request, queueing.QUEUE_DOWN)
                 return redirect(exp)
         status = 400
+    return _reproduce_page(request, forms_, checks, status)
+
+
+def _reproduce_page(
+    request: HttpRequest, forms_: dict[str, ReproductionForm], checks: dict[str, list[str]], status: int
+) -> HttpResponse:
     items = [
-        {"rep": rep, "form": forms_[name], "command": rep.command()}
+        {
+            "rep": rep,
+            "form": forms_[name],
+            "command": rep.command(),
+            "checked": name in checks,
+            "warnings": checks.get(name, []),
+        }
         for name, rep in reproductions.REPRODUCTIONS.items()
     ]
     return render(request, "dashboard/reproduce.html", {"items": items}, status=status)

@@ -28,7 +28,7 @@ from dashboard.common import access, labels, queueing, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
-from dashboard.experiments import charts, downloads, lotes_view, sweep_views
+from dashboard.experiments import charts, downloads, lotes_view, scale, sweep_views
 from dashboard.experiments.access import (
     get_experiment_for_user,
     get_run_for_user,
@@ -151,7 +151,12 @@ def _new_experiment(
 ) -> HttpResponse:
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
     form = ExperimentForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
-    if request.method == "POST" and form.is_valid():
+    checked: list[str] | None = None
+    check = request.method == "POST" and "check" in request.POST
+    if check and form.is_valid():
+        # "Check the scale": the form again with what the scale can show, nothing created.
+        checked = scale.before(form.scenario)
+    elif request.method == "POST" and form.is_valid():
         try:
             exp = create_experiment(
                 access.signed_in(request),
@@ -173,7 +178,14 @@ def _new_experiment(
     return render(
         request,
         "dashboard/experiment_new.html",
-        {"form": form, "source": source, "source_url": source_url},
+        {
+            "form": form,
+            "source": source,
+            "source_url": source_url,
+            "scale_check": checked or [],
+            "scale_checked": checked is not None,
+            "scale_unread": check and form.is_valid() and checked is None,
+        },
         status=400 if form.errors else 200,
     )
 
@@ -220,6 +232,7 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         "sweep": sweep,
         "columns_url": f"{labels.DEFINITIONS_PATH}#downloads",
         "status_text": exp.status_text(sum(1 for r in runs if r.status == Status.CANCELLED), len(runs)),
+        "scale_warnings": scale.after(done),
         "cached": sum(1 for r in runs if is_cached(r)),
         "experiment": exp,
         "runs": runs,

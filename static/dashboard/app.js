@@ -206,6 +206,11 @@
       if (e && e.target === form.elements["workload"] && !load.dataset.typed && wl.default_load !== undefined) {
         load.value = wl.default_load;
       }
+      // The hours follow too (the quick start's 25 h suit its workload, not another's: blank is the preset's).
+      var hours = form.elements["hours"];
+      if (e && e.target === form.elements["workload"] && hours && !hours.dataset.typed && wl.default_hours !== undefined) {
+        hours.value = wl.default_hours;
+      }
       var field = document.getElementById("field-load");
       field.classList.toggle("not-applicable", !wl.uses_load);
       reason(field, wl.uses_load ? "" : wl.load_note);
@@ -230,6 +235,7 @@
 
   if (form) {
     if (form.elements["load"]) form.elements["load"].addEventListener("input", function (e) { e.target.dataset.typed = "1"; });
+    if (form.elements["hours"]) form.elements["hours"].addEventListener("input", function (e) { e.target.dataset.typed = "1"; });
     form.addEventListener("change", sync);
     sync(null);
   }

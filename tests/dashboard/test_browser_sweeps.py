@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import re
 
 import pytest
@@ -153,10 +154,24 @@ def test_the_figure_11_preset_runs_from_the_reproduce_page(live_server, owner, b
     page.fill("#id_lotes-fig11-machines_per_config", "1")
     page.fill("#id_lotes-fig11-hours", "0.2")
     page.fill("#id_lotes-fig11-seeds", "1")
+    # Checked before it runs: the form says this scale shows nothing, and why, and nothing is created.
+    page.click("#check-lotes-fig11")
+    warning = page.locator("#reproduction-lotes-fig11 .scale-warnings")
+    warning.wait_for()
+    assert "This scale may show nothing" in warning.text_content()
+    assert re.search(r"About \d+ jobs a run: too few", warning.text_content())
+    assert "Use at least" in warning.text_content() and not Experiment.objects.exists()
+    assert page.input_value("#id_lotes-fig11-hours") == "0.2"  # the scale checked is the one that runs
     page.click("#run-lotes-fig11")
     page.wait_for_url("**/experiments/*/")
-    page.wait_for_selector("#experiment-status.finished", timeout=180_000)
+    page.wait_for_selector("#experiment-status.finished", timeout=600_000)
     page.wait_for_selector("#paper-table")
+    # And the result page says so after (once the finished runs are in the page: reloaded).
+    page.reload()
+    after = page.locator(".scale-warnings").text_content()
+    assert "At this scale the runs cannot show the schedulers differ" in after and "jobs" in after
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "figure-11-small-scale.png"), full_page=True)
     assert page.text_content("#sweep h2").startswith("Reproduction: Figure 11")
     names = page.evaluate("document.getElementById('chart-sweep').data.map(t => t.name)")
     assert names == ["lotes", "tetris", "greedy"]
@@ -165,3 +180,26 @@ def test_the_figure_11_preset_runs_from_the_reproduce_page(live_server, owner, b
         r"simcore sweep .*--vary phi=0\.0,0\.003,0\.006,0\.009,0\.012,0\.015", page.text_content("#sweep-command")
     )
     assert "gives these results only as a figure" in page.text_content("#figure-only")
+
+
+@pytest.mark.skipif(
+    not os.environ.get("SIMCORE_SCREENSHOTS"),
+    reason="opt-in (SIMCORE_SCREENSHOTS=1): Figure 11's quick scale is 90 runs, minutes of CPU, too long for CI",
+)
+def test_figure_11_at_its_quick_scale_shows_the_wait_growing_with_phi(live_server, owner, browser_page):
+    page = browser_page
+    sign_in(page, live_server, "/reproduce/")
+    page.click("#run-lotes-fig11")  # the form's defaults: 20 machines per configuration, 25 h, 5 seeds
+    page.wait_for_url("**/experiments/*/")
+    page.wait_for_selector("#experiment-status.finished", timeout=1_800_000)
+    page.reload()
+    page.wait_for_selector("#paper-table")
+    assert page.query_selector(".scale-warnings") is None
+    exp = Experiment.objects.get()
+    rows = {(r.point["phi"], r.scheduler): r.mean for r in aggregated(ordered_runs(exp), "mean_response_s")}
+    assert rows[(0.015, "greedy")] > 10 * max(rows[(0.0, "greedy")], 1.0)  # measured: 0 -> 61 s
+    assert rows[(0.015, "lotes")] > rows[(0.0, "lotes")]
+    page.locator("#chart-sweep").scroll_into_view_if_needed()
+    page.wait_for_function("() => document.getElementById('chart-sweep').data", timeout=30_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "figure-11-quick-scale.png"), full_page=True)

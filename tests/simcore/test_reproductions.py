@@ -38,6 +38,13 @@ def test_the_other_phi_finding_is_one_knob_away() -> None:
     assert plan.params["request_cv"] == 0.0
 
 
+def test_omega_figures_quick_scale_reads_the_rates_as_omega_over_u_and_the_text_is_one_knob_away() -> None:
+    plan = get("lotes-fig12").sweep()
+    assert plan.params["mu_form"] == "omega_over_u" and plan.params["machines_per_config"] == 5 and plan.hours == 50
+    assert "mu_form" not in get("lotes-fig12").sweep({"mu_form": "u_times_omega"}).params  # the workload's default
+    assert "mu_form" not in get("lotes-fig11").sweep().params
+
+
 def test_omega_figures_keep_the_phi_instance_and_differ_in_load() -> None:
     f12, f13 = get("lotes-fig12").sweep(), get("lotes-fig13").sweep()
     assert (f12.load, f13.load) == (0.90, 0.95)
@@ -46,12 +53,13 @@ def test_omega_figures_keep_the_phi_instance_and_differ_in_load() -> None:
         assert plan.axes[0].name == "omega"
 
 
-def test_profile_figures_vary_the_cluster_over_ten_traces() -> None:
+def test_profile_figures_vary_the_cluster_over_ten_traces_at_the_papers_scale() -> None:
     for name, workload, sized in (
         ("profile-fig12", "ncbi-blast", "full"),
         ("profile-fig13", "ncbi-blast-reduced", "reduced"),
     ):
-        plan = get(name).sweep()
+        assert get(name).sweep().seeds == [0, 1, 2]  # the quick scale: three traces
+        plan = get(name).sweep({"seeds": 10})
         assert plan.workload == workload and plan.params == {"sized_for": sized}
         assert plan.axes[0].values == ("ncbi-heterogeneous", "ncbi-homogeneous") and plan.seeds == list(range(10))
         assert plan.schedulers == ["fcfs", "affinity", "greedy1", "greedy2", "greedy3"]
