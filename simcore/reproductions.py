@@ -355,7 +355,8 @@ _register(
         name="lotes-fig11",
         paper=LOTES_PAPER,
         figure="Figure 11",
-        title="Mean response time against Phi (varying resource requirements), load 0.97 of the assignment LP",
+        title="Mean wait until start (the paper's response time) against Phi (varying resource requirements), "
+        "load 0.97 of the assignment LP",
         scale=(_MPC, _hours(25.0, 100), _SEEDS5, _CV),
         build=_lotes_sweep("lotes-phi", 0.97, Axis("phi", PHI_VALUES), {}),
         metric="mean_response_s",
@@ -389,7 +390,8 @@ _register(
         name="lotes-fig12",
         paper=LOTES_PAPER,
         figure="Figure 12",
-        title="Mean response time against Omega (machine-dependent processing times), load 0.90",
+        title="Mean wait until start (the paper's response time) against Omega (machine-dependent processing "
+        "times), load 0.90",
         scale=(_MPC_OMEGA, _hours(50.0, 100), _SEEDS5, _CV, _MU_FORM),
         build=_lotes_sweep("lotes-omega", 0.90, Axis("omega", OMEGA_VALUES), _OMEGA_EXTRA),
         metric="mean_response_s",
@@ -412,7 +414,8 @@ _register(
         name="lotes-fig13",
         paper=LOTES_PAPER,
         figure="Figure 13",
-        title="Mean response time against Omega (machine-dependent processing times), load 0.95",
+        title="Mean wait until start (the paper's response time) against Omega (machine-dependent processing "
+        "times), load 0.95",
         scale=(_MPC_OMEGA, _hours(50.0, 100), _SEEDS5, _CV, _MU_FORM),
         build=_lotes_sweep("lotes-omega", 0.95, Axis("omega", OMEGA_VALUES), _OMEGA_EXTRA),
         metric="mean_response_s",
@@ -480,7 +483,8 @@ _register(
         name="profile-fig12",
         paper=PROFILE_PAPER,
         figure="Figure 12",
-        title="Average job completion time (wait + run), full NCBI trace, heterogeneous and homogeneous clusters",
+        title="Average job completion time (wait until start + run), full NCBI trace, heterogeneous and "
+        "homogeneous clusters",
         scale=_PROFILE_SCALE,
         build=_profile("ncbi-blast", "full"),
         metric="mean_completion_s",
@@ -509,7 +513,8 @@ _register(
         name="profile-fig13",
         paper=PROFILE_PAPER,
         figure="Figure 13",
-        title="Average job completion time (wait + run), blastn/blastp trace, heterogeneous and homogeneous clusters",
+        title="Average job completion time (wait until start + run), blastn/blastp trace, heterogeneous and "
+        "homogeneous clusters",
         scale=_PROFILE_SCALE,
         build=_profile("ncbi-blast-reduced", "reduced"),
         metric="mean_completion_s",

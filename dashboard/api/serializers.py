@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dashboard.accounts.models import ApiToken
-from dashboard.common.models import Membership, Role, Team, Visibility
+from dashboard.common.models import Membership, Role, Status, Team, Visibility
 from dashboard.common.names import validate_name
 from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.services import MAX_HOURS, MAX_LOAD, MAX_SEED, MAX_SEEDS
@@ -107,6 +107,14 @@ class ExperimentSerializer(SharedRowSerializer):
     shared_route = "shared-detail"
 
     runs = RunSerializer(many=True, read_only=True)
+    status_text = serializers.SerializerMethodField(
+        help_text="the status as the pages say it: 'finished, 1 of 36 cells cancelled' when some runs were "
+        "cancelled and the rest finished; else the status"
+    )
+
+    def get_status_text(self, obj: Experiment) -> str:
+        runs = list(obj.runs.all())  # prefetched with the experiment
+        return obj.status_text(sum(1 for r in runs if r.status == Status.CANCELLED), len(runs))
 
     class Meta:
         model = Experiment
@@ -119,6 +127,7 @@ class ExperimentSerializer(SharedRowSerializer):
             "share_url",
             "page_url",
             "status",
+            "status_text",
             "created",
             "cluster_label",
             "workload_label",

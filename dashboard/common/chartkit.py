@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import warnings
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,8 +45,46 @@ SEED_POINTS = 400
 LEGEND_CHARS = 48
 
 
+#: One colour per scheduler on every chart of every page (experiments, compare, sweeps, reproductions, packing):
+#: LoTES is blue wherever it is drawn (issue 28). A scheduler not listed here (a user's plugin) takes one of
+#: :data:`OTHER_COLOURS` by its name, so it keeps that colour too.
+SCHEDULER_COLOURS: dict[str, str] = {
+    "lotes": "#1f77b4",
+    "greedy": "#d62728",
+    "tetris": "#2ca02c",
+    "fcfs": "#ff7f0e",
+    "mris": "#9467bd",
+    "affinity": "#8c564b",
+    "greedy1": "#e377c2",
+    "greedy2": "#7f7f7f",
+    "greedy3": "#bcbd22",
+    "staged": "#17becf",
+}
+#: Colours of schedulers not in :data:`SCHEDULER_COLOURS` and of lines that are no scheduler (packing
+#: orderings): none of them is a listed scheduler's colour.
+OTHER_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1")
+
+
 def colour(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
+
+
+def scheduler_colour(name: str) -> str:
+    """The scheduler's colour on every chart; an unlisted name's is fixed by its name (a CRC, not ``hash()``,
+    which changes between processes)."""
+    if name in SCHEDULER_COLOURS:
+        return SCHEDULER_COLOURS[name]
+    return OTHER_COLOURS[zlib.crc32(name.encode()) % len(OTHER_COLOURS)]
+
+
+def other_colour(i: int) -> str:
+    """The ``i``-th colour of a line that is no scheduler (never a scheduler's colour)."""
+    return OTHER_COLOURS[i % len(OTHER_COLOURS)]
+
+
+def variant_dash(i: int) -> str:
+    """The dash of the ``i``-th line of one colour (one scheduler drawn at several points or experiments)."""
+    return DASHES[i % len(DASHES)]
 
 
 def dash(i: int) -> str:

@@ -35,7 +35,7 @@ from typing import Any, cast
 from django.db.models import Model
 
 from dashboard.common.models import Status
-from dashboard.experiments.charts import ChartRun, all_charts
+from dashboard.experiments.charts import CHARTS_VERSION, ChartRun, all_charts, charts_version
 from dashboard.experiments.models import CellAggregate, Experiment, ExperimentCharts, Run
 from simcore.core.errors import ParameterError
 from simcore.sweep.report import Row, aggregate, flatten, numeric_keys
@@ -89,7 +89,9 @@ def profile_charts(scenario: dict[str, Any]) -> bool:
 
 def build_charts(scenario: dict[str, Any], runs: Iterable[tuple[str, int, Any, Any]]) -> Figures:
     """The experiment page's figures from its finished runs' (scheduler, seed, series, summary), in page order."""
-    chart_runs = [ChartRun(group=s, seed=seed, series=series, summary=summary) for s, seed, series, summary in runs]
+    chart_runs = [
+        ChartRun(group=s, seed=seed, series=series, summary=summary, scheduler=s) for s, seed, series, summary in runs
+    ]
     return all_charts(chart_runs, profile=profile_charts(scenario))
 
 
@@ -249,7 +251,9 @@ def experiment_charts(exp: Experiment, done: Sequence[Run]) -> Figures:
     done = [r for r in done if hasattr(r, "result")]
     stored = ExperimentCharts.objects.filter(experiment=exp).values_list("run_ids", "figures").first()
     if stored is not None and stored[0] == sorted(r.pk for r in done):
-        return cast(Figures, json.loads(stored[1]))
+        figures = cast(Figures, json.loads(stored[1]))
+        if charts_version(figures) == CHARTS_VERSION:  # else stored by older builders: built again for this view
+            return figures
     series = dict(
         Run.objects.filter(pk__in=[r.pk for r in done]).values_list("pk", "result__series")  # only for this view
     )

@@ -40,6 +40,8 @@ class ChartRun:
     seed: int
     series: Mapping[str, Any]
     summary: Mapping[str, Any]
+    #: The run's scheduler, which picks its colour (:func:`chartkit.scheduler_colour`); "": the group's name.
+    scheduler: str = ""
 
 
 @dataclass
@@ -47,10 +49,20 @@ class _Group:
     name: str
     index: int
     runs: list[ChartRun]
+    #: How many groups before it have its scheduler (two experiments' greedy on the compare page): its dash.
+    variant: int = 0
+
+    @property
+    def scheduler(self) -> str:
+        return self.runs[0].scheduler or self.name
 
     @property
     def colour(self) -> str:
-        return kit.colour(self.index)
+        return kit.scheduler_colour(self.scheduler)
+
+    @property
+    def dash(self) -> str:
+        return kit.variant_dash(self.variant)
 
     @property
     def seeds_text(self) -> str:
@@ -59,11 +71,14 @@ class _Group:
 
 
 def groups_of(runs: Sequence[ChartRun]) -> list[_Group]:
-    """Runs grouped by ``group`` in order of first appearance (so colours follow the summary table)."""
+    """Runs grouped by ``group`` in order of first appearance; a group's colour is its scheduler's, and
+    groups of one scheduler differ by their dash."""
     out: dict[str, _Group] = {}
     for r in runs:
-        g = out.setdefault(r.group, _Group(r.group, len(out), []))
-        g.runs.append(r)
+        if r.group not in out:
+            variant = sum(1 for g in out.values() if g.scheduler == (r.scheduler or r.group))
+            out[r.group] = _Group(r.group, len(out), [], variant)
+        out[r.group].runs.append(r)
     return list(out.values())
 
 
@@ -89,7 +104,7 @@ def _line(
         "name": kit.short(g.name),
         "legendgroup": g.name,
         "y": y,
-        "line": {"color": g.colour, "width": width, "dash": kit.dash(g.index)},
+        "line": {"color": g.colour, "width": width, "dash": g.dash},
         "hovertemplate": kit.hover(who, template),
         "_role": role,
         **extra,
@@ -215,7 +230,7 @@ def _smoothing(span_h: float, step_h: float) -> dict[str, Any] | None:
     return {"label": "Smoothing (moving average)", "options": options}
 
 
-# ---------------------------------------------------------------------------- response time
+# ---------------------------------------------------------------------------- wait until start (response time)
 
 
 def _ccdf_of(s: Mapping[str, Any]) -> tuple[list[float], list[float], int | None, int | None]:
@@ -376,13 +391,14 @@ def response_ccdf(runs: Sequence[ChartRun]) -> Figure:
         "Jobs that waited 0 s (started the moment they arrived; a log axis cannot draw them): "
         + "; ".join(zero_notes)
         + ".",
-        "Response time is the wait from arrival to start. The curves start at 1 ms.",
+        "Wait until start: the time from a job's arrival to its start (the LoTES paper's response time); "
+        "jobs that never started are not in the curves. The curves start at 1 ms.",
     ]
     return {
         "data": traces,
         "layout": kit.base_layout(
-            "Response time: fraction of jobs waiting longer than x",
-            xaxis=kit.axis("wait x (s, log)", type="log", tickvals=xv, ticktext=xt),
+            "Wait until start: fraction of jobs waiting longer than x",
+            xaxis=kit.axis("wait until start x (s, log)", type="log", tickvals=xv, ticktext=xt),
             yaxis=kit.axis(
                 "fraction of jobs waiting longer (log)", type="log", tickvals=yv, ticktext=yt, exponentformat="none"
             ),
@@ -453,7 +469,7 @@ def _per_day_trace(d: _Days, zero_at: float, n_groups: int) -> dict[str, Any]:
         np.asarray([day + 1 for day in days], dtype=np.float64),
         kit.compact(shown),
         "single",
-        "day %{customdata[3]}%{customdata[2]}<br>mean wait %{customdata[0]}%{customdata[1]}",
+        "day %{customdata[3]}%{customdata[2]}<br>mean wait until start %{customdata[0]}%{customdata[1]}",
         seed=g.runs[0].seed if len(g.runs) == 1 else None,
         mode="lines+markers",
         customdata=custom,
@@ -509,7 +525,7 @@ def _partial_days(per_group: list[_Days]) -> dict[int, set[str]]:
 
 
 def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
-    """Mean response time per day, lines with markers on a log axis (LoTES Figure 8).
+    """Mean wait until start per day, lines with markers on a log axis (LoTES Figure 8).
 
     A job counts in the day it starts (as in the paper). A day whose mean is
     0 s (every job started on arrival) is drawn on a "0" line under the log
@@ -533,8 +549,8 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
         ticks_v, ticks_t = [zero_at, *ticks_v], ["0 s", *ticks_t]
         shapes.append(_zero_break(zero_at, floor_dec))
         notes.append(
-            "Days whose mean wait was 0 s (every job started on arrival) sit on the 0 s line under the dotted "
-            "break: a log axis has no zero."
+            "Days whose mean wait until start was 0 s (every job started on arrival) sit on the 0 s line under the "
+            "dotted break: a log axis has no zero."
         )
     any_partial = _partial_days(per_group)
     if any_partial:
@@ -548,22 +564,30 @@ def per_day_mean(runs: Sequence[ChartRun]) -> Figure:
     x_text = [f"{d + 1}*" if d in any_partial else str(d + 1) for d in days_sorted]
     y_axis = (
         kit.axis(
-            "mean wait (s, log)",
+            "mean wait until start (s, log)",
             type="log",
             tickvals=ticks_v,
             ticktext=ticks_t,
             range=[math.log10(zero_at if has_zero else min(values)) - 0.2, math.log10(top) + 0.2],
         )
         if values
-        else kit.axis("mean wait (s)", range=[0, 1])
+        else kit.axis("mean wait until start (s)", range=[0, 1])
     )
     if not values and any(len(d.days) for d in per_group):
-        notes.append("Every job of every day started the moment it arrived (mean wait 0 s).")
+        notes.append("Every job of every day started the moment it arrived (mean wait until start 0 s).")
     return {
         "data": traces,
         "layout": kit.base_layout(
-            "Mean response time per day",
-            xaxis=kit.axis("day (a job counts in the day it starts)", tickvals=x_ticks, ticktext=x_text),
+            "Mean wait until start per day",
+            # Half a day either side of the first and last day: a scheduler's dodge (a few hundredths of a day)
+            # stays visibly around its day's tick, even for a run of one day, where Plotly's own range would
+            # span only the dodged markers and spread them like three days.
+            xaxis=kit.axis(
+                "day (a job counts in the day it starts)",
+                tickvals=x_ticks,
+                ticktext=x_text,
+                **({"range": [x_ticks[0] - 0.5, x_ticks[-1] + 0.5]} if x_ticks else {}),
+            ),
             yaxis=y_axis,
             shapes=shapes,
             meta={"controls": [], "notes": notes if traces else []},
@@ -698,6 +722,8 @@ class _Split:
     """One scheduler's completion split over its seeds: means, seeds' spread around them, hover texts."""
 
     name: str
+    #: The colour of its bars: its scheduler's.
+    colour: str
     run_mean: float
     wait_mean: float
     completion_mean: float
@@ -723,13 +749,14 @@ def _split_of(g: _Group) -> _Split | None:
     seeds = f"{len(comps)} seed{'s' if len(comps) > 1 else ''}"
     return _Split(
         name=g.name,
+        colour=g.colour,
         run_mean=float(u_a.mean()),
         wait_mean=float(w_a.mean()),
         completion_mean=float(c_a.mean()),
         run_err=(float(u_a.max() - u_a.mean()), float(u_a.mean() - u_a.min())),
         completion_err=(float(c_a.max() - c_a.mean()), float(c_a.mean() - c_a.min())),
         hover_run=f"run {kit.number(float(u_a.mean()))} s{_spread(u_a)}, {seeds}",
-        hover_wait=f"wait {kit.number(float(w_a.mean()))} s{_spread(w_a)}<br>completion "
+        hover_wait=f"wait until start {kit.number(float(w_a.mean()))} s{_spread(w_a)}<br>completion "
         f"{kit.number(float(c_a.mean()))} s{_spread(c_a)}",
     )
 
@@ -737,7 +764,7 @@ def _split_of(g: _Group) -> _Split | None:
 def _split_bars(splits: list[_Split], multi: bool) -> list[dict[str, Any]]:
     """The two stacked bar traces: running (solid, lower) and waiting (hatched, upper), seeds' spread as error bars."""
     names = [sp.name for sp in splits]
-    colours = [kit.colour(i) for i, _ in enumerate(names)]
+    colours = [sp.colour for sp in splits]
     run_t: dict[str, Any] = {
         "type": "bar",
         "name": "running",
@@ -749,7 +776,7 @@ def _split_bars(splits: list[_Split], multi: bool) -> list[dict[str, Any]]:
     }
     wait_t: dict[str, Any] = {
         "type": "bar",
-        "name": "waiting in the queue",
+        "name": "waiting in the queue (wait until start)",
         "x": names,
         "y": kit.compact([sp.wait_mean for sp in splits]),
         "marker": {
@@ -822,6 +849,17 @@ def completion_split(runs: Sequence[ChartRun], baseline: str = "fcfs") -> Figure
 # ---------------------------------------------------------------------------- a page's charts
 
 
+#: The builders' version, in every figure's ``layout.meta.version``: figures stored by older builders
+#: (dashboard.experiments.aggregates) are built again when read. 2: scheduler colours, wait-until-start labels.
+CHARTS_VERSION = 2
+
+
+def charts_version(figures: Mapping[str, Figure]) -> int:
+    """The builders' version that made ``figures`` (0: before versions were recorded)."""
+    versions = {((f.get("layout") or {}).get("meta") or {}).get("version", 0) for f in figures.values()}
+    return versions.pop() if len(versions) == 1 else 0
+
+
 def all_charts(runs: Sequence[ChartRun], *, profile: bool = False) -> dict[str, Figure]:
     """The charts of an experiment or compare page, by element id (the profile study's bars first)."""
     out: dict[str, Figure] = {}
@@ -831,4 +869,6 @@ def all_charts(runs: Sequence[ChartRun], *, profile: bool = False) -> dict[str, 
     out["chart-per-day"] = per_day_mean(runs)
     out["chart-queue"] = queue_length(runs)
     out["chart-util"] = utilisation(runs)
+    for fig in out.values():
+        fig["layout"].setdefault("meta", {})["version"] = CHARTS_VERSION
     return out

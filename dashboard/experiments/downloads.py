@@ -22,6 +22,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 
+from dashboard.common import labels
 from dashboard.common.models import Status
 from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.models import Experiment, Run
@@ -40,14 +41,29 @@ _CSV_OPTS = pacsv.WriteOptions(include_header=False, quoting_style="none")
 
 def _attachment(resp: HttpResponse | StreamingHttpResponse | FileResponse, filename: str) -> Any:
     resp["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return described(resp)
+
+
+def described(resp: Any) -> Any:
+    """``resp`` with a ``Link`` header to what its columns mean (RFC 8288 ``describedby``): a CSV keeps no note
+    of its own that a parser would read as data, and the machine keys (``mean_response_s``) stay as they are."""
+    resp["Link"] = f'<{labels.DEFINITIONS_PATH}#downloads>; rel="describedby"'
     return resp
+
+
+def _arrow_type(v: Any) -> pa.DataType:
+    if isinstance(v, bool):
+        return pa.bool_()
+    if isinstance(v, int):
+        return pa.int64()
+    return pa.float64() if isinstance(v, float) else pa.string()
 
 
 def _table(cols: dict[str, np.ndarray], lo: int, hi: int, extra: dict[str, Any]) -> pa.Table:
     arrays: dict[str, pa.Array] = {}
     n = hi - lo
     for k, v in extra.items():
-        arrays[k] = pa.repeat(pa.scalar(v, pa.int64() if isinstance(v, int) else pa.string()), n)
+        arrays[k] = pa.nulls(n, pa.float64()) if v is None else pa.repeat(pa.scalar(v, _arrow_type(v)), n)
     for k in JOB_COLUMNS:
         # NaN (never started / not finished) becomes null: an empty CSV cell, a Parquet null; so does
         # the -1 machine and config of a job that never started.
@@ -56,11 +72,31 @@ def _table(cols: dict[str, np.ndarray], lo: int, hi: int, extra: dict[str, Any])
     return pa.table(arrays)
 
 
-def _job_tables(runs: Iterable[Run], with_run: bool, rows: int, *, empty: bool = False) -> Iterator[pa.Table]:
+def _point_names(runs: Iterable[Run]) -> list[str]:
+    """The axes of the runs' sweep points, in first-seen order (none outside sweeps)."""
+    names: list[str] = []
+    for r in runs:
+        names += [k for k in (r.point or {}) if k not in names]
+    return names
+
+
+def _run_columns(run: Run, points: list[str]) -> dict[str, Any]:
+    """The columns that tell a run's rows from another's: run, scheduler, seed and its point (``point.load``)."""
+    where = run.point or {}
+    return {
+        "run": run.pk,
+        "scheduler": run.scheduler,
+        "seed": run.seed,
+        **{f"point.{k}": where.get(k) for k in points},
+    }
+
+
+def _job_tables(runs: list[Run], with_run: bool, rows: int, *, empty: bool = False) -> Iterator[pa.Table]:
     """The runs' per-job records as tables of at most ``rows`` rows, one stored chunk in memory at a time;
     ``empty``: a run without jobs gives one empty table (Parquet takes its schema from it)."""
+    points = _point_names(runs)
     for run in runs:
-        extra = {"run": run.pk, "scheduler": run.scheduler, "seed": run.seed} if with_run else {}
+        extra = _run_columns(run, points) if with_run else {}
         for cols in run_job_chunks(run):
             n = len(cols["job"])
             for lo in range(0, max(n, 1) if empty else n, rows):
@@ -69,7 +105,8 @@ def _job_tables(runs: Iterable[Run], with_run: bool, rows: int, *, empty: bool =
 
 
 def _csv_stream(runs: list[Run], with_run: bool) -> Iterator[bytes]:
-    header = (["run", "scheduler", "seed"] if with_run else []) + list(JOB_COLUMNS)
+    points = [f"point.{k}" for k in _point_names(runs)]
+    header = (["run", "scheduler", "seed", *points] if with_run else []) + list(JOB_COLUMNS)
     yield (",".join(header) + "\n").encode()
     for t in _job_tables(runs, with_run, CSV_CHUNK_ROWS):
         buf = io.BytesIO()
@@ -112,7 +149,9 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
     else:
         writer.close()
     tmp.seek(0)
-    return FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
+    return described(
+        FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
+    )
 
 
 def _run_record(run: Run) -> dict[str, Any]:
@@ -135,7 +174,15 @@ def _run_record(run: Run) -> dict[str, Any]:
 
 def summary_body(runs: list[Run], scenario: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every run's status, summary, per-class means and offline plan (and the scenario), as JSON data."""
-    body: dict[str, Any] = {"runs": [_run_record(r) for r in runs]}
+    records = [_run_record(r) for r in runs]
+    keys: list[str] = []
+    for rec in records:
+        keys += [k for k in flatten(rec["summary"] or {}) if k not in keys]
+    body: dict[str, Any] = {
+        "runs": records,
+        # What each summary key means, with its definition in the docs ("mean_response_s" is the wait until start).
+        "columns": {"definitions": f"{labels.DEFINITIONS_PATH}#downloads", "summary": labels.columns(keys)},
+    }
     if scenario is not None:
         body["scenario"] = scenario
     return body
@@ -175,7 +222,13 @@ def series_body(runs: list[Run]) -> dict[str, Any]:
     """The plotted series of the finished runs, as JSON data."""
     return {
         "runs": [
-            {"run": r.pk, "scheduler": r.scheduler, "seed": r.seed, "series": r.result.series}
+            {
+                "run": r.pk,
+                "scheduler": r.scheduler,
+                "seed": r.seed,
+                "point": dict(r.point or {}),
+                "series": r.result.series,
+            }
             for r in _finished(runs)
             if hasattr(r, "result")
         ]
@@ -213,11 +266,13 @@ def series_rows(series: dict[str, Any]) -> Iterator[tuple[str, str, Any, str, An
 def series_csv(runs: list[Run], filename: str) -> HttpResponse:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["run", "scheduler", "seed", "series", "x_name", "x", "y_name", "y"])
-    for r in _finished(runs):
-        if hasattr(r, "result"):
-            for row in series_rows(r.result.series):
-                w.writerow([r.pk, r.scheduler, r.seed, *row])
+    done = [r for r in _finished(runs) if hasattr(r, "result")]
+    points = _point_names(done)
+    w.writerow(["run", "scheduler", "seed", *(f"point.{k}" for k in points), "series", "x_name", "x", "y_name", "y"])
+    for r in done:
+        first = list(_run_columns(r, points).values())
+        for row in series_rows(r.result.series):
+            w.writerow([*first, *row])
     return _attachment(HttpResponse(buf.getvalue(), content_type="text/csv"), filename)
 
 

@@ -18,7 +18,7 @@ from dashboard.common.models import TRANSITIONS, Status, move
 from dashboard.experiments import aggregates
 from dashboard.experiments.jobs import store_jobs
 from dashboard.experiments.models import Experiment, Run, RunResult
-from dashboard.experiments.sweeps import scenario_for
+from dashboard.experiments.services import scenario_for
 from dashboard.traces.uploads import materialised_files
 from simcore.api import RunOutcome
 from simcore.core.engine import Progress

@@ -81,11 +81,32 @@ class Experiment(models.Model):
             status = Status.PENDING
         elif Status.FAILED in states:
             status = Status.FAILED
+        elif Status.FINISHED in states:
+            # Some runs cancelled, the rest finished (35 of 36 cells): its results are there, so it is finished;
+            # status_text says how many were cancelled (issue 28). Only every run cancelled is "cancelled".
+            status = Status.FINISHED
         elif Status.CANCELLED in states:
             status = Status.CANCELLED
         else:
             status = Status.FINISHED
         return status
+
+    @property
+    def unit(self) -> str:
+        """What its runs are called on its pages: a grid's are cells."""
+        return "cells" if self.scenario.get("axes") else "runs"
+
+    def status_text(self, cancelled: int, runs: int) -> str:
+        """Its status as the page, the list and the API say it, given its ``cancelled`` runs of ``runs``."""
+        return status_text(self.status, cancelled, runs, self.unit)
+
+
+def status_text(status: str, cancelled: int, runs: int, unit: str = "runs") -> str:
+    """``finished, 1 of 36 cells cancelled`` for a finished experiment some of whose runs were cancelled; else
+    the status."""
+    if status == Status.FINISHED and cancelled:
+        return f"finished, {cancelled:,} of {runs:,} {unit} cancelled"
+    return str(status)
 
 
 class Run(models.Model):

@@ -40,7 +40,7 @@ def chart_runs(runs: list[Run], group: Callable[[Run], str] | None = None) -> li
     """
     key = group or (lambda r: r.scheduler)
     return [
-        ChartRun(group=key(r), seed=r.seed, series=r.result.series, summary=r.result.summary)
+        ChartRun(group=key(r), seed=r.seed, series=r.result.series, summary=r.result.summary, scheduler=r.scheduler)
         for r in runs
         if r.status == Status.FINISHED and hasattr(r, "result")
     ]
@@ -76,7 +76,8 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             when = r[k]
             r[k] = when.isoformat() if when else None  # type: ignore[typeddict-item]  # JSON-ready
     experiment.refresh_from_db(fields=["status"])
-    return {"status": experiment.status, "runs": runs}
+    cancelled = sum(1 for r in runs if r["status"] == Status.CANCELLED)
+    return {"status": experiment.status, "status_text": experiment.status_text(cancelled, len(runs)), "runs": runs}
 
 
 def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
@@ -128,6 +129,7 @@ def _span(values: list[float]) -> tuple[float, float] | None:
 def what_was_simulated(experiment: Experiment, finished: list[Run]) -> dict[str, Any]:
     """What the finished runs actually simulated, for the page's header.
 
+    ``load_axis``: the values of a sweep's ``load`` axis (None: not swept).
     ``load_applies``: whether the scenario's ``load`` set the arrival rate (a
     preset that generates arrivals at a fraction of lambda*, or an uploaded
     trace replayed at that rate); ``load_note`` says why not when it did not.
@@ -157,8 +159,11 @@ def what_was_simulated(experiment: Experiment, finished: list[Run]) -> dict[str,
         if isinstance(lam, (int, float)):
             lambdas.append(float(lam))
     provides, _ = workload_provides(spec) if spec else (frozenset(), "")
+    load_axis = next((a["values"] for a in experiment.scenario.get("axes") or [] if a["name"] == "load"), None)
     return {
         "load": experiment.scenario.get("load"),
+        # A load sweep asks one load per cell: the header says the values swept, not the scenario's base load.
+        "load_axis": load_axis,
         "load_applies": load_applies,
         "load_note": note,
         "arrival": _span(arrivals),

@@ -36,6 +36,15 @@ MAX_SEEDS = limits.MAX_SEEDS  # the command line's too
 MAX_SEED = limits.MAX_SEED
 
 
+def scenario_for(run: Run) -> dict[str, Any]:
+    """The scenario a worker (or a packing analysis of the run) runs for ``run``: its cell's own scenario in a
+    sweep, else the experiment's."""
+    scenario = run.experiment.scenario
+    if not sweep_scenario.is_sweep(scenario):
+        return scenario
+    return sweep_scenario.cell_scenario(scenario, run.point or {})
+
+
 def _check_web_params(kind: str, name: str, params: tuple[Any, ...], values: dict[str, Any]) -> None:
     for p in params:
         v = values.get(p.name)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dashboard.common.chartkit import PALETTE
+from dashboard.common import labels
+from dashboard.common.chartkit import scheduler_colour, variant_dash
 from dashboard.common.chartkit import xy_layout as _layout
 from simcore.sweep.report import Row
 
@@ -42,23 +43,40 @@ def _series_key(row: Row, x_name: str | None) -> str:
     return f"{row.scheduler} ({rest})" if rest else row.scheduler
 
 
+def clipped(row: Row, metric: str) -> bool:
+    """Whether the row's 95% t-interval reaches below 0 for a metric that cannot (drawn and shown from 0)."""
+    return row.ci_low is not None and row.ci_low < 0 and labels.nonnegative(metric)
+
+
 def _hover(row: Row, metric: str) -> str:
     ci = "" if row.ci_low is None else f"<br>95% CI [{row.ci_low:.4g}, {row.ci_high:.4g}]"
+    if clipped(row, metric):
+        ci += " (t-interval; drawn from 0)"
     rng = "" if row.min is None else f"<br>min {row.min:.4g}, max {row.max:.4g}"
     unstable = f"<br><b>{row.unstable} of {row.runs} runs unstable</b>" if row.unstable else ""
     mean = "-" if row.mean is None else f"{row.mean:.4g}"
-    return f"{row.scheduler} {_label(row.point)}<br>{metric} {mean} over {row.n} seeds{ci}{rng}{unstable}"
+    lab = labels.label(metric)
+    unit = f" {lab.unit}" if lab.unit else ""
+    return f"{row.scheduler} {_label(row.point)}<br>{lab.name} {mean}{unit} over {row.n} seeds{ci}{rng}{unstable}"
 
 
 def metric_chart(rows: Sequence[Row], metric: str, *, axis: str | None, log_y: bool = False, title: str = "") -> Figure:
-    """The metric against ``axis`` (the sweep's first axis; None: bars per scheduler), one trace per line."""
+    """The metric against ``axis`` (the sweep's first axis; None: bars per scheduler), one trace per line.
+
+    A line's colour is its scheduler's (:func:`dashboard.common.chartkit.scheduler_colour`); lines of one
+    scheduler at other values of further axes differ by their dash. For a metric that is never negative
+    (:func:`dashboard.common.labels.nonnegative`) the error bars stop at 0 where the t-interval reaches below it.
+    """
     lines: dict[str, list[Row]] = {}
     for r in rows:
         if r.mean is not None:
             lines.setdefault(_series_key(r, axis) if axis else r.scheduler, []).append(r)
     data = []
-    floor = MIN_LOG if log_y else None
-    for i, (name, rs) in enumerate(lines.items()):
+    floor = MIN_LOG if log_y else (0.0 if labels.nonnegative(metric) else None)
+    seen: dict[str, int] = {}
+    for name, rs in lines.items():
+        sched = rs[0].scheduler
+        variant = seen[sched] = seen.get(sched, -1) + 1
         y: list[float] = []
         up: list[float | None] = []
         down: list[float | None] = []
@@ -69,7 +87,7 @@ def metric_chart(rows: Sequence[Row], metric: str, *, axis: str | None, log_y: b
             up.append(None if r.ci_high is None else max(r.ci_high - yv, 0.0))
             low = None if r.ci_low is None else (max(r.ci_low, floor) if floor is not None else r.ci_low)
             down.append(None if low is None else max(yv - low, 0.0))
-        colour = PALETTE[i % len(PALETTE)]
+        colour = scheduler_colour(sched)
         trace: dict[str, Any] = {
             "type": "scatter" if axis else "bar",
             "name": name,
@@ -82,7 +100,7 @@ def metric_chart(rows: Sequence[Row], metric: str, *, axis: str | None, log_y: b
         }
         if axis:
             trace["mode"] = "lines+markers"
-            trace["line"] = {"color": colour}
+            trace["line"] = {"color": colour, "dash": variant_dash(variant)}
             trace["marker"] = {
                 "color": colour,
                 "size": [12 if r.unstable else 8 for r in rs],
@@ -94,22 +112,27 @@ def metric_chart(rows: Sequence[Row], metric: str, *, axis: str | None, log_y: b
                 "line": {"color": "#000", "width": [3 if r.unstable else 0 for r in rs]},
             }
         data.append(trace)
-    unit = " (s)" if metric.endswith("_s") else ""
     notes = ["bars: 95% CI over seeds"]
+    if not log_y and any(clipped(r, metric) for r in rows):
+        notes.append("cut at 0 where the t-interval reaches below it")
     if log_y:
         notes.append(f"log axis: values under {MIN_LOG:g} drawn at it")
     if any(r.unstable for r in rows):
         notes.append("x: some seeds unstable (queue still growing)")
-    x_axis: dict[str, Any] = {"title": {"text": axis or "scheduler"}}
+    x_axis: dict[str, Any] = {"title": {"text": labels.title(axis) if axis else "scheduler"}}
     if axis and rows and not all(isinstance(r.point.get(axis), (int, float)) for r in rows):
         x_axis["type"] = "category"
-    default_title = f"{metric} against {axis}" if axis else f"{metric} per scheduler"
+    what = labels.name(metric)
+    default_title = f"{what} against {labels.name(axis)}" if axis else f"{what} per scheduler"
     return {
         "data": data,
         "layout": _layout(
             title or default_title,
             x_axis,
-            {"title": {"text": f"{metric}{unit}"}, **({"type": "log"} if log_y else {"rangemode": "tozero"})},
+            {
+                "title": {"text": labels.title(metric)},
+                **({"type": "log"} if log_y else {"rangemode": "nonnegative" if floor == 0.0 else "tozero"}),
+            },
             annotations=[
                 {
                     "text": "; ".join(notes),
@@ -133,8 +156,8 @@ def _cell(rows: Sequence[Row]) -> dict[tuple[str, str], Row]:
 def stacked_chart(waits: Sequence[Row], completions: Sequence[Row], *, title: str = "") -> Figure:
     """Mean wait and mean run time (completion - wait) stacked per scheduler, grouped by point (Figures 12-13).
 
-    ``waits`` aggregates ``mean_response_s`` (the wait), ``completions`` ``mean_completion_s``; the error bar
-    is the completion's 95% interval.
+    ``waits`` aggregates ``mean_response_s`` (the wait until start), ``completions`` ``mean_completion_s``; the
+    error bar is the completion's 95% interval, from 0 at the lowest.
     """
     wait_of = _cell(waits)
     groups, schedulers, wait_y, run_y, err_up, err_down, text = [], [], [], [], [], [], []
@@ -147,16 +170,17 @@ def stacked_chart(waits: Sequence[Row], completions: Sequence[Row], *, title: st
         wait_y.append(w.mean)
         run_y.append(c.mean - w.mean)
         err_up.append(None if c.ci_high is None else c.ci_high - c.mean)
-        err_down.append(None if c.ci_low is None else c.mean - c.ci_low)
+        # A completion time is never negative: the bar stops at 0 where the t-interval reaches below it.
+        err_down.append(None if c.ci_low is None else c.mean - max(c.ci_low, 0.0))
         text.append(
-            f"{c.scheduler} {_label(c.point)}: completion {c.mean:.4g} s = wait {w.mean:.4g} + run "
+            f"{c.scheduler} {_label(c.point)}: completion {c.mean:.4g} s = wait until start {w.mean:.4g} + run "
             f"{c.mean - w.mean:.4g} over {c.n} seeds"
         )
     x = [groups, schedulers]
     data = [
         {
             "type": "bar",
-            "name": "wait (queue)",
+            "name": "wait until start",
             "x": x,
             "y": wait_y,
             "marker": {"color": WAIT_COLOUR},
@@ -177,7 +201,7 @@ def stacked_chart(waits: Sequence[Row], completions: Sequence[Row], *, title: st
     return {
         "data": data,
         "layout": _layout(
-            title or "Average job completion time: wait + run",
+            title or "Average job completion time: wait until start + run",
             {"title": {"text": "cluster / scheduler"}, "type": "multicategory"},
             {"title": {"text": "mean completion time (s), 95% CI of the total"}, "rangemode": "tozero"},
             barmode="stack",
@@ -206,6 +230,8 @@ def metric_table(rows: Sequence[Row], metric: str) -> list[dict[str, Any]]:
                 "min": r.min,
                 "max": r.max,
                 "unstable": r.unstable,
+                # ci95_low is the t-interval's own bound; True: it is below 0 and the page draws it from 0.
+                "ci95_clipped": clipped(r, metric),
             }
         )
         out.append(rec)

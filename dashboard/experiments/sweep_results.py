@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from dashboard.common import labels
 from dashboard.experiments import aggregates, sweeps
 from dashboard.experiments.models import Experiment, Run
 from simcore import reproductions
@@ -127,10 +128,14 @@ def payload(res: SweepResults) -> dict[str, Any]:
             "min": r.min,
             "max": r.max,
             "unstable": r.unstable,
+            # The t-interval reaches below 0 for a quantity that cannot: pages draw it from 0 (ci95_low is kept).
+            "ci95_clipped": r.ci_low is not None and r.ci_low < 0 and labels.nonnegative(res.metric),
         }
 
+    p = res.progress
     body: dict[str, Any] = {
         "status": res.experiment.status,
+        "status_text": res.experiment.status_text(p["cancelled"], p["cells"]),
         "axes": [{"name": a.name, "values": list(a.values)} for a in res.axes],
         "metric": res.metric,
         "progress": res.progress,

@@ -16,10 +16,11 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, queueing
+from dashboard.common import access, labels, queueing
 from dashboard.experiments import scale, sweeps
 from dashboard.experiments import sweep_charts as charts_sweep
 from dashboard.experiments.access import get_experiment_for_user, get_run_for_user, get_shared_experiment
+from dashboard.experiments.downloads import described
 from dashboard.experiments.forms import ExtendForm, ReproductionForm
 from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.services import check_scenario, create_experiment
@@ -42,15 +43,17 @@ def figures(res: SweepResults) -> dict[str, Any]:
             axis=res.axis if res.chart != "bars" else None,
             log_y=res.log_y,
             title=(f"{res.reproduction.figure}: " if res.reproduction else "")
-            + f"{res.metric}"
-            + (f" against {res.axis}" if res.axis and res.chart != "bars" else " per scheduler"),
+            + labels.name(res.metric)
+            + (f" against {labels.name(res.axis)}" if res.axis and res.chart != "bars" else " per scheduler"),
         )
     }
     if res.chart == "stacked":
         figs["chart-stacked"] = charts_sweep.stacked_chart(
             res.waits,
             res.completions,
-            title=f"{res.reproduction.figure}: average job completion time, wait + run" if res.reproduction else "",
+            title=f"{res.reproduction.figure}: average job completion time, wait until start + run"
+            if res.reproduction
+            else "",
         )
     return figs
 
@@ -105,6 +108,8 @@ def detail_context(request: HttpRequest, exp: Experiment, base: str, runs: list[
         "extend_form": ExtendForm() if owner else None,
         "can_retry": owner,
         "cells_of": {r.pk: sweep_scenario.point_label(r.point or {}) for r in res.runs},
+        "table": [(r, charts_sweep.clipped(r, res.metric)) for r in res.rows],
+        "columns_url": f"{labels.DEFINITIONS_PATH}#downloads",
     }
 
 
@@ -141,13 +146,13 @@ def table_file(rows: list[dict[str, Any]], fmt: str, stem: str) -> HttpResponse 
         w.writerows([{k: "" if v is None else v for k, v in r.items()} for r in rows])
         resp = HttpResponse(buf.getvalue(), content_type="text/csv")
         resp["Content-Disposition"] = f'attachment; filename="{stem}.csv"'
-        return resp
+        return described(resp)
     table = pa.Table.from_pylist(rows) if rows else pa.table({"scheduler": pa.array([], pa.string())})
     tmp = tempfile.TemporaryFile()
     pq.write_table(table, tmp)
     tmp.seek(0)
-    return FileResponse(
-        tmp, as_attachment=True, filename=f"{stem}.parquet", content_type="application/vnd.apache.parquet"
+    return described(
+        FileResponse(tmp, as_attachment=True, filename=f"{stem}.parquet", content_type="application/vnd.apache.parquet")
     )
 
 

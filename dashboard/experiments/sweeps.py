@@ -30,14 +30,6 @@ from simcore.sweep.report import Row, aggregate
 Cell = tuple[dict[str, Any], str, int]
 
 
-def scenario_for(run: Run) -> dict[str, Any]:
-    """The scenario a worker runs for ``run``: its cell's own scenario in a sweep, else the experiment's."""
-    scenario = run.experiment.scenario
-    if not sweep_scenario.is_sweep(scenario):
-        return scenario
-    return sweep_scenario.cell_scenario(scenario, run.point or {})
-
-
 def _cell_scenarios(scenario: dict[str, Any], cells: Sequence[Cell]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for point, _, _ in cells:

@@ -16,7 +16,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
@@ -24,7 +24,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, queueing, sharing, waiting
+from dashboard.common import access, labels, queueing, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
@@ -107,6 +107,17 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
     if page_arg and not page_arg.isdigit() and page_arg != "last":
         ignored.append(f"page={page_arg!r} is not a page number: showing the first page")
     page = Paginator(qs, PAGE_SIZE).get_page(page_arg)
+    # "finished, 1 of 36 cells cancelled": the page's experiments' cancelled and total runs in one query.
+    counts = {
+        row["experiment"]: row
+        for row in Run.objects.filter(experiment__in=[e.pk for e in page])
+        .values("experiment")
+        .annotate(n=Count("id"), cancelled=Count("id", filter=Q(status=Status.CANCELLED)))
+        .order_by()
+    }
+    for e in page:
+        c = counts.get(e.pk, {"n": 0, "cancelled": 0})
+        e.shown_status = e.status_text(c["cancelled"], c["n"])  # type: ignore[attr-defined]
     query = "&".join(f"{k}={v}" for k, v in filters.items() if v)
     visible = visible_experiments(request.user).order_by()
     ctx = {
@@ -219,6 +230,8 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
     sweep = sweep_views.detail_context(request, exp, base, runs, owner=is_owner) if is_sweep_page(exp) else None
     ctx = {
         "sweep": sweep,
+        "columns_url": f"{labels.DEFINITIONS_PATH}#downloads",
+        "status_text": exp.status_text(sum(1 for r in runs if r.status == Status.CANCELLED), len(runs)),
         "scale_warnings": scale.after(done),
         "cached": sum(1 for r in runs if is_cached(r)),
         "experiment": exp,
@@ -365,11 +378,13 @@ def compare(request: HttpRequest) -> HttpResponse:
         exp_filter = ""
     # Runs of one experiment and scheduler are that scheduler's seeds: the charts aggregate them
     # (a lone seed is named in the label).
-    seeds_of = Counter((r.experiment_id, r.scheduler) for r in chosen)
+    # A sweep's cells of one scheduler at different points are no seeds of each other: the point is in the group.
+    seeds_of = Counter((r.experiment_id, r.point_key, r.scheduler) for r in chosen)
 
     def group(r: Run) -> str:
-        lone = seeds_of[(r.experiment_id, r.scheduler)] == 1
-        return f"#{r.experiment_id} {r.scheduler}" + (f" s{r.seed}" if lone else "")
+        lone = seeds_of[(r.experiment_id, r.point_key, r.scheduler)] == 1
+        where = ", ".join(f"{k}={v}" for k, v in (r.point or {}).items())
+        return f"#{r.experiment_id} {r.scheduler}" + (f" at {where}" if where else "") + (f" s{r.seed}" if lone else "")
 
     chart_input = chart_runs(chosen, group=group)
     ctx = {

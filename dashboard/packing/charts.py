@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dashboard.common.chartkit import DASHES, PALETTE, Figure, xy_layout
+from dashboard.common.chartkit import DASHES, PALETTE, Figure, other_colour, scheduler_colour, xy_layout
 
 Band = Mapping[str, Any]
 
@@ -154,12 +154,20 @@ def _policy_label(p: Mapping[str, Any]) -> str:
     return f"{p['name']} ({p['kind']})"
 
 
+def _policy_colour(i: int, p: Mapping[str, Any]) -> str:
+    """A scheduler's own colour (the one it has on every chart); an ordering one that is no scheduler's."""
+    return scheduler_colour(p["name"]) if p["kind"] == "scheduler" else other_colour(i)
+
+
 def compare_inflation(results: Mapping[str, Any], technique: str) -> Figure:
     """Figure 4: pending tasks against f under ``horizontal`` or ``vertical`` inflation, one line per policy."""
     cmp_ = results["compare"]
     data = [
         _trace(
-            _policy_label(p), cmp_["factor"], cmp_["results"][p["name"]][technique]["pending"], color=PALETTE[i % 10]
+            _policy_label(p),
+            cmp_["factor"],
+            cmp_["results"][p["name"]][technique]["pending"],
+            color=_policy_colour(i, p),
         )
         for i, p in enumerate(cmp_["policies"])
     ]
@@ -186,7 +194,7 @@ def compare_holes(results: Mapping[str, Any]) -> Figure:
                     _pct(cmp_["unit"]),
                     b,
                     k=100,
-                    color=PALETTE[i % len(PALETTE)],
+                    color=_policy_colour(i, p),
                     dash=DASHES[j % len(DASHES)],
                     group=p["name"],
                 )
@@ -210,7 +218,7 @@ def compare_compaction(results: Mapping[str, Any]) -> Figure:
             _pct(cmp_["tau"]),
             cmp_["results"][p["name"]]["compaction"]["fraction"],
             k=100,
-            color=PALETTE[i % len(PALETTE)],
+            color=_policy_colour(i, p),
         )
         for i, p in enumerate(cmp_["policies"])
     ]

@@ -284,7 +284,8 @@ class PackingForm(forms.Form):
 
 
 def _run_label(r: Any) -> str:
-    return f"#{r.experiment_id} {r.experiment.title}: {r.scheduler} seed {r.seed}"
+    # A sweep's cells differ by their point: "greedy seed 0" three times for three loads told nothing apart.
+    return f"#{r.experiment_id} {r.experiment.title}: {r}"
 
 
 def initial_from(a: PackingAnalysis) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from dashboard.common.models import Status, Team, Visibility
 from dashboard.common.rows import sharing_fields
 from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.models import Experiment, Run
-from dashboard.experiments.services import check_scenario, check_web_scheduler_params
+from dashboard.experiments.services import check_scenario, check_web_scheduler_params, scenario_for
 from dashboard.packing import work
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.traces.models import ClusterUpload, TraceUpload
@@ -108,7 +108,9 @@ def _check_run(run: Run, t: float) -> tuple[dict[str, Any], str]:
         raise _empty(t, "job of the run", (first_submit, end))
     exp = run.experiment
     spec = {"experiment": exp.pk, "run": run.pk, "scheduler": run.scheduler, "seed": run.seed}
-    return spec, f"run {run.scheduler} seed {run.seed} of #{exp.pk} {exp.title}"[:200]
+    if run.point:
+        spec["point"] = dict(run.point)
+    return spec, f"run {run} of #{exp.pk} {exp.title}"[:200]
 
 
 def _trace_cluster(choice: SourceChoice) -> tuple[dict[str, Any], str]:
@@ -289,15 +291,17 @@ def _run_snapshot(a: PackingAnalysis) -> Snapshot:
     if run is None:
         raise ParameterError("the run this analysis reads was deleted")
     exp = Experiment.objects.select_related("cluster_upload", "trace_upload").get(pk=run.experiment_id)
+    run.experiment = exp
+    scenario = scenario_for(run)  # a sweep's cell: the scenario at its point (its load, cluster, ...)
     with materialised_files(exp) as files:
-        cluster = build_cluster(exp.scenario, files)
-        wl = build_workload(exp.scenario, cluster, run.seed, files)
+        cluster = build_cluster(scenario, files)
+        wl = build_workload(scenario, cluster, run.seed, files)
         try:
             return from_record_chunks(_same_workload(run_job_chunks(run), wl.submit), wl.request, cluster, a.time_s)
         except _OtherWorkload:
             pass
         # This code version builds another workload from the scenario: simulate the run again.
-        out = run_scenario(exp.scenario, run.scheduler, run.seed, files)
+        out = run_scenario(scenario, run.scheduler, run.seed, files)
     snap = from_result(out.result, out.workload, out.cluster, a.time_s)
     return snap.with_placement(
         snap.placement, {"note": "simulated again: the stored records do not match this code version's workload"}

@@ -195,3 +195,24 @@ def run_rows(context: Any, runs: Any) -> SafeString:
             f'<td colspan="{span}" class="error">{_esc(r.error)}</td></tr>'
         )
     return mark_safe("\n".join(out))  # every value above went through _esc (or is a number or a fixed word)
+
+
+@register.filter
+def metric_title(key: Any) -> str:
+    """A summary key's name and unit (dashboard.common.labels): ``Mean wait until start (s)``."""
+    from dashboard.common import labels
+
+    return labels.title(str(key))
+
+
+@register.simple_tag
+def metric_link(key: Any, text: Any = None) -> SafeString:
+    """A summary key's name and unit (or ``text``), linked to its definition in the documentation."""
+    from dashboard.common import labels
+
+    lab = labels.label(str(key))
+    return format_html(
+        '<a class="definition" href="{}" title="what this is: the documentation">{}</a>',
+        lab.definition,
+        lab.title if text is None else text,
+    )

@@ -133,8 +133,11 @@ class Sweep:
             argv += ["--cluster", self.cluster]
         if self._axis("workload") is None:
             argv += ["--workload", self.workload]
-        argv += ["--load", repr(float(self.load))]
-        if self.hours is not None:
+        # A varied load or arrival window is given by its --vary alone: a fixed --load beside --vary load
+        # read as if the sweep ran at that load (issue 28).
+        if self._axis("load") is None:
+            argv += ["--load", repr(float(self.load))]
+        if self.hours is not None and self._axis("hours") is None:
             argv += ["--hours", repr(float(self.hours))]
         if self.drain:
             argv.append("--drain")

@@ -140,7 +140,7 @@
           document.getElementById("code-versions-s").textContent = vs.length > 1 ? "s" : "";
         }
         var es = document.getElementById("experiment-status");
-        es.textContent = p.status;
+        es.textContent = p.status_text || p.status;
         es.className = "status " + p.status;
         if (active) setTimeout(poll, 1000);
         else window.location.reload();

@@ -36,7 +36,8 @@
       tr.className = "sweep-row";
       var cells = body.axes.map(function (a) { return String(r.point[a.name]); });
       cells.push(r.scheduler, String(r.runs), num(r.mean),
-                 r.ci95_low === null ? "-" : "[" + num(r.ci95_low) + ", " + num(r.ci95_high) + "]",
+                 r.ci95_low === null ? "-"
+                   : "[" + (r.ci95_clipped ? "0*" : num(r.ci95_low)) + ", " + num(r.ci95_high) + "]",
                  num(r.min), num(r.max), String(r.unstable));
       cells.forEach(function (c, i) {
         var td = document.createElement("td");

@@ -24,6 +24,12 @@ PARTIAL = """() => {
 }"""
 
 
+#: Each drawn trace's name and line colour (as Plotly holds them after drawing).
+COLOURS_JS = """(id) => document.getElementById(id).data
+  .filter(t => t.line && t.line.color && t.showlegend !== false)
+  .map(t => ({name: t.name, colour: t.line.color}))"""
+
+
 @pytest.fixture
 def browser_page():
     import os
@@ -113,6 +119,32 @@ def test_a_user_submits_a_sweep_watches_partial_results_and_reads_the_chart(live
     for d in data:
         assert float(d["mean"]) == pytest.approx(rows[(float(d["point.load"]), d["scheduler"])].mean)
     assert all(r.status == Status.FINISHED for r in exp.runs.all())
+
+    # The per-seed summary download: every row carries its point (two loads x two schedulers x two seeds).
+    with page.expect_download() as dl:
+        page.click("#download-summary-csv")
+    path = tmp_path / "summary.csv"
+    dl.value.save_as(path)
+    summary = list(csv.DictReader(io.StringIO(path.read_text())))
+    got = sorted((float(d["point.load"]), d["scheduler"], int(d["seed"])) for d in summary)
+    assert got == sorted((x, s, seed) for x in (0.5, 0.9) for s in ("greedy", "fcfs") for seed in (0, 1))
+
+    # One colour per scheduler on two pages: the sweep's chart here and the compare page's charts.
+    sweep_colours = {t["name"]: t["colour"] for t in page.evaluate(COLOURS_JS, "chart-sweep")}
+    assert sweep_colours["greedy"] != sweep_colours["fcfs"]
+    # Compared in the other order than the sweep's: a colour by position would swap them.
+    order = exp.scenario["schedulers"][::-1]
+    cells = sorted(
+        (r for r in exp.runs.filter(seed=0) if r.point["load"] == 0.9), key=lambda r: order.index(r.scheduler)
+    )
+    runs = "&".join(f"run={r.pk}" for r in cells)
+    page.goto(f"{live_server.url}/compare/?{runs}")
+    page.locator("#chart-cdf").scroll_into_view_if_needed()
+    page.wait_for_function("() => document.getElementById('chart-cdf').data")
+    compare_colours = page.evaluate(COLOURS_JS, "chart-cdf")
+    assert {t["name"].split(" ")[1] for t in compare_colours} == {"greedy", "fcfs"}
+    for t in compare_colours:  # "#7 greedy at load=0.9 s0 · 12.5% waited 0 s": the scheduler is the second word
+        assert t["colour"] == sweep_colours[t["name"].split(" ")[1]], t
     assert not problems, problems
 
 

@@ -244,3 +244,53 @@ def test_the_page_embeds_the_figures_as_compact_json_that_cannot_close_its_scrip
         '<script id="charts-data" type="application/json">{"name":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
         "</script>"
     )
+
+
+# ---------------------------------------------------------------------------- issue 28
+
+
+def test_a_run_shorter_than_a_day_draws_its_schedulers_around_one_day():
+    # Three schedulers, one day of 2 h: the dodged markers sit within a tenth of a day of the one tick, and the
+    # axis spans a whole day around it (Plotly's own range spanned only the markers: they read as three days).
+    runs = [run(name, 0, series([1.0, 2.0])) for name in ("greedy", "lotes", "tetris")]
+    fig = charts.per_day_mean(runs)
+    xs = [x for t in fig["data"] for x in t["x"]]
+    assert len(xs) == 3 and all(abs(x - 1.0) <= 0.1 for x in xs)
+    assert fig["layout"]["xaxis"]["range"] == [0.5, 1.5] and fig["layout"]["xaxis"]["tickvals"] == [1]
+
+
+def test_a_scheduler_has_one_colour_on_every_chart_whatever_else_is_drawn():
+    alone = charts.all_charts([run("lotes", 0, L0)])
+    mixed = charts.all_charts([run("greedy", 0, G0), run("tetris", 0, G1), run("lotes", 0, L0)])
+    lotes = chartkit.scheduler_colour("lotes")
+
+    def colours(figs, name):
+        return {t["line"]["color"] for f in figs.values() for t in f["data"] if t.get("legendgroup") == name}
+
+    assert colours(alone, "lotes") == colours(mixed, "lotes") == {lotes}
+    assert colours(mixed, "greedy") == {chartkit.scheduler_colour("greedy")} != {lotes}
+
+
+def test_the_compare_pages_groups_take_their_schedulers_colour_and_differ_by_dash():
+    runs = [
+        ChartRun("#1 greedy", 0, G0, {"hours": 2.0}, scheduler="greedy"),
+        ChartRun("#2 greedy", 0, G1, {"hours": 2.0}, scheduler="greedy"),
+    ]
+    a, b = charts.queue_length(runs)["data"]
+    assert a["line"]["color"] == b["line"]["color"] == chartkit.scheduler_colour("greedy")
+    assert a["line"]["dash"] != b["line"]["dash"]
+
+
+def test_an_unknown_scheduler_keeps_one_colour_that_no_built_in_scheduler_has():
+    c = chartkit.scheduler_colour("my-plugin")
+    assert c == chartkit.scheduler_colour("my-plugin") and c not in chartkit.SCHEDULER_COLOURS.values()
+
+
+def test_the_wait_charts_say_wait_until_start():
+    figs = charts.all_charts([run("greedy", 0, G0)])
+    cdf, per_day = figs["chart-cdf"]["layout"], figs["chart-per-day"]["layout"]
+    assert cdf["title"]["text"] == "Wait until start: fraction of jobs waiting longer than x"
+    assert cdf["xaxis"]["title"]["text"] == "wait until start x (s, log)"
+    assert per_day["title"]["text"] == "Mean wait until start per day"
+    assert per_day["yaxis"]["title"]["text"].startswith("mean wait until start (s")
+    assert "esponse" not in json.dumps([cdf["title"], per_day["title"], per_day["yaxis"]["title"]])

@@ -27,7 +27,7 @@ def test_one_line_per_scheduler_over_the_axis_with_asymmetric_error_bars() -> No
     assert lotes["x"] == [0.0, 0.015] and lotes["y"] == [0.07, 0.68]
     assert lotes["error_y"]["array"] == pytest.approx([0.02, 0.48])
     assert lotes["error_y"]["arrayminus"] == pytest.approx([0.02, 0.48])
-    assert fig["layout"]["xaxis"]["title"]["text"] == "phi"
+    assert fig["layout"]["xaxis"]["title"]["text"] == "\u03a6 (phi: spread of the class mean requests)"
 
 
 def test_unstable_cells_are_crosses_and_say_how_many_runs() -> None:
@@ -90,5 +90,59 @@ def test_the_metric_table_is_the_chart_data_flat() -> None:
             "min": 0.07,
             "max": 0.07,
             "unstable": 0,
+            "ci95_clipped": False,
         }
     ]
+
+
+# ---------------------------------------------------------------------------- issue 28: labels, colours, floors
+
+
+def test_an_interval_below_zero_is_drawn_from_zero_for_a_metric_that_cannot_be_negative() -> None:
+    # tetris at phi 0.015: mean 0.05, t-interval [-0.01, 0.11]; a wait cannot be negative.
+    fig = metric_chart(ROWS, "mean_response_s", axis="phi")
+    tetris = fig["data"][1]
+    assert tetris["error_y"]["arrayminus"] == pytest.approx([0.0, 0.05])  # down to 0, not to -0.01
+    assert tetris["error_y"]["array"] == pytest.approx([0.0, 0.06])
+    assert fig["layout"]["yaxis"]["rangemode"] == "nonnegative"
+    assert "cut at 0 where the t-interval reaches below it" in fig["layout"]["annotations"][0]["text"]
+    assert "(t-interval; drawn from 0)" in tetris["text"][1]
+
+
+def test_the_downloaded_chart_data_keeps_the_t_interval_and_says_it_was_clipped() -> None:
+    (rec,) = metric_table(ROWS[3:], "mean_response_s")
+    assert (rec["ci95_low"], rec["ci95_clipped"]) == (-0.01, True)
+
+
+def test_a_metric_that_can_be_negative_keeps_its_interval_below_zero() -> None:
+    fig = metric_chart([row({"phi": 0.0}, "lotes", 0.05, -0.01, 0.11)], "some_difference", axis="phi")
+    assert fig["data"][0]["error_y"]["arrayminus"] == pytest.approx([0.06])
+    assert fig["layout"]["yaxis"]["rangemode"] == "tozero"
+
+
+def test_the_chart_names_the_metric_and_its_unit_never_its_key() -> None:
+    fig = metric_chart(ROWS, "mean_response_s", axis="phi")
+    assert fig["layout"]["yaxis"]["title"]["text"] == "Mean wait until start (s)"
+    assert (
+        fig["layout"]["title"]["text"]
+        == "Mean wait until start against \u03a6 (phi: spread of the class mean requests)"
+    )
+    assert "mean_response_s" not in str(fig["layout"]) and "mean_response_s" not in fig["data"][0]["text"][0]
+    assert "Mean wait until start 0.07 s over 5 seeds" in fig["data"][0]["text"][0]
+
+
+def test_a_scheduler_has_its_own_colour_whatever_the_order_of_the_lines() -> None:
+    from dashboard.common.chartkit import scheduler_colour
+
+    one = metric_chart(ROWS, "mean_response_s", axis="phi")["data"]
+    other = metric_chart(ROWS[::-1], "mean_response_s", axis="phi")["data"]
+    colours = {t["name"]: t["line"]["color"] for t in one}
+    assert colours == {t["name"]: t["line"]["color"] for t in other}
+    assert colours == {"lotes": scheduler_colour("lotes"), "tetris": scheduler_colour("tetris")}
+    assert colours["lotes"] != colours["tetris"]
+
+
+def test_lines_of_one_scheduler_at_other_points_share_its_colour_and_differ_by_dash() -> None:
+    rows = [row({"phi": 0.0, "load": 0.9}, "lotes", 1.0), row({"phi": 0.0, "load": 0.95}, "lotes", 2.0)]
+    a, b = metric_chart(rows, "mean_response_s", axis="phi")["data"]
+    assert a["line"]["color"] == b["line"]["color"] and a["line"]["dash"] != b["line"]["dash"]

@@ -200,7 +200,7 @@ _DYING_WORKER = textwrap.dedent(
     import django
     django.setup()
     from dashboard.experiments import execution
-    from dashboard.experiments.sweeps import scenario_for
+    from dashboard.experiments.services import scenario_for
     from simcore import archive
     from simcore.scenario import run_scenario
 

@@ -533,3 +533,18 @@ def test_a_run_whose_records_no_longer_match_its_rebuilt_workload_is_simulated_a
     out = run_scenario(run.experiment.scenario, "greedy", 0)
     want = analyse(from_result(out.result, out.workload, out.cluster, T), AnalysisSpec.from_dict(SPEC))
     assert a.results["compaction"] == json.loads(json.dumps(want["compaction"]))
+
+
+def test_an_analysis_of_a_sweep_cell_reads_that_cells_records_at_its_own_load(owner: User) -> None:
+    # The cell at load 0.5 of a sweep whose base load is 0.9: the analysis builds the cell's workload, finds it
+    # is the stored run's, and reads its records (it built the base scenario's, found another workload, and
+    # simulated a run at load 0.9 instead).
+    from dashboard.experiments.services import check_scenario
+
+    sc = check_scenario(small_scenario(schedulers=["greedy"], axes=[{"name": "load", "values": [0.5, 0.9]}]))
+    exp = create_experiment(owner, sc)
+    run = next(r for r in exp.runs.all() if r.point == {"load": 0.5})
+    assert execute_run(run.pk) == Status.FINISHED
+    a = finished_analysis(owner, Run.objects.get(pk=run.pk))
+    assert "note" not in a.results["snapshot"]["meta"]
+    assert a.source_spec["point"] == {"load": 0.5} and "greedy seed 0 at load=0.5" in a.label

@@ -10,15 +10,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shlex
 from datetime import timedelta
+from html import unescape
 from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape as html_escape
 
 from dashboard.experiments import cache, sweeps
 from dashboard.experiments.execution import execute_run
@@ -26,7 +30,10 @@ from dashboard.experiments.jobs import run_jobs
 from dashboard.experiments.services import check_scenario, create_experiment
 from dashboard.models import ApiToken, Experiment, Run, RunResult, Status, Visibility
 from simcore.cli import build_parser, main, sweep_plan
-from simcore.sweep.scenario import scenario_of
+from simcore.sweep.scenario import cell_scenario, scenario_of
+from simcore.sweep.scenario import cells as sweep_cells
+from simcore.sweep.scenario import points as sweep_points
+from simcore.sweep.scenario import scenario_of as sweep_scenario_of
 from tests.dashboard.conftest import GOOD
 
 pytestmark = pytest.mark.django_db
@@ -472,3 +479,176 @@ def test_every_row_of_the_summary_downloads_carries_its_point(owner_client, owne
     assert sorted((r["point.load"], r["status"]) for r in rows) == [("0.5", "finished"), ("0.9", "cancelled")]
     body = owner_client.get(f"/experiments/{exp.pk}/download/summary.json").json()
     assert sorted((r["point"]["load"], r["status"]) for r in body["runs"]) == [(0.5, "finished"), (0.9, "cancelled")]
+
+
+# ---------------------------------------------------------------------------- issue 28: what a sweep's page says
+
+
+def _text(html: str) -> str:
+    """What a reader sees of a page: no scripts (the charts' JSON), no tags (their attributes: ids, URLs)."""
+    html = re.sub(r"<script.*?</script>", " ", html, flags=re.S)
+    return re.sub(r"\s+([,.;])", r"\1", re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html))))
+
+
+def test_a_load_sweeps_header_gives_the_loads_swept_not_the_base_load(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0], load=0.7))
+    text = _text(owner_client.get(f"/experiments/{exp.pk}/").content.decode())
+    assert "Load swept: 0.5, 0.9 of \u03bb* (one value per cell)." in text
+    assert "Load asked" not in text and "0.7" not in text
+
+
+def test_a_load_sweeps_command_varies_the_load_without_fixing_it_and_reproduces_the_grid(owner_client, owner):
+    sc = sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0], load=0.7)
+    exp = create_experiment(owner, sc)
+    command = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()["command"]
+    assert "--load" not in command.replace("--load-", "") and "--vary load=0.5,0.9" in command
+    page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
+    assert html_escape(command) in page
+    plan = sweep_scenario_of(sweep_plan(build_parser().parse_args(shlex.split(command)[1:])))
+    assert sweep_cells(plan) == sweep_cells(sc)
+    assert [cell_scenario(plan, p) for p in sweep_points(plan)] == [cell_scenario(sc, p) for p in sweep_points(sc)]
+
+
+def _cancel(run: Run) -> None:
+    Run.objects.filter(pk=run.pk).update(status=Status.CANCELLED)
+
+
+def test_a_sweep_with_one_cell_cancelled_and_the_rest_finished_is_finished_and_says_so(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.7,0.9"], schedulers=["greedy"], seeds=[0]))
+    a, b, c = exp.runs.order_by("point_key")
+    _finish_by_hand(a, 1.0)
+    _finish_by_hand(b, 2.0)
+    _cancel(c)
+    assert exp.refresh_status() == Status.FINISHED
+    page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
+    assert re.search(r'id="experiment-status" class="status finished">finished, 1 of 3 cells cancelled<', page)
+    body = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()
+    assert (body["status"], body["status_text"]) == ("finished", "finished, 1 of 3 cells cancelled")
+    progress = owner_client.get(f"/experiments/{exp.pk}/progress.json").json()
+    assert progress["status_text"] == "finished, 1 of 3 cells cancelled"
+
+
+def test_the_list_and_the_api_say_the_same_partial_cancel(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    a, b = exp.runs.order_by("point_key")
+    _finish_by_hand(a, 1.0)
+    _cancel(b)
+    exp.refresh_status()
+    assert "finished, 1 of 2 cells cancelled" in owner_client.get(reverse("experiment-list")).content.decode()
+    body = api_client(owner).get(f"/api/experiments/{exp.pk}/").json()
+    assert (body["status"], body["status_text"]) == ("finished", "finished, 1 of 2 cells cancelled")
+
+
+def test_every_cell_cancelled_is_a_cancelled_sweep(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    for r in exp.runs.all():
+        _cancel(r)
+    assert exp.refresh_status() == Status.CANCELLED
+    assert api_client(owner).get(f"/api/experiments/{exp.pk}/").json()["status_text"] == "cancelled"
+
+
+def test_the_sweep_page_names_metrics_and_axes_never_by_their_keys(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0, 1]))
+    for run, value in zip(exp.runs.order_by("point_key", "seed"), (1.0, 3.0, 10.0, 20.0), strict=True):
+        _finish_by_hand(run, value)
+    text = _text(owner_client.get(f"/experiments/{exp.pk}/").content.decode())
+    assert "Mean wait until start (s), mean over seeds" in text and "Load (of \u03bb*)" in text
+    assert "mean_response_s" not in text and "Mean mean" not in text
+    figure = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()["figures"]["chart-sweep"]
+    assert figure["layout"]["yaxis"]["title"]["text"] == "Mean wait until start (s)"
+    assert "mean_response_s" not in json.dumps(figure)
+
+
+def test_a_t_interval_below_zero_is_shown_from_zero_on_the_page_and_kept_in_the_downloads(owner_client, owner):
+    # Seeds 0.1 and 5.0: mean 2.55, t-interval 2.55 +- 12.706 * 2.45 = [-28.6, 33.7]; a wait cannot be negative.
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0, 1]))
+    for run, value in zip(exp.runs.order_by("seed"), (0.1, 5.0), strict=True):
+        _finish_by_hand(run, value)
+    page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
+    assert '<span class="clipped" title="the t-interval\'s own lower bound: -28.58">[0*, 33.68]</span>' in page
+    (row,) = owner_client.get(f"/experiments/{exp.pk}/sweep.json").json()["rows"]
+    assert row["ci95_low"] == pytest.approx(2.55 - 12.7062 * 2.45, abs=1e-3) and row["ci95_clipped"] is True
+    text = owner_client.get(f"/experiments/{exp.pk}/sweep/metric.csv").content.decode()
+    (rec,) = csv.DictReader(io.StringIO(text))
+    assert float(rec["ci95_low"]) == pytest.approx(row["ci95_low"]) and rec["ci95_clipped"] == "True"
+
+
+# ---------------------------------------------------------------------------- issue 28: a sweep's runs elsewhere
+
+
+def test_the_packing_run_picker_names_each_cells_point(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    for r in exp.runs.all():
+        _finish_by_hand(r, 1.0)
+    page = owner_client.get("/packing/new/").content.decode()
+    title = html_escape(exp.title)
+    assert f"#{exp.pk} {title}: greedy seed 0 at load=0.5" in page
+    assert f"#{exp.pk} {title}: greedy seed 0 at load=0.9" in page
+
+
+def test_the_compare_page_lists_and_draws_each_cells_point(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    a, b = exp.runs.order_by("point_key")
+    for r in (a, b):
+        _finish_by_hand(r, 1.0)
+    page = owner_client.get(f"/compare/?run={a.pk}&run={b.pk}").content.decode()
+    assert '<td class="point">load=0.5</td>' in page and '<td class="point">load=0.9</td>' in page
+    # Two groups, not one scheduler's two "seeds": the cells at load 0.5 and 0.9 are no seeds of each other.
+    assert f"#{exp.pk} greedy at load=0.5 s0" in page and f"#{exp.pk} greedy at load=0.9 s0" in page
+
+
+# ---------------------------------------------------------------------------- issue 26: wait until start
+
+
+def test_the_summary_table_says_wait_until_start_linked_to_its_definition(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    _finish_by_hand(exp.runs.get(), 1.0)
+    page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
+    link = '<a class="definition" href="/docs/guide/metrics/#wait-until-start" title="what this is: the documentation">'
+    assert f"<th>{link}Mean wait until start (s)</a></th>" in page
+    assert f"<th>{link}p90 wait until start (s)</a></th>" in page
+    assert "resp." not in page and "Response time" not in page
+
+
+def test_the_downloads_keep_their_keys_and_point_to_their_definitions(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    _finish_by_hand(exp.runs.get(), 1.0)
+    body = owner_client.get(f"/experiments/{exp.pk}/download/summary.json").json()
+    assert body["runs"][0]["summary"]["mean_response_s"] == 1.0  # the key scripts read is unchanged
+    assert body["columns"]["summary"]["mean_response_s"] == {
+        "name": "Mean wait until start",
+        "unit": "s",
+        "definition": "/docs/guide/metrics/#wait-until-start",
+    }
+    for url in ("download/summary.csv", "download/jobs.csv", "sweep/metric.csv"):
+        resp = owner_client.get(f"/experiments/{exp.pk}/{url}")
+        assert resp["Link"] == '</docs/guide/metrics/#downloads>; rel="describedby"', url
+    text = owner_client.get(f"/experiments/{exp.pk}/download/summary.csv").content.decode()
+    assert text.splitlines()[0].startswith("run,scheduler,seed,point.load,")  # the header is the first line
+    page = owner_client.get(f"/experiments/{exp.pk}/").content.decode()
+    assert 'id="download-columns" href="/docs/guide/metrics/#downloads"' in page
+
+
+def test_every_row_of_the_job_and_series_downloads_carries_its_point(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5,0.9"], schedulers=["greedy"], seeds=[0]))
+    run_all(exp)
+    jobs = {r.point["load"]: r.result.summary["jobs"] for r in exp.runs.select_related("result")}
+    body = b"".join(owner_client.get(f"/experiments/{exp.pk}/download/jobs.csv").streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert list(rows[0])[:5] == ["run", "scheduler", "seed", "point.load", "job"]
+    assert {x: sum(1 for r in rows if float(r["point.load"]) == x) for x in jobs} == jobs
+    resp = owner_client.get(f"/experiments/{exp.pk}/download/jobs.parquet")
+    table = pq.read_table(io.BytesIO(b"".join(resp.streaming_content)))
+    assert sorted(set(table.column("point.load").to_pylist())) == [0.5, 0.9] and table.num_rows == sum(jobs.values())
+    series = list(csv.DictReader(io.StringIO(owner_client.get(f"/experiments/{exp.pk}/download/series.csv").text)))
+    assert {r["point.load"] for r in series} == {"0.5", "0.9"}
+    body = owner_client.get(f"/experiments/{exp.pk}/download/series.json").json()
+    assert sorted(r["point"]["load"] for r in body["runs"]) == [0.5, 0.9]
+
+
+def test_the_wait_charts_link_their_definition(owner_client, owner):
+    exp = create_experiment(owner, sweep_scenario(["load=0.5"], schedulers=["greedy"], seeds=[0]))
+    a = exp.runs.get()
+    _finish_by_hand(a, 1.0)
+    page = owner_client.get(f"/compare/?run={a.pk}").content.decode()
+    assert 'id="charts-definitions"><a class="definition" href="/docs/guide/metrics/#wait-until-start"' in page

@@ -265,7 +265,8 @@ def test_the_table_is_mean_min_max_of_the_json_lines(capsys: pytest.CaptureFixtu
     code, table, err = run_cli(capsys, *argv, "--table", *(("--metric", metric) if metric else ()))
     assert code == 0, err
     key = metric or "mean_response_s"
-    assert table.splitlines()[0] == f"{key} over seeds 0-4"
+    what = " (mean wait until start, s)" if key == "mean_response_s" else ""
+    assert table.splitlines()[0] == f"{key}{what} over seeds 0-4"
     got = parse_table(table)
     assert len(got) == 4
     nonzero = 0
