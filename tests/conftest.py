@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -15,19 +17,38 @@ SHARED_DATA = Path(
 )
 
 
+#: What marks a dashboard test as one of those that run together in one process: it starts or needs worker
+#: processes, servers, a browser or the broker's queues, or times them (by fixture, or by what its file uses).
+_TOGETHER_FIXTURES = frozenset({"celery_worker", "live_server", "own_queue", "transactional_db", "browser_page"})
+_TOGETHER_WORDS = re.compile(
+    r"subprocess|Worker\(|chromium|servers|fault_table|celery|live_server|own_queue|wait_for|transaction=True|browser"
+)
+
+
+@cache
+def _file_needs_the_shared_process(path: Path) -> bool:
+    return _TOGETHER_WORDS.search(path.read_text()) is not None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """How ``make test`` shares the tests between its two processes (pytest-xdist, ``--dist loadgroup``).
 
-    The dashboard's tests stay together, one after another in one process, as they ran before: many start
-    Celery workers, brokers and databases of their own and time heartbeats and recoveries, and they share one
-    test database and the session's worker. The library's and the documentation's tests run in the other
-    process, a file at a time (a file's module fixtures, such as the built documentation site, are made once).
-    Without ``-n`` the marks change nothing.
+    The dashboard's tests that start Celery workers, brokers, databases, servers or a browser, or use the
+    session's worker or the broker's queues, stay together, one after another in one process, as they ran
+    before: they share one test database and the session's worker, time heartbeats and recoveries, and a
+    worker's repair of one process's database must never see another's. Every other test (the library's,
+    the documentation's, and the dashboard's that only call views and services in the test process) runs
+    a file at a time in either process (a file's module fixtures, such as the built documentation site,
+    are made once). Without ``-n`` the marks change nothing.
     """
     for item in items:
         parts = item.path.relative_to(Path(__file__).parent).parts
-        item.add_marker(pytest.mark.xdist_group("dashboard" if parts[0] == "dashboard" else "/".join(parts)))
+        together = parts[0] == "dashboard" and (
+            bool(_TOGETHER_FIXTURES & set(getattr(item, "fixturenames", ())))
+            or _file_needs_the_shared_process(item.path)
+        )
+        item.add_marker(pytest.mark.xdist_group("dashboard" if together else "/".join(parts)))
 
 
 def shared_data(*parts: str) -> Path:
