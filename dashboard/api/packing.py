@@ -32,6 +32,7 @@ from dashboard.packing.access import get_analysis_for_user, visible_analyses
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.traces.models import ClusterUpload
 from dashboard.traces.uploads import usable_traces
+from simcore.core.errors import SimcoreError
 
 
 class PackingSerializer(SharedRowSerializer):
@@ -82,7 +83,8 @@ class PackingCreateSerializer(StrictSerializer):
         max_length=200, required=False, default="", allow_blank=True, validators=[validate_name]
     )
     source = serializers.DictField(  # type: ignore[assignment]  # a field named like Field.source
-        help_text='{"run": id}, {"trace": id, "cluster": "derived" | preset name | {"upload": id}}, '
+        help_text='{"run": id}, {"trace": id, "cluster": "derived" | preset name | {"upload": id}, '
+        '"min_priority": optional integer (9: production work)}, '
         'or {"scenario": a scenario with one scheduler and one seed and a preset workload}'
     )
     time_s = serializers.FloatField(min_value=0, help_text="snapshot time (s) in the run, trace window or simulation")
@@ -101,7 +103,7 @@ def _bad(where: str, message: str) -> ValidationError:
 
 def _source(request: Request, src: dict[str, Any]) -> svc.SourceChoice:
     user = access.signed_in(request)
-    keys = set(src) - {"cluster"}
+    keys = set(src) - {"cluster", "min_priority"}
     if len(keys) != 1 or keys - {"run", "trace", "scenario"}:
         raise ValidationError({"source": ["give exactly one of 'run', 'trace' or 'scenario'"]})
     if "run" in src:
@@ -115,6 +117,10 @@ def _source(request: Request, src: dict[str, Any]) -> svc.SourceChoice:
         trace = usable_traces(user).filter(pk=tid).first() if isinstance(tid, int) else None
         if trace is None:
             raise _bad("trace", f"no imported trace {tid!r} of yours")
+        try:
+            mp = svc.check_min_priority(src.get("min_priority"))
+        except SimcoreError as e:
+            raise _bad("min_priority", str(e)) from None
         cl = src.get("cluster", svc.DERIVED)
         if isinstance(cl, dict):
             uid = cl.get("upload")
@@ -125,10 +131,10 @@ def _source(request: Request, src: dict[str, Any]) -> svc.SourceChoice:
             )
             if up is None or set(cl) != {"upload"}:
                 raise _bad("cluster", 'give {"upload": id} of one of your cluster uploads')
-            return svc.SourceChoice(PackingSource.TRACE, trace=trace, cluster_upload=up)
+            return svc.SourceChoice(PackingSource.TRACE, trace=trace, cluster_upload=up, min_priority=mp)
         if not isinstance(cl, str):
             raise _bad("cluster", '"derived", a cluster preset name, or {"upload": id}')
-        return svc.SourceChoice(PackingSource.TRACE, trace=trace, cluster_preset=cl)
+        return svc.SourceChoice(PackingSource.TRACE, trace=trace, cluster_preset=cl, min_priority=mp)
     if not isinstance(src["scenario"], dict):
         raise _bad("scenario", "must be an object")
     scenario, cu, tu = _scenario_from(request, src["scenario"])

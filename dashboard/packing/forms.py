@@ -71,7 +71,16 @@ class PackingForm(forms.Form):
     run = forms.ChoiceField(required=False, help_text="a finished run you can see")
     trace = forms.ChoiceField(required=False, help_text="one of your imported traces")
     trace_cluster = forms.ChoiceField(
-        required=False, label="machines", help_text="the machines the import derived, a preset or your upload"
+        required=False,
+        label="machines",
+        help_text="the machines of its import (derived, or the preset it was read against), a preset or your upload",
+    )
+    min_priority = forms.IntegerField(
+        required=False,
+        min_value=0,
+        label="minimum priority",
+        help_text="keep only tasks of at least this priority: 9 keeps production work (priorities 9-11), as the "
+        "paper's snapshots did; empty keeps every task (Google 2011 imports)",
     )
     cluster = forms.ChoiceField(required=False, help_text="a preset (default size) or your uploaded cluster")
     workload = forms.ChoiceField(required=False, help_text="a generated workload preset")
@@ -154,7 +163,7 @@ class PackingForm(forms.Form):
         presets = [(f"preset:{n}", n) for n in CLUSTERS.names()]
         self._set("run", [("", "---")] + [(k, _run_label(r)) for k, r in self.runs.items()])
         self._set("trace", [("", "---")] + [(k, t.name) for k, t in self.traces.items()])
-        self._set("trace_cluster", [(DERIVED, "the machines its import derived")] + presets + uploads)
+        self._set("trace_cluster", [(DERIVED, "the machines of its import")] + presets + uploads)
         self._set("cluster", presets + uploads)
         self._set("workload", [(n, n) for n in WORKLOADS.names()])
         scheds = placing_schedulers()
@@ -221,7 +230,13 @@ class PackingForm(forms.Form):
             tc = d.get("trace_cluster") or DERIVED
             up = self.clusters[tc.split(":", 1)[1]] if tc.startswith("upload:") else None
             preset = tc.split(":", 1)[1] if tc.startswith("preset:") else (DERIVED if tc == DERIVED else None)
-            return SourceChoice(src, trace=self.traces[d["trace"]], cluster_preset=preset, cluster_upload=up)
+            return SourceChoice(
+                src,
+                trace=self.traces[d["trace"]],
+                cluster_preset=preset,
+                cluster_upload=up,
+                min_priority=d.get("min_priority"),
+            )
         cl = d["cluster"]
         cup = self.clusters[cl.split(":", 1)[1]] if cl.startswith("upload:") else None
         cluster = (
@@ -259,6 +274,7 @@ class PackingForm(forms.Form):
         """The field a service error is about (None: the form as a whole)."""
         m = message.lower()
         rules = (
+            ("min_priority", "min_priority"),
             ("snapshot", "time_s"),
             ("scheduler_params", "scheduler_params"),
             ("' parameter '", "scheduler_params"),  # the platform's bounds on a scheduler's parameter
@@ -314,9 +330,14 @@ def initial_from(a: PackingAnalysis) -> dict[str, Any]:
         init["run"] = str(a.run_id)
     if a.trace_upload_id:
         init["trace"] = str(a.trace_upload_id)
+        init["min_priority"] = a.source_spec.get("min_priority")
         c = a.source_spec.get("cluster", {})
         init["trace_cluster"] = (
-            f"upload:{c['upload']}" if "upload" in c else f"preset:{c['preset']}" if "preset" in c else DERIVED
+            f"upload:{c['upload']}"
+            if "upload" in c
+            else f"preset:{c['preset']}"
+            if "preset" in c and not c.get("from_import")
+            else DERIVED
         )
     sc = a.source_spec.get("scenario")
     if sc:

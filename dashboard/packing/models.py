@@ -78,6 +78,9 @@ class PackingAnalysis(models.Model):
     created = models.DateTimeField(default=timezone.now, db_index=True)
     #: simcore.packing.analysis.analyse's output (null until finished).
     results = models.JSONField(null=True, blank=True)
+    #: The snapshot as the worker built it, shown while it runs: ``tasks``, ``machines``, ``pending`` and
+    #: ``analysing_since`` (Unix time the techniques started, for the ETA); empty until built.
+    snapshot_size = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created", "-id"]

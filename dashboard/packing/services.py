@@ -44,7 +44,7 @@ from dashboard.common.rows import sharing_fields
 from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.services import check_scenario, check_web_scheduler_params, scenario_for
-from dashboard.packing import work
+from dashboard.packing import reading, work
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.traces.models import ClusterUpload, TraceUpload
 from dashboard.traces.uploads import materialised_files, read_cluster_bytes, scenario_file_names
@@ -54,6 +54,8 @@ from simcore.packing.analysis import AS_IS, AnalysisSpec, analyse
 from simcore.packing.snapshot import Snapshot
 from simcore.packing.sources import from_record_chunks, from_result, from_trace
 from simcore.scenario import build_cluster, build_workload, labels_of, run_scenario
+from simcore.traces.importer import read_against
+from simcore.traces.tracefile import MAX_PRIORITY
 from simcore.version import code_version
 
 log = logging.getLogger(__name__)
@@ -76,15 +78,22 @@ class SourceChoice:
     cluster_upload: ClusterUpload | None = None
     #: For a scenario: the checked simcore scenario (one scheduler, one seed).
     scenario: dict[str, Any] | None = None
+    #: For a trace: keep only its tasks of at least this priority (9: production work); None keeps every task.
+    min_priority: int | None = None
 
 
 # ---------------------------------------------------------------------------- checking a request
 
 
+def seconds(x: float) -> str:
+    """Seconds as people write them: ``86,400`` (never ``8.64e+04``), a fraction only below 100."""
+    return f"{x:,.0f}" if abs(x) >= 100 or float(x).is_integer() else f"{x:.3g}"
+
+
 def _empty(t: float, what: str, span: tuple[float, float]) -> ParameterError:
     return ParameterError(
-        f"the snapshot at t = {t:g} s is empty: no {what} is running or queued then "
-        f"(they run between {span[0]:g} and {span[1]:g} s); choose another time"
+        f"the snapshot at t = {seconds(t)} s is empty: no {what} is running or queued then "
+        f"(they run between {seconds(span[0])} and {seconds(span[1])} s); choose another time"
     )
 
 
@@ -103,7 +112,7 @@ def _check_run(run: Run, t: float) -> tuple[dict[str, Any], str]:
     if n == 0:
         raise ParameterError(f"run {run.pk} has no jobs")
     if t > end:
-        raise ParameterError(f"snapshot time must be in [0, {end:g}] s (the run's span), got {t:g}")
+        raise ParameterError(f"snapshot time must be in [0, {seconds(end)}] s (the run's span), got {seconds(t)}")
     if not live:
         raise _empty(t, "job of the run", (first_submit, end))
     exp = run.experiment
@@ -119,11 +128,16 @@ def _trace_cluster(choice: SourceChoice) -> tuple[dict[str, Any], str]:
     if choice.cluster_upload is not None:
         return {"upload": choice.cluster_upload.pk}, f"cluster upload {choice.cluster_upload.name!r}"
     if choice.cluster_preset in (None, "", DERIVED):
-        if trace.cluster_upload_id is None:
+        if trace.cluster_upload_id is not None:
+            return {"derived": True}, "its own machines"
+        # An import that derived no machines (Google 2011 without machine_events) read its requests
+        # against a preset: those are the trace's machines, in the units its requests are in.
+        name = trace.options.get("cluster") or read_against(trace.format, trace.info.get("resources") or ())
+        if name is None:
             raise ParameterError(
                 f"trace {trace.name!r} has no machines of its own (its import derived none); choose a cluster"
             )
-        return {"derived": True}, "its own machines"
+        return {"preset": name, "from_import": True}, f"cluster {name!r} (the machines its import read it against)"
     from simcore.presets import CLUSTERS
 
     name = CLUSTERS.get(str(choice.cluster_preset)).name  # unknown: the error lists the presets
@@ -143,14 +157,29 @@ def _trace_cluster_object(trace: TraceUpload, spec: Mapping[str, Any]) -> Cluste
     return resolve_cluster(spec["preset"])
 
 
-def _trace_workload(trace: TraceUpload, cluster: Cluster) -> Workload:
-    from simcore.traces.tracefile import read_trace
+def _trace_workload(trace: TraceUpload, cluster: Cluster) -> tuple[Workload, np.ndarray | None]:
+    """The stored trace and its tasks' priorities (None: it records none)."""
+    from simcore.traces.tracefile import read_trace_with_priority
 
     content = TraceUpload.objects.filter(pk=trace.pk).values_list("content_gz", flat=True).first()
     if not content:
         raise ParameterError(f"trace {trace.name!r} has no imported content")
     # Stored gzip-compressed (TraceUpload.content_gz); the reader takes the text.
-    return read_trace(io.BytesIO(gzip.decompress(bytes(content))), resources=cluster.resources, name=trace.name)
+    return read_trace_with_priority(
+        io.BytesIO(gzip.decompress(bytes(content))), resources=cluster.resources, name=trace.name
+    )
+
+
+def check_min_priority(value: Any) -> int | None:
+    """A minimum task priority (None: every task); ParameterError naming the field otherwise."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_PRIORITY:
+        raise ParameterError(
+            f"min_priority must be an integer from 0 to {MAX_PRIORITY} (9: production work, priorities 9-11), "
+            f"got {value!r}"
+        )
+    return value
 
 
 def _check_trace(choice: SourceChoice, t: float) -> tuple[dict[str, Any], str]:
@@ -166,12 +195,31 @@ def _check_trace(choice: SourceChoice, t: float) -> tuple[dict[str, Any], str]:
             f"trace {trace.name!r} requests resources {wanted} but {cname} has {list(cluster.resources)}"
         )
     # Reading the trace here (the user's own data) turns an empty snapshot into a form error, not a failed run.
-    wl = _trace_workload(trace, cluster)
+    wl, priority = _trace_workload(trace, cluster)
     if t > wl.horizon_s:
-        raise ParameterError(f"snapshot time must be in [0, {wl.horizon_s:g}] s (the trace's window), got {t:g}")
-    if not ((wl.submit <= t) & (wl.submit + wl.work > t)).any():
+        raise ParameterError(
+            f"snapshot time must be in [0, {seconds(wl.horizon_s)}] s (the trace's window), got {seconds(t)}"
+        )
+    live = (wl.submit <= t) & (wl.submit + wl.work > t)
+    if not live.any():
         raise _empty(t, "task of the trace", (float(wl.submit.min()), float((wl.submit + wl.work).max())))
-    return {"trace": trace.pk, "cluster": cspec}, f"trace {trace.name!r} on {cname}"[:200]
+    mp = choice.min_priority
+    spec: dict[str, Any] = {"trace": trace.pk, "cluster": cspec}
+    if mp is not None:
+        if priority is None:
+            raise ParameterError(
+                f"min_priority: trace {trace.name!r} records no task priorities (Google 2011 imports keep them "
+                "from this version on: import it again to filter by priority)"
+            )
+        kept = int(np.count_nonzero(live & (priority >= mp)))
+        if kept == 0:
+            raise ParameterError(
+                f"min_priority: none of the {int(np.count_nonzero(live)):,} tasks running at t = {seconds(t)} s "
+                f"has priority {mp} or more; lower it or choose another time"
+            )
+        spec["min_priority"] = mp
+    where = f" (priority >= {mp})" if mp is not None else ""
+    return spec, f"trace {trace.name!r}{where} on {cname}"[:200]
 
 
 def _check_scenario(choice: SourceChoice, t: float) -> tuple[dict[str, Any], str]:
@@ -179,7 +227,9 @@ def _check_scenario(choice: SourceChoice, t: float) -> tuple[dict[str, Any], str
     if len(sc["schedulers"]) != 1 or len(sc["seeds"]) != 1:
         raise ParameterError("a packing scenario runs one scheduler under one seed")
     if sc["hours"] is not None and t > sc["hours"] * 3600:
-        raise ParameterError(f"snapshot time must be in [0, {sc['hours'] * 3600:g}] s (the scenario's window)")
+        raise ParameterError(
+            f"snapshot time must be in [0, {seconds(sc['hours'] * 3600)}] s (the scenario's window), got {seconds(t)}"
+        )
     names = labels_of(sc)
     label = (
         f"{sc['schedulers'][0]} on {names['workload']} / {names['cluster']} "
@@ -231,6 +281,8 @@ def create_analysis(
         check_web_scheduler_params(scheduler, params)
     if choice.kind == PackingSource.TRACE and aspec.placed_by == AS_IS:
         raise ParameterError("a trace records no placements: place its snapshot with an ordering or a scheduler")
+    if choice.kind != PackingSource.TRACE and choice.min_priority is not None:
+        raise ParameterError("min_priority applies to a trace's snapshot (runs and scenarios record no priorities)")
     shared = sharing_fields(owner, team, visibility)
     source_spec, label = check_source(choice, t)
     with transaction.atomic():
@@ -264,10 +316,26 @@ def cancel_analysis(a: PackingAnalysis) -> bool:
 
 
 def progress_payload(a: PackingAnalysis) -> dict[str, Any]:
-    """What the page's poller reads."""
-    a.refresh_from_db(fields=["status", "fraction", "stage", "error", "queued_at"])
+    """What the page's poller reads: status, progress, the snapshot's size once built, and an ETA."""
+    a.refresh_from_db(fields=["status", "fraction", "stage", "error", "queued_at", "snapshot_size"])
     wait = waiting.notes([(a.status, a.queued_at)], "long")[0]
-    return {"id": a.pk, "status": a.status, "fraction": a.fraction, "stage": a.stage, "error": a.error, "waiting": wait}
+    return {
+        "id": a.pk,
+        "status": a.status,
+        "fraction": a.fraction,
+        "stage": a.stage,
+        "error": a.error,
+        "waiting": wait,
+        "size": reading.snapshot_size_text(a.snapshot_size),
+        "eta": eta_of(a),
+    }
+
+
+def eta_of(a: PackingAnalysis, now: float | None = None) -> str:
+    """'about N min left' while the techniques run ('' before, or too early to tell)."""
+    if a.status != Status.RUNNING:
+        return ""
+    return reading.eta(a.fraction, a.snapshot_size.get("analysing_since"), time.time() if now is None else now)
 
 
 # ---------------------------------------------------------------------------- the snapshot
@@ -332,7 +400,8 @@ def snapshot_of(a: PackingAnalysis) -> Snapshot:
         trace = a.trace_upload
         assert trace is not None
         cluster = _trace_cluster_object(trace, spec["cluster"])
-        return from_trace(_trace_workload(trace, cluster), cluster, a.time_s)
+        wl, priority = _trace_workload(trace, cluster)
+        return from_trace(wl, cluster, a.time_s, priority=priority, min_priority=spec.get("min_priority"))
     sc = spec["scenario"]
     with _cluster_file(sc, a.cluster_upload) as files:
         out = run_scenario(sc, sc["schedulers"][0], sc["seeds"][0], files)
@@ -421,6 +490,15 @@ def execute_analysis(pk: int, worker: str = "", give_back: int | None = None) ->
 def _analyse(a: PackingAnalysis) -> str:
     try:
         snap = snapshot_of(a)
+        # Shown while it runs (the page's size and ETA): what is being analysed, and since when.
+        _mine(a.pk, a.attempt).update(
+            snapshot_size={
+                "tasks": snap.n_tasks,
+                "machines": snap.n_machines,
+                "pending": snap.n_pending,
+                "analysing_since": time.time(),
+            }
+        )
         _Reporter(a.pk, a.attempt)("analysing", 0.0)
         results = analyse(snap, AnalysisSpec.from_dict(a.spec), progress=_Reporter(a.pk, a.attempt))
     except Cancelled:

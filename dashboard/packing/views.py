@@ -24,6 +24,7 @@ from dashboard.common.sharing import share_panel
 from dashboard.experiments.access import get_run_for_user
 from dashboard.packing import charts as packing_charts
 from dashboard.packing import downloads as packing_downloads
+from dashboard.packing import reading
 from dashboard.packing import services as svc
 from dashboard.packing.access import get_analysis_for_user, get_shared_analysis, visible_analyses
 from dashboard.packing.forms import PackingForm, initial_from
@@ -94,6 +95,10 @@ def _detail(request: HttpRequest, a: PackingAnalysis, base: str, *, shared: bool
         "charts": packing_charts.all_charts(results) if results else None,
         "tables": list(tables),
         "compare_rows": _compare_rows(results) if results and "compare" in results else [],
+        "size": reading.snapshot_size_text(a.snapshot_size),
+        "eta": svc.eta_of(a),
+        "fit_warning": reading.fit_warning(results) if results else "",
+        "knees": reading.knees(results) if results else [],
         "can_cancel": not shared and access.can(request.user, a, "cancel"),
         **share_panel(request, a, "packing-shared-detail", is_owner=is_owner),
     }
@@ -112,8 +117,8 @@ def _compare_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "kind": p["kind"],
                 "pending": r["pending"],
                 "utilisation": r["utilisation"],
-                "horizontal_knee": r["horizontal"]["knee"],
-                "vertical_knee": r["vertical"]["knee"],
+                "horizontal_knee": reading.knee_text(r["horizontal"], cmp_["factor"]),
+                "vertical_knee": reading.knee_text(r["vertical"], cmp_["factor"]),
                 "compaction": list(zip(cmp_["tau"], r["compaction"]["fraction"]["p"], strict=True)),
             }
         )

@@ -629,7 +629,7 @@ def _stored_file(
     buf = io.BytesIO()
     with gzip.GzipFile(fileobj=buf, mode="wb", compresslevel=1, mtime=0) as gz:
         out = _HashingWriter(gz)
-        write_trace(wl, out)  # type: ignore[arg-type]
+        write_trace(wl, out, priority=result.priority)  # type: ignore[arg-type]
     return f"{_stem(name)}.csv", buf.getvalue(), out.hash.hexdigest()
 
 

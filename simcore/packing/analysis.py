@@ -44,7 +44,7 @@ import numpy as np
 from simcore.core import limits
 from simcore.core.errors import ParameterError, UnknownNameError
 from simcore.packing.compaction import FIGURE3_TAUS, CompactionResult, check_tau, compact
-from simcore.packing.inflation import FIGURE2_FACTORS, InflationStep, inflate, knee
+from simcore.packing.inflation import FIGURE2_FACTORS, InflationStep, PackedOriginals, inflate, knee, pack_originals
 from simcore.packing.placement import ORDERINGS, pack
 from simcore.packing.policy import (
     check_scheduler,
@@ -243,6 +243,14 @@ class _Analysis:
     def __init__(self, snap: Snapshot, spec: AnalysisSpec, progress: Progress | None) -> None:
         self.snap, self.spec = snap, spec
         self.work = _Work(self._units(), progress)
+        #: Per ordering, the snapshot's tasks first-fit once: every horizontal inflation (each factor of each
+        #: trial, each scheme) places its clones after them, so they are placed once, not once per factor.
+        self._originals: dict[str, PackedOriginals] = {}
+
+    def originals(self, ordering: str) -> PackedOriginals:
+        if ordering not in self._originals:
+            self._originals[ordering] = pack_originals(self.snap, ordering)
+        return self._originals[ordering]
 
     def rng(self, *key: int) -> np.random.Generator:
         return np.random.default_rng([self.spec.seed, *key])
@@ -294,6 +302,8 @@ class _Analysis:
                 "progress": lambda _: self.work.step(stage),
             }
             if name in ORDERINGS:
+                if mode == "horizontal":
+                    kw["originals"] = self.originals(name)
                 out.append(inflate(self.snap, s.factors, ordering=name, **kw))
             else:
                 placer = scheduler_placer(self.snap.resources, name, s.scheduler_params.get(name))

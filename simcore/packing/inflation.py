@@ -165,6 +165,30 @@ class Inflater:
         return np.repeat(np.arange(snap.n_tasks), reps).astype(np.int64)
 
 
+@dataclass(frozen=True)
+class PackedOriginals:
+    """A snapshot's tasks first-fit in one ordering: what horizontal inflation places before any clone.
+
+    The same for every factor and every trial (clones arrive after all
+    original tasks), so it is computed once (:func:`pack_originals`) and every
+    factor continues from a copy of ``state``: exactly first fit of the whole
+    sequence, without placing the originals again each time.
+    """
+
+    ordering: str
+    order: IntArray
+    rows: IntArray
+    state: FirstFit
+
+
+def pack_originals(snap: Snapshot, ordering: str) -> PackedOriginals:
+    """The snapshot's tasks first-fit in ``ordering`` on empty machines (see :class:`PackedOriginals`)."""
+    order = order_tasks(snap, ordering)
+    state = FirstFit(snap.capacity.copy())
+    rows = state.place(snap.request[order])
+    return PackedOriginals(ordering, order, rows, state)
+
+
 def inflation_step(snap: Snapshot, f: float, request: FloatArray, placement: IntArray) -> InflationStep:
     util = utilisation_of(snap.capacity, request, placement)
     return InflationStep(
@@ -187,10 +211,13 @@ def inflate(
     fit_threshold: float = 0.6,
     rng: np.random.Generator,
     progress: Callable[[int], None] | None = None,
+    originals: PackedOriginals | None = None,
 ) -> list[InflationStep]:
     """Algorithm 1: one :class:`InflationStep` per scale factor (utilisation as 0..1 fractions).
 
-    ``progress(k)`` is called after the k-th factor (1-based).
+    ``progress(k)`` is called after the k-th factor (1-based). ``originals``:
+    :func:`pack_originals` of ``snap`` in ``ordering``, shared between trials
+    (horizontal mode; computed here when not given).
     """
     check_inflation(snap, mode, factors)
     inf = Inflater.of(
@@ -203,17 +230,23 @@ def inflate(
         rng=rng,
     )
     steps = []
+    if mode == "horizontal":
+        if originals is None:
+            originals = pack_originals(snap, ordering)
+        elif originals.ordering != ordering or len(originals.order) != snap.n_tasks:
+            raise ParameterError(f"originals were packed in {originals.ordering!r} order, not {ordering!r}")
     for k, f in enumerate(factors, 1):
         if mode == "vertical":
             req = inf.vertical(f)
             work = Snapshot(snap.resources, snap.capacity, req, np.full(snap.n_tasks, -1), snap.job)
             placement = _pack_all(work, req, work, ordering)
         else:
+            assert originals is not None
             src = inf.clones(f)
             req = np.concatenate((snap.request, snap.request[src]))
             job = np.concatenate((snap.job, snap.job[src]))
-            # Original tasks in the chosen ordering, then the clones in the same ordering.
-            base = order_tasks(snap, ordering)
+            # Original tasks in the chosen ordering (placed once, in ``originals``), then the clones in the
+            # same ordering, placed on a copy of the state the originals left.
             extra = (
                 snap.n_tasks
                 + order_tasks(
@@ -225,10 +258,10 @@ def inflate(
                 if len(src)
                 else np.zeros(0, dtype=np.int64)
             )
-            seq = np.concatenate((base, extra))
-            rows = FirstFit(snap.capacity.copy()).place(req[seq])
+            extra_rows = originals.state.copy().place(req[extra]) if len(src) else np.zeros(0, dtype=np.int64)
             placement = np.full(len(req), -1, dtype=np.int64)
-            placement[seq] = rows
+            placement[originals.order] = originals.rows
+            placement[extra] = extra_rows
         steps.append(inflation_step(snap, f, req, placement))
         if progress is not None:
             progress(k)

@@ -106,6 +106,21 @@ class FirstFit:
         self._tmp = np.empty(n, dtype=bool)
         self._start: dict[tuple[float, ...], int] = {}
 
+    def copy(self) -> FirstFit:
+        """An independent state equal to this one: placing on it continues this first fit exactly.
+
+        Horizontal inflation places the same original tasks before every
+        factor's clones; it places them once and continues from copies.
+        """
+        out = FirstFit.__new__(FirstFit)
+        out.free = self.free.copy()
+        out.first_chunk = self.first_chunk
+        out._fe = self._fe.copy()
+        out._mask = np.empty_like(self._mask)
+        out._tmp = np.empty_like(self._tmp)
+        out._start = dict(self._start)
+        return out
+
     def _first(self, cols: list[tuple[int, float]], lo: int, hi: int) -> int:
         """The first machine in ``[lo, hi)`` holding the request (``cols``: its positive resources), or -1."""
         fe, m, tmp = self._fe, self._mask[: hi - lo], self._tmp[: hi - lo]

@@ -131,7 +131,14 @@ def from_result(result: SimResult, workload: Workload, cluster: Cluster, t: floa
     )
 
 
-def from_trace(workload: Workload, cluster: Cluster, t: float) -> Snapshot:
+def from_trace(
+    workload: Workload,
+    cluster: Cluster,
+    t: float,
+    *,
+    priority: IntArray | None = None,
+    min_priority: int | None = None,
+) -> Snapshot:
     """The tasks of a converted trace (the project's CSV, as an import writes it) running at ``t``, all pending.
 
     Approximation: a converted trace keeps each task's submission time and
@@ -143,10 +150,25 @@ def from_trace(workload: Workload, cluster: Cluster, t: float) -> Snapshot:
     0 and are exact. Machines are not recorded either: every task starts
     pending, to be packed by an ordering or a scheduler. For the raw Google
     files with their own SCHEDULE times use :func:`from_google2011`.
+
+    ``min_priority``: keep only the tasks of at least this priority (9: the
+    production work the paper's snapshots held), given each job's
+    ``priority`` (the trace's priority column,
+    :func:`simcore.traces.tracefile.read_trace_with_priority`).
     """
     if not (np.isfinite(t) and 0 <= t <= workload.horizon_s):
         raise ParameterError(f"snapshot time must be in [0, {workload.horizon_s:g}] s (the trace's window), got {t}")
     on = (workload.submit <= t) & (workload.submit + workload.work > t)
+    meta: dict[str, Any] = {}
+    if min_priority is not None:
+        if priority is None:
+            raise ParameterError(
+                f"min_priority: trace {workload.name!r} records no task priorities (a Google 2011 import keeps "
+                "them since this version: import the trace again to filter by priority)"
+            )
+        running = int(np.count_nonzero(on))
+        on &= priority >= min_priority
+        meta = {"min_priority": int(min_priority), "below_min_priority": running - int(np.count_nonzero(on))}
     idx = np.flatnonzero(on)
     return Snapshot(
         resources=tuple(cluster.resources),
@@ -154,7 +176,7 @@ def from_trace(workload: Workload, cluster: Cluster, t: float) -> Snapshot:
         request=workload.request[idx],
         placement=np.full(len(idx), -1, dtype=np.int64),
         job=idx.astype(np.int64),
-        meta={"source": "trace", "t_s": float(t), "running": len(idx), "approximation": "start = submit"},
+        meta={"source": "trace", "t_s": float(t), "running": len(idx), "approximation": "start = submit", **meta},
     )
 
 

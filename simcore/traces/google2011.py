@@ -130,7 +130,7 @@ TASK_COLUMNS = (
     Column(9, "CPU request", "float", optional=True),
     Column(10, "memory request", "float", optional=True),
 )
-#: Read only when tasks are filtered by priority (``min_priority``).
+#: Read when tasks are filtered by priority (``min_priority``) or their priorities are kept (an import).
 PRIORITY_COLUMN = Column(8, "priority", "int")
 #: The lowest "production" priority: Reiss et al. (SoCC 2012, reference [25] of the packing paper) group the
 #: trace's priorities 0-11 into gratis (0-1), other (2-8) and production (9-11).
@@ -264,6 +264,16 @@ def _pair_events(
 class _TaskEventReader:
     """Streams task-event files through :func:`_pair_events`, one block at a time."""
 
+    def priority_of(self, key: NDArray[np.int64]) -> NDArray[np.int64]:
+        """The priority of each task ``key`` of a run read (``keep_priority``); -1 where none was recorded."""
+        keys = np.concatenate([*self.priority_keys, self.open_keys])
+        values = np.concatenate([*self.priority_values, self.open_priority])
+        if len(keys) == 0:
+            return np.full(len(key), -1, dtype=np.int64)
+        known, first = np.unique(keys, return_index=True)
+        at = np.clip(np.searchsorted(known, key), 0, len(known) - 1)
+        return np.where(known[at] == key, values[first][at], -1)
+
     def __init__(
         self,
         errors: RowErrors,
@@ -273,13 +283,22 @@ class _TaskEventReader:
         min_priority: int | None = None,
         keep_running: bool = True,
         out: Growing | Spill | None = None,
+        keep_priority: bool = False,
     ) -> None:
         self.errors = errors
         self.keep_running = keep_running
         #: Time (s) of the first event read: tasks seen only by their end were running since then.
         self.first_s: float | None = None
         self.min_priority = min_priority
-        self.columns = TASK_COLUMNS if min_priority is None else (*TASK_COLUMNS, PRIORITY_COLUMN)
+        self.keep_priority = keep_priority
+        read_priority = min_priority is not None or keep_priority
+        self.columns = (*TASK_COLUMNS, PRIORITY_COLUMN) if read_priority else TASK_COLUMNS
+        #: ``keep_priority``: per block, the keys of the runs it ended and their priorities; and the priorities
+        #: of the tasks still open (sorted keys). Memory follows the runs kept and the open tasks, as ``state``.
+        self.priority_keys: list[NDArray[np.int64]] = []
+        self.priority_values: list[NDArray[np.int64]] = []
+        self.open_keys = np.zeros(0, dtype=np.int64)
+        self.open_priority = np.zeros(0, dtype=np.int64)
         self.report = report
         self.end_s = end_s
         self.progress = progress
@@ -339,8 +358,9 @@ class _TaskEventReader:
             t, job, idx, ev, cpu, mem = t[keep], job[keep], idx[keep], ev[keep], cpu[keep], mem[keep]
         if len(t) == 0:
             return
+        prio = cols["priority"][keep].astype(np.int64) if self.keep_priority else None
         self.last_us = max(self.last_us, int(t.max()))
-        self._pair(to_seconds(t), job, idx, ev, cpu, mem)
+        self._pair(to_seconds(t), job, idx, ev, cpu, mem, prio)
 
     def _in_time_order(
         self, t: NDArray[np.int64], keep: NDArray[np.bool_], lines: NDArray[np.int64], name: str
@@ -373,6 +393,7 @@ class _TaskEventReader:
         ev: NDArray[np.int64],
         cpu: NDArray[np.float64],
         mem: NDArray[np.float64],
+        prio: NDArray[np.int64] | None = None,
     ) -> None:
         """Pair a block's good events (times in seconds) into runs; stop at ``end_s``."""
         if self.end_s is not None:
@@ -381,6 +402,7 @@ class _TaskEventReader:
                 self._ignore("rows at or after --end (not read further)", len(s) - stop)
                 self.stopped = True
                 s, job, idx, ev, cpu, mem = s[:stop], job[:stop], idx[:stop], ev[:stop], cpu[:stop], mem[:stop]
+                prio = prio[:stop] if prio is not None else None
         if len(s) == 0:
             return
         self.last_s = max(self.last_s, float(s[-1]))
@@ -392,14 +414,34 @@ class _TaskEventReader:
         o = _pair_events(
             self.state, s.tolist(), key.tolist(), ev.tolist(), cpu.tolist(), mem.tolist(), self.anomalies, origin
         )
+        ended = np.array(o[5], dtype=np.int64)
         self.out.append(
             sub=np.array(o[0]),
             sch=np.array(o[1]),
             end=np.array(o[2]),
             cpu=np.array(o[3]),
             mem=np.array(o[4]),
-            key=np.array(o[5], dtype=np.int64),
+            key=ended,
         )
+        if prio is not None:
+            self._keep_priorities(key, prio, ended)
+
+    def _keep_priorities(self, key: NDArray[np.int64], prio: NDArray[np.int64], ended: NDArray[np.int64]) -> None:
+        """Record the priority of the runs this block ended; keep those of the tasks still open.
+
+        A task's rows all carry its priority; the first row read gives it (an
+        open task's earlier rows come first). Vectorised per block: the hot
+        loop (:func:`_pair_events`) is left as it is.
+        """
+        keys = np.concatenate((self.open_keys, key))
+        values = np.concatenate((self.open_priority, prio))
+        known, first = np.unique(keys, return_index=True)
+        known_p = values[first]
+        self.priority_keys.append(ended)
+        self.priority_values.append(known_p[np.searchsorted(known, ended)])
+        still = np.fromiter(self.state.keys(), dtype=np.int64, count=len(self.state))
+        open_ = np.isin(known, still)
+        self.open_keys, self.open_priority = known[open_], known_p[open_]
 
 
 def _valid_rows(cols: dict[str, NDArray[Any]], lines: NDArray[np.int64], e: RowErrors, name: str) -> NDArray[np.bool_]:
@@ -779,6 +821,7 @@ def read_runs(
     progress: ProgressFn | None = None,
     min_priority: int | None = None,
     out: Growing | Spill,
+    keep_priority: bool = False,
 ) -> Runs:
     """Read and pair the task events into runs appended to ``out`` (tasks open at the end included)."""
     if unfinished not in ("cut", "drop"):
@@ -805,7 +848,14 @@ def read_runs(
     if min_priority is not None and (isinstance(min_priority, bool) or not isinstance(min_priority, int)):
         raise ParameterError(f"min_priority must be an integer, got {min_priority!r}")
     r = _TaskEventReader(
-        errors, report, end_s, progress, min_priority, keep_running=running_at_start == "keep", out=out
+        errors,
+        report,
+        end_s,
+        progress,
+        min_priority,
+        keep_running=running_at_start == "keep",
+        out=out,
+        keep_priority=keep_priority,
     )
     r.read(task_events)
     report.rows_read["task_events"] = r.rows
@@ -905,6 +955,7 @@ def read_google2011(
         progress=progress,
         min_priority=min_priority,
         out=Growing(RUN_COLUMNS),
+        keep_priority=True,
     )
     r, report, cluster, job_ids = runs.reader, runs.report, runs.cluster, runs.job_ids
     start_s, window_end = runs.start_s, runs.window_end
@@ -935,7 +986,10 @@ def read_google2011(
         "running_at_start": running_at_start,
     }
     wl = _bags_of_tasks(name, cluster, arrival, duration, request, key, float(window_end - start_s), params)
+    # Each task's priority, in the workload's order (_bags_of_tasks' stable sort by arrival): kept beside the
+    # workload (ImportResult.priority), written as the trace's priority column, filtered on by a packing snapshot.
+    priority = r.priority_of(key[np.argsort(arrival, kind="stable")])
     notes(report, task_events, (start_s, window_end), running_at_start, unfinished, cluster, min_priority)
     report.wall_s = time.perf_counter() - wall0
     report.cpu_s = time.process_time() - cpu0
-    return ImportResult(wl, cluster, report)
+    return ImportResult(wl, cluster, report, priority=priority)

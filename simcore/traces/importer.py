@@ -95,6 +95,27 @@ def csv_default_cluster(resources: Sequence[str]) -> Cluster | None:
 
 #: The preset :func:`csv_default_cluster` takes.
 CSV_DEFAULT_CLUSTER = "google-2011"
+#: The preset a format's reader checks requests against when no cluster is named and its files name no
+#: machines (Google 2011 without machine_events, WfCommons); the other formats derive their machines.
+READ_AGAINST = {"google2011": "google-2011", "csv": CSV_DEFAULT_CLUSTER, "wfcommons": "dse-2020"}
+
+
+def read_against(fmt: str, resources: Sequence[str]) -> str | None:
+    """The preset an import of ``fmt`` requesting ``resources`` was read against when it derived no machines.
+
+    None when there is none (a CSV whose resources are not the default's, or a
+    format that always derives its machines). The platform offers it as the
+    trace's own machines: a Google import without machine_events *is* a
+    trace of the ``google-2011`` machines.
+    """
+    from simcore.presets import CLUSTERS
+
+    name = READ_AGAINST.get(fmt)
+    if name is None:
+        return None
+    if fmt == "csv" and tuple(CLUSTERS.get(name).build().resources) != tuple(resources):
+        return None
+    return name
 
 
 def _read_csv(
@@ -561,7 +582,7 @@ def classify(
     if warnings:
         classification["warning"] = "; ".join(warnings)
     result.report.extra["classification"] = classification
-    return ImportResult(wl2, result.cluster, result.report)
+    return ImportResult(wl2, result.cluster, result.report, priority=result.priority)
 
 
 def class_table_dict(wl: Workload) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from simcore.core.model import Cluster, Workload
 from simcore.traces._stream import RowErrors
@@ -83,6 +84,8 @@ class ImportResult:
     workload: Workload
     cluster: Cluster | None
     report: ImportReport
+    #: Each job's priority in its source trace, in the workload's order (Google 2011); None: not recorded.
+    priority: NDArray[np.int64] | None = None
 
 
 def _range(x: np.ndarray) -> dict[str, float | None]:

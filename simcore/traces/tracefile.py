@@ -45,6 +45,10 @@ Format (what :func:`write_trace` writes and :func:`read_trace` reads)::
   or a cycle is an error naming the line. ``params["task_jobs"]`` counts
   the jobs. The tasks of a job may have different submit times (Google
   2011); the job metrics use its first.
+* ``priority`` (optional): the task's scheduling priority in its source
+  trace (Google 2011: 0-11, production 9-11), an integer, -1 for unknown.
+  A simulation ignores it (:func:`read_trace` does not return it); a packing
+  snapshot filters on it (:func:`read_trace_with_priority`).
 * gzip is detected from the magic bytes, whatever the file is called.
 * ``Workload.params`` records ``trace_file``, ``jobs``, ``sorted_on_read``,
   ``class_names`` and, when job z is on line ``first_data_line + z`` (no
@@ -90,9 +94,12 @@ from simcore.traces.tracetasks import JOB, PARENTS, TASK, TaskRows, graph_column
 SUBMIT = "submit_s"
 DURATION = "duration_s"
 CLASS = "class"
-SPECIAL = (SUBMIT, DURATION, CLASS, JOB, TASK, PARENTS)
+PRIORITY = "priority"
+SPECIAL = (SUBMIT, DURATION, CLASS, PRIORITY, JOB, TASK, PARENTS)
 #: Job IDs are read as doubles by the fast parser: integers above 2**53 would lose digits.
 MAX_JOB_ID = 2**53
+#: The largest priority a row may give (Google 2011's are 0-11; room for other traces' scales).
+MAX_PRIORITY = 1_000_000
 
 #: Bytes read (after decompression) per block; a block of 16 MB is about
 #: 400,000 rows, whose temporary Python strings take about 60 MB.
@@ -131,6 +138,8 @@ class _Layout:
     job_idx: int | None = None
     task_idx: int | None = None
     parents_idx: int | None = None
+    #: The file position of the priority column (None: absent).
+    priority_idx: int | None = None
 
 
 def _text_blocks(source: Source, label: str) -> Iterator[tuple[int, str]]:
@@ -253,10 +262,15 @@ def _layout(
         if c in seen and JOB not in seen:
             raise InputError(f"a {c} column needs a job column (tasks belong to jobs)", file=label, line=line, column=c)
     lay.job_idx, lay.task_idx, lay.parents_idx = (cols.index(c) if c in seen else None for c in (JOB, TASK, PARENTS))
+    lay.priority_idx = cols.index(PRIORITY) if PRIORITY in seen else None
     return lay, res
 
 
-def _parse_fast(lines: list[str], lay: _Layout) -> tuple[FloatArray, FloatArray | None, FloatArray | None] | None:
+#: A block's columns: numbers (submit, duration, resources), class, job and priority (None: no such column).
+_Block = tuple[FloatArray, FloatArray | IntArray | None, FloatArray | None, FloatArray | None]
+
+
+def _parse_fast(lines: list[str], lay: _Layout) -> _Block | None:
     """numpy.loadtxt over a block; None when it cannot parse the block exactly (or it has task ids)."""
     if lay.class_mode == "name" or lay.task_idx is not None:
         return None
@@ -268,7 +282,8 @@ def _parse_fast(lines: list[str], lay: _Layout) -> tuple[FloatArray, FloatArray 
         return None
     cls = arr[:, lay.class_idx] if lay.class_idx is not None else None
     job = arr[:, lay.job_idx] if lay.job_idx is not None else None
-    return arr[:, lay.numeric_idx], cls, job
+    prio = arr[:, lay.priority_idx] if lay.priority_idx is not None else None
+    return arr[:, lay.numeric_idx], cls, job, prio
 
 
 def _number(text: str, lay: _Layout, line: int, col: str) -> float:
@@ -282,13 +297,12 @@ def _number(text: str, lay: _Layout, line: int, col: str) -> float:
         raise InputError(what, file=lay.file, line=line, column=col) from None
 
 
-def _parse_slow(
-    lines: list[str], line_nos: list[int], lay: _Layout, tasks: TaskRows | None = None
-) -> tuple[FloatArray, IntArray | None, FloatArray | None]:
+def _parse_slow(lines: list[str], line_nos: list[int], lay: _Layout, tasks: TaskRows | None = None) -> _Block:
     """The csv module over a block: exact errors, quoted fields, class names, task ids and parents."""
     num = np.empty((len(lines), len(lay.numeric_idx)))
     cls = np.full(len(lines), -1, dtype=np.int64) if lay.class_idx is not None else None
     job = np.empty(len(lines)) if lay.job_idx is not None else None
+    prio = np.empty(len(lines)) if lay.priority_idx is not None else None
     name_ids = {n: i for i, n in enumerate(lay.class_names)}
     for r, (row, ln) in enumerate(zip(csv.reader(lines), line_nos, strict=True)):
         if len(row) != lay.n_fields:
@@ -299,6 +313,8 @@ def _parse_slow(
             num[r, c] = _number(row[i], lay, ln, name)
         if job is not None and lay.job_idx is not None:
             job[r] = _number(row[lay.job_idx], lay, ln, JOB)
+        if prio is not None and lay.priority_idx is not None:
+            prio[r] = _number(row[lay.priority_idx], lay, ln, PRIORITY)
         if tasks is not None:
             tasks.add(row, ln)
         if cls is None or lay.class_idx is None:
@@ -307,7 +323,7 @@ def _parse_slow(
         if not v:
             continue
         cls[r] = _class_value(v, lay, ln, name_ids)
-    return num, cls, job
+    return num, cls, job, prio
 
 
 def _class_value(v: str, lay: _Layout, line: int, name_ids: dict[str, int]) -> int:
@@ -353,6 +369,7 @@ def _check_block(
     first_line: int,
     lay: _Layout,
     job: FloatArray | None = None,
+    prio: FloatArray | None = None,
 ) -> None:
     """Reject NaN, infinities, negative or absurd values and bad class ids; name the first offending line.
 
@@ -372,10 +389,21 @@ def _check_block(
         bad_job = ~np.isfinite(job) | (job < 0) | (job != np.floor(job)) | (job >= MAX_JOB_ID)
         if bad_job.any():
             rows.append(int(np.flatnonzero(bad_job)[0]))
+    if prio is not None:
+        bad_prio = ~np.isfinite(prio) | (prio < -1) | (prio != np.floor(prio)) | (prio > MAX_PRIORITY)
+        if bad_prio.any():
+            rows.append(int(np.flatnonzero(bad_prio)[0]))
     if not rows:
         return
     r = min(rows)
     ln = line_nos[r] if line_nos is not None else first_line + r
+    if prio is not None and not (-1 <= prio[r] <= MAX_PRIORITY and prio[r] == math.floor(prio[r])):
+        raise InputError(
+            f"priority must be an integer from -1 (unknown) to {MAX_PRIORITY}, got {float(prio[r])!r}",
+            file=lay.file,
+            line=ln,
+            column=PRIORITY,
+        )
     if job is not None and not (math.isfinite(job[r]) and 0 <= job[r] < MAX_JOB_ID and job[r] == math.floor(job[r])):
         raise InputError(
             f"job id must be an integer from 0 to 2**53, got {float(job[r])!r}", file=lay.file, line=ln, column=JOB
@@ -430,6 +458,26 @@ def read_trace(
     return _read(_text_blocks(source, label), label, resources, name)
 
 
+def read_trace_with_priority(
+    source: Source,
+    *,
+    resources: Sequence[str] | None = None,
+    name: str | None = None,
+) -> tuple[Workload, IntArray | None]:
+    """:func:`read_trace`, and the ``priority`` column in the workload's job order (None: the file has none).
+
+    Kept apart from the workload on purpose: the workload's cuts and replays
+    (:mod:`simcore.api`) would not carry a per-job column along; a packing
+    snapshot filters on it at once (:func:`simcore.packing.sources.from_trace`).
+    """
+    label = source_label(source)
+    rows = _Rows(label, resources)
+    for first_line, text in _text_blocks(source, label):
+        rows.add(first_line, text)
+    wl = _workload(rows, name)
+    return wl, rows.priority
+
+
 def _read(blocks: Iterator[tuple[int, str]], label: str, resources: Sequence[str] | None, name: str | None) -> Workload:
     rows = _Rows(label, resources)
     for first_line, text in blocks:
@@ -449,6 +497,9 @@ class _Rows:
     nums: list[FloatArray] = field(default_factory=list)
     classes: list[IntArray] = field(default_factory=list)
     jobs: list[FloatArray] = field(default_factory=list)
+    priorities: list[FloatArray] = field(default_factory=list)
+    #: The priority column in the workload's order, once :func:`_workload` has read the rows.
+    priority: IntArray | None = None
     tasks: TaskRows | None = None
     #: Whether row z of the data is line first_data_line + z (no skipped lines, no sorting).
     one_to_one: bool = True
@@ -501,14 +552,16 @@ class _Rows:
         fast = _parse_fast(lines, lay)
         cls: FloatArray | IntArray | None
         if fast is not None:
-            num, cls, job = fast
+            num, cls, job, prio = fast
         else:
             nos = line_nos or list(range(first_line, first_line + len(lines)))
-            num, cls, job = _parse_slow(lines, nos, lay, self.tasks)
-        _check_block(num, cls, line_nos, first_line, lay, job)
+            num, cls, job, prio = _parse_slow(lines, nos, lay, self.tasks)
+        _check_block(num, cls, line_nos, first_line, lay, job, prio)
         self.nums.append(num)
         if job is not None:
             self.jobs.append(job)
+        if prio is not None:
+            self.priorities.append(prio)
         if cls is not None:
             if fast is not None and lay.class_mode is None and not lay.declared_names and (cls >= 0).any():
                 lay.class_mode = "id"
@@ -525,7 +578,13 @@ def _workload(rows: _Rows, name: str | None) -> Workload:
     data = np.concatenate(rows.nums) if len(rows.nums) > 1 else rows.nums[0]
     rows.nums.clear()  # the blocks' arrays are copied into data: let them go
     job_class = np.concatenate(rows.classes) if rows.classes else np.full(len(data), -1, dtype=np.int64)
+    if rows.priorities:
+        # Carried as a column of data, so that it is ordered with the rows.
+        data = np.column_stack((data, np.concatenate(rows.priorities)))
     data, job_class, graph, unsorted = _in_order(data, job_class, rows, label)
+    if rows.priorities:
+        rows.priority = data[:, -1].astype(np.int64)
+        data = data[:, :-1]
     submit = np.ascontiguousarray(data[:, 0])
     last = float(submit[-1])
     horizon = last
@@ -545,7 +604,7 @@ def _workload(rows: _Rows, name: str | None) -> Workload:
         name=name or rows.meta.get("name") or _stem(label),
         resources=tuple(rows.res),
         submit=submit,
-        request=np.ascontiguousarray(data[:, 2:]),
+        request=np.ascontiguousarray(data[:, 2 : 2 + len(rows.res)]),
         work=np.ascontiguousarray(data[:, 1]),
         job_class=job_class,
         horizon_s=horizon,
@@ -600,7 +659,9 @@ text_blocks = _text_blocks
 # -- writing -------------------------------------------------------------------------------------
 
 
-def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> None:
+def write_trace(
+    workload: Workload, dest: str | os.PathLike[str] | IO[Any], *, priority: IntArray | None = None
+) -> None:
     """Write ``workload`` in the trace format; gzip when ``dest`` is a path ending in ``.gz``.
 
     Floats are written with :func:`repr`, the shortest text that reads back
@@ -608,8 +669,11 @@ def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> N
     machine-independent durations can be written (``duration_s``). A workload
     with a task graph gets a ``job`` column (its ``job_ids`` when it has them)
     and, when the graph has edges, ``task`` (the task's position in its job,
-    from 0) and ``parents`` columns.
+    from 0) and ``parents`` columns. ``priority``: one integer per job, written
+    as the ``priority`` column (a Google 2011 import's task priorities).
     """
+    if priority is not None and len(priority) != workload.n_jobs:
+        raise ParameterError(f"priority has {len(priority)} entries; the workload has {workload.n_jobs} jobs")
     if workload.runtime is not None and not isinstance(workload.runtime, FixedRuntime):
         raise ParameterError(
             f"workload {workload.name!r} has machine-dependent processing times "
@@ -625,6 +689,7 @@ def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> N
         csv.writer(buf, lineterminator="").writerow(names)
         head.append(f"# classes: {buf.getvalue()}")
     cols = [SUBMIT, DURATION, *workload.resources] + ([CLASS] if with_class else [])
+    cols += [] if priority is None else [PRIORITY]
     g = workload.graph
     cols += [] if g is None else [JOB] if g.n_edges == 0 else [JOB, TASK, PARENTS]
     head.append(",".join(cols))
@@ -636,12 +701,14 @@ def write_trace(workload: Workload, dest: str | os.PathLike[str] | IO[Any]) -> N
         else:
             f = open(path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed just below
         with f:
-            _write_rows(f, workload, head, with_class, text=True)
+            _write_rows(f, workload, head, with_class, priority, text=True)
     else:
-        _write_rows(dest, workload, head, with_class, text=isinstance(dest, io.TextIOBase))
+        _write_rows(dest, workload, head, with_class, priority, text=isinstance(dest, io.TextIOBase))
 
 
-def _write_rows(f: IO[Any], wl: Workload, head: list[str], with_class: bool, *, text: bool) -> None:
+def _write_rows(
+    f: IO[Any], wl: Workload, head: list[str], with_class: bool, priority: IntArray | None, *, text: bool
+) -> None:
     def put(s: str) -> None:
         f.write(s if text else s.encode("utf-8"))
 
@@ -661,10 +728,12 @@ def _write_rows(f: IO[Any], wl: Workload, head: list[str], with_class: bool, *, 
         cols += [list(map(repr, wl.request[lo:hi, j].tolist())) for j in range(wl.request.shape[1])]
         if with_class:
             cols.append(list(map(str, wl.job_class[lo:hi].tolist())))
+        if priority is not None:
+            cols.append(list(map(str, priority[lo:hi].tolist())))
         if job_ids is not None:
             cols.append(list(map(str, job_ids[lo:hi].tolist())))
         cols += [c[lo:hi] for c in (job, task, parents) if c is not None]
         put("".join(",".join(row) + "\n" for row in zip(*cols, strict=True)))
 
 
-__all__ = ["read_trace", "write_trace"]
+__all__ = ["read_trace", "read_trace_with_priority", "write_trace"]

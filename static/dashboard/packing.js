@@ -24,6 +24,10 @@
         if (pct) pct.textContent = (100 * p.fraction).toFixed(1) + "%";
         var stage = box.querySelector(".stage");
         if (stage) stage.textContent = p.waiting || p.stage;
+        var size = document.getElementById("snapshot-size");
+        if (size) size.textContent = p.size ? "(" + p.size + ")" : "";
+        var eta = document.getElementById("packing-eta");
+        if (eta) eta.textContent = p.eta || "";
         var err = document.getElementById("packing-error");
         if (p.error) { err.hidden = false; err.textContent = p.error; }
         if (p.status === "pending" || p.status === "running") setTimeout(poll, 1000);

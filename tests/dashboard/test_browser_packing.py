@@ -1,13 +1,20 @@
-"""A real headless Chromium starts a packing analysis from a run's page and reads its charts."""
+"""A real headless Chromium starts a packing analysis from a run's page and reads its charts, then one of an imported
+Google trace's production tasks (its minimum-priority filter)."""
 
 from __future__ import annotations
+
+import time
+from pathlib import Path
 
 import pytest
 
 from dashboard.experiments.services import create_experiment
-from dashboard.models import PackingAnalysis
+from dashboard.models import PackingAnalysis, TraceUpload
+from dashboard.traces import imports
 from tests.dashboard.conftest import ARTIFACTS, small_scenario, wait_for
 from tests.dashboard.test_browser import CHROMIUM, browser_page  # noqa: F401 (the fixture)
+
+GOOGLE_TASKS = (Path(__file__).resolve().parents[1] / "data" / "google2011" / "task_events.csv").read_bytes()
 
 pytestmark = [
     pytest.mark.browser,
@@ -69,5 +76,28 @@ def test_a_user_starts_a_packing_analysis_from_a_run_and_reads_figure_three(live
     assert n_policies == 4  # the four orderings
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "packing-page.png"), full_page=True)
+
+    # Issue 28, a cheap step: a Google import's "packing analysis" link, its own machines and production work
+    # only (minimum priority 9). At t = 66 s the sample runs a priority-0 and a priority-9 task: one is kept.
+    trace = imports.create_trace_import(owner, "g", "task_events.csv", GOOGLE_TASKS, options={"format": "google2011"})
+    deadline = time.monotonic() + 60
+    while TraceUpload.objects.get(pk=trace.pk).status != "ready":
+        assert time.monotonic() < deadline, TraceUpload.objects.get(pk=trace.pk).error
+        time.sleep(0.2)
+    page.goto(f"{live_server.url}/packing/new/?trace={trace.pk}")
+    assert page.is_checked("input[name=source][value=trace]")
+    assert page.is_visible("#id_min_priority") and not page.is_visible("#id_run")
+    page.fill("#id_time_s", "66")
+    page.fill("#id_min_priority", "9")
+    for technique in ("inflation", "compaction", "compare"):
+        page.uncheck(f"input[name=techniques][value={technique}]")
+    page.fill("#id_trials", "1")
+    page.click("#submit-packing")
+    page.wait_for_url("**/packing/*/")
+    page.wait_for_selector("#packing-status.finished", timeout=60_000)
+    b = PackingAnalysis.objects.exclude(pk=a.pk).get()
+    assert b.source_spec["min_priority"] == 9 and b.results["snapshot"]["tasks"] == 1
+    assert "(priority >= 9)" in page.inner_text("h1 + p.meta") and "t = 66 s" in page.inner_text("h1 + p.meta")
+    assert page.inner_text("#snapshot-table td:nth-of-type(2)") == "1"
     assert external == []
     assert blocked == []

@@ -65,4 +65,13 @@ def test_an_analysis_of_a_run_finishes_in_the_worker_with_the_librarys_numbers(o
     page = owner_client.get(a.get_absolute_url()).content.decode()
     assert 'id="chart-compare-compaction"' in page and "greedy (scheduler)" in page
     progress = owner_client.get(reverse("packing-progress", args=[a.pk])).json()
-    assert progress == {"id": a.pk, "status": "finished", "fraction": 1.0, "stage": "done", "error": "", "waiting": ""}
+    assert progress == {
+        "id": a.pk,
+        "status": "finished",
+        "fraction": 1.0,
+        "stage": "done",
+        "error": "",
+        "waiting": "",
+        "size": f"{a.results['snapshot']['tasks']} tasks on {a.results['snapshot']['machines']} machines",
+        "eta": "",  # none once finished
+    }

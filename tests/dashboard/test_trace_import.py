@@ -406,8 +406,9 @@ def test_a_google_upload_is_imported_by_the_worker_and_an_experiment_runs_on_it(
         seed=0,
     )
     buf = io.BytesIO()
-    write_trace(expected.workload, buf)
+    write_trace(expected.workload, buf, priority=expected.priority)  # with each task's priority (issue 28)
     assert up.content() == buf.getvalue() and up.sha256 == hashlib.sha256(buf.getvalue()).hexdigest()
+    assert expected.priority is not None and expected.priority.tolist() == [0, 0, 2, 2, 9]
     assert up.info["jobs"] == 5 and up.report["rows_read"] == {"machine_events": 10, "job_events": 4, "task_events": 19}
     assert up.report["dropped"] == {
         "ended before it was scheduled (killed/failed while pending)": 1,

@@ -119,6 +119,44 @@ def test_horizontal_inflation_clones_whole_jobs() -> None:
     assert knee(steps) == 2.0
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    n_mach=st.integers(1, 8),
+    n_tasks=st.integers(1, 40),
+    ordering=st.sampled_from(["arrival", "cpu", "sum"]),
+)
+def test_horizontal_inflation_equals_first_fit_of_originals_then_clones_task_by_task(
+    seed: int, n_mach: int, n_tasks: int, ordering: str
+) -> None:
+    # The originals are placed once and each factor continues from a copy of their state (issue 28): the
+    # outcome must be first fit of the whole sequence, task by task. Few request shapes: runs of equal
+    # requests cross the originals/clones boundary.
+    rng = np.random.default_rng(seed)
+    shapes = np.array([[0.1, 0.2], [0.25, 0.1], [0.5, 0.5], [0.3, 0.0]])
+    s = snap(rng.choice([0.5, 1.0], size=(n_mach, 2)).tolist(), shapes[rng.integers(0, 4, n_tasks)].tolist())
+    factors = [1.0, 1.3, 1.7, 2.0]
+    steps = inflate(s, factors, ordering=ordering, rng=np.random.default_rng(seed))
+    from simcore.packing.inflation import Inflater
+
+    inf = Inflater.of(
+        s,
+        mode="horizontal",
+        conforming_only=False,
+        clip=True,
+        size_threshold=0.6,
+        fit_threshold=0.6,
+        rng=np.random.default_rng(seed),
+    )
+    for f, step in zip(factors, steps, strict=True):
+        src = inf.clones(f)
+        clones = Snapshot(RES, s.capacity, s.request[src], np.full(len(src), -1), s.job[src]) if len(src) else None
+        later = s.request[src][order_tasks(clones, ordering)] if clones else np.zeros((0, 2))
+        seq = np.concatenate((s.request[order_tasks(s, ordering)], later))
+        assert step.tasks == len(seq)
+        assert step.pending == int((naive_first_fit(s.capacity, seq) < 0).sum())
+
+
 def test_vertical_inflation_clips_at_the_largest_machine_unless_told_not_to() -> None:
     s = snap([[1, 1], [1, 1]], [[0.4, 0.4], [0.4, 0.4]])
     clipped = inflate(s, [2.0, 3.0], mode="vertical", rng=np.random.default_rng(0))
