@@ -7,10 +7,13 @@ scheduler's search together, sharing workloads and workers, and the
 platform can run each probe as its own task.
 
 The search assumes that meeting the target is monotone in size (more
-machines never hurt); it does not trust it. Its first round probes both
-starting points, it widens the bracket by doubling up to the ceiling and
-halving down to the floor, and it ends with a size that met and the size one
-below that failed: the two verifying probes. :func:`violations` then lists
+machines never hurt); it does not trust it. Its first round probes the upper
+start; the lower start (a bound below which the queue cannot keep up) is
+taken to fail without a run, since those runs are the slowest. It widens the
+bracket by doubling up to the ceiling and halving down to the floor, and it
+ends with a size that met and the size one below that failed, both probed:
+the two verifying probes. (If the one below the lower start meets after all,
+the search halves on down.) :func:`violations` then lists
 every probed pair where a smaller size met and a larger one did not.
 """
 
@@ -79,7 +82,7 @@ class Search:
             return []
         met = self.smallest_met()
         if not self.results:
-            return sorted({self.low, self.high})
+            return [self.high]
         if met is None:
             # Nothing met yet: double past the largest failure, up to the ceiling.
             failed = self.largest_failed_below(None)
@@ -87,8 +90,14 @@ class Search:
             return [min(self.ceiling, max(2 * failed, failed + 1))]
         fail = self.largest_failed_below(met)
         if fail is None:
-            # Everything probed met: halve down towards the floor.
-            return [max(self.floor, met // 2)]
+            if self.low >= met:
+                # Everything probed met, the lower start too: halve down towards the floor.
+                return [max(self.floor, met // 2)]
+            # Below the lower start the target is taken to fail (an unstable queue there costs the
+            # longest runs), until the verifying probe one below the answer says otherwise.
+            fail = self.low - 1
+            if met - fail == 1:
+                return [fail]
         return [(fail + met) // 2]
 
 

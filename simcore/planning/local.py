@@ -69,9 +69,19 @@ class LocalProbes:
         return merge([f.result() for f in futures])
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
+        """Stop the workers now, also mid-probe (an error or Ctrl-C in the parent must not wait for them)."""
+        if self.pool is None:
+            return
+        pool, self.pool = self.pool, None
+        pool.shutdown(wait=False, cancel_futures=True)
+        # No public way to end running workers before Python 3.14 (terminate_workers): the executor's
+        # own process table is the only handle on them, as simcore.sweep.run does.
+        processes = getattr(pool, "_processes", None) or {}
+        for proc in list(processes.values()):
+            if proc.is_alive():
+                proc.terminate()
+        for proc in list(processes.values()):
+            proc.join(timeout=5)
 
     def __enter__(self) -> LocalProbes:
         return self
