@@ -13,7 +13,7 @@ taken to fail without a run, since those runs are the slowest. It widens the
 bracket by doubling up to the ceiling and halving down to the floor, and it
 ends with a size that met and the size one below that failed, both probed:
 the two verifying probes. (If the one below the lower start meets after all,
-the search halves on down.) :func:`violations` then lists
+the search steps on down by 2, 4, 8, ... machines.) :func:`violations` then lists
 every probed pair where a smaller size met and a larger one did not.
 """
 
@@ -91,8 +91,9 @@ class Search:
         fail = self.largest_failed_below(met)
         if fail is None:
             if self.low >= met:
-                # Everything probed met, the lower start too: halve down towards the floor.
-                return [max(self.floor, met // 2)]
+                # Everything probed met, the lower start too: step down from it by 1, 2, 4, ... machines.
+                # (Not by halving: below a capacity bound runs grow slower the further below they are.)
+                return [max(self.floor, self.low - 2 * (self.low - met) - 1)]
             # Below the lower start the target is taken to fail (an unstable queue there costs the
             # longest runs), until the verifying probe one below the answer says otherwise.
             fail = self.low - 1

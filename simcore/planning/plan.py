@@ -178,7 +178,6 @@ def make_plan(spec: PlanSpec, run_probes: RunProbes, progress: Progress | None =
         say(
             f"round {rounds}: "
             + ", ".join(f"{size:,} ({', '.join(names)})" for size, names in sorted(wanted.items()))
-            + f"; {time.monotonic() - t0:.0f} s"
         )
         run_round(wanted)
         for size, names in wanted.items():
