@@ -175,10 +175,7 @@ def make_plan(spec: PlanSpec, run_probes: RunProbes, progress: Progress | None =
                 break
             continue
         rounds += 1
-        say(
-            f"round {rounds}: "
-            + ", ".join(f"{size:,} ({', '.join(names)})" for size, names in sorted(wanted.items()))
-        )
+        say(f"round {rounds}: " + ", ".join(f"{size:,} ({', '.join(names)})" for size, names in sorted(wanted.items())))
         run_round(wanted)
         for size, names in wanted.items():
             for name in names:
