@@ -1,4 +1,4 @@
-"""The ``simcore`` command line: run, compare, sweep, presets, bench, import, rerun, explore, packing.
+"""The ``simcore`` command line: run, compare, sweep, presets, bench, import, rerun, explore, capacity, packing.
 
 Every user error ends as a one-line message on stderr and exit status 2,
 never a traceback. Options for preset and scheduler parameters (``--phi``,
@@ -188,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("import", "simcore.cli.importer", "convert a real trace to the project's format"),
         ("rerun", "simcore.cli.archive", "re-run an experiment archive"),
         ("explore", "simcore.cli.explore", "search the design space of staged schedulers (genetic search)"),
+        ("capacity", "simcore.cli.capacity", "the smallest cluster that meets a wait target, per scheduler"),
     ):
         try:
             mod = importlib.import_module(module)
