@@ -102,12 +102,16 @@ def _module_files(pkg: Path, dotted: str) -> list[Path]:
 
 
 def toolchain_versions() -> dict[str, str]:
-    """The versions a compiled kernel depends on besides our code: Python, numba and llvmlite.
+    """What a compiled kernel depends on besides our code: Python, numba, llvmlite and ``NUMBA_OPT``.
 
     Read from the installed distributions' metadata, not by importing numba (which reads
-    the cache directory when it is imported).
+    the cache directory when it is imported). numba's own cache index does not record the
+    optimisation level either: without it, a kernel compiled once at ``NUMBA_OPT=0`` was
+    served to every later run at the default level, 15-20 times slower.
     """
-    out = {"python": f"{platform.python_implementation()} {sys.version}"}
+    # numba's default level is 3: unset and "3" are the same machine code, so they share a key.
+    opt = os.environ.get("NUMBA_OPT", "").strip() or "3"
+    out = {"python": f"{platform.python_implementation()} {sys.version}", "numba_opt": opt}
     for dist in ("numba", "llvmlite"):
         try:
             out[dist] = importlib.metadata.version(dist)

@@ -75,6 +75,16 @@ def test_another_toolchain_version_changes_the_key(pkg: Path, tool: str) -> None
     assert source_key(pkg, other) != source_key(pkg, VERSIONS)
 
 
+def test_another_optimisation_level_changes_the_key(pkg: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel compiled at NUMBA_OPT=0 must never be served at the default level (numba's index ignores it)."""
+    monkeypatch.delenv("NUMBA_OPT", raising=False)
+    default = source_key(pkg, toolchain_versions())
+    monkeypatch.setenv("NUMBA_OPT", "3")
+    assert source_key(pkg, toolchain_versions()) == default  # numba's default level: the same code
+    monkeypatch.setenv("NUMBA_OPT", "0")
+    assert source_key(pkg, toolchain_versions()) != default
+
+
 def test_the_default_versions_are_the_installed_numba_and_llvmlite() -> None:
     versions = toolchain_versions()
     assert (versions["numba"], versions["llvmlite"]) == (numba.__version__, llvmlite.__version__)
