@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from simcore import sweep
 from simcore.cli import packing
-from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
+from simcore.cli.argtypes import add_param_options, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError, check_out_file
 from simcore.cli.progress import progress_printer
 from simcore.core.engine import DEFAULT_SAMPLES, ENGINES
@@ -90,15 +90,7 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
         action="store_true",
         help="print progress to stderr" + (" (runs done, elapsed time)" if many_seeds else ""),
     )
-    group = p.add_argument_group("preset and scheduler parameters")
-    for name, prm in sorted(params.items()):
-        group.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=f"param_{name}",
-            type=argtype(sweep.param_converter(prm)),
-            default=None,
-            help=f"{prm.help} (default {prm.default})",
-        )
+    add_param_options(p, "preset and scheduler parameters", params)
 
 
 def _add_samples_arg(p: argparse.ArgumentParser) -> None:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import argparse
 import functools
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from simcore import convert
 from simcore.core import limits
 from simcore.core.errors import ParameterError
+
+if TYPE_CHECKING:
+    from simcore.schedulers.base import Param
 
 T = TypeVar("T")
 
@@ -68,3 +71,19 @@ __all__ = [
     "seed_int",
     "trials_int",
 ]
+
+
+def add_param_options(p: argparse.ArgumentParser, title: str, params: Mapping[str, Param]) -> None:
+    """One ``--name`` option per preset or scheduler parameter (``dest`` ``param_<name>``, default None: unset),
+    converted and checked as `simcore sweep` converts its axes; the run, explore and capacity commands share it."""
+    from simcore import sweep  # the sweep package imports the presets; the converters above stay light
+
+    group = p.add_argument_group(title)
+    for name, prm in sorted(params.items()):
+        group.add_argument(
+            f"--{name.replace('_', '-')}",
+            dest=f"param_{name}",
+            type=argtype(sweep.param_converter(prm)),
+            default=None,
+            help=f"{prm.help} (default {prm.default})",
+        )

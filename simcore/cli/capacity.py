@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from simcore import sweep
-from simcore.cli.argtypes import argtype, finite_float, nonneg_int, positive_int
+from simcore.cli.argtypes import add_param_options, finite_float, nonneg_int, positive_int
 from simcore.cli.errors import UsageError
 from simcore.core.engine import ENGINES
 from simcore.planning.target import FIXED_STATISTICS
@@ -108,15 +108,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--out", metavar="FILE.json", help="also write the plan to this file")
-    group = p.add_argument_group("preset and scheduler parameters")
-    for name, prm in sorted(_params().items()):
-        group.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=f"param_{name}",
-            type=argtype(sweep.param_converter(prm)),
-            default=None,
-            help=f"{prm.help} (default {prm.default})",
-        )
+    add_param_options(p, "preset and scheduler parameters", _params())
 
 
 def _params() -> dict[str, Param]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore import sweep
-from simcore.cli.argtypes import argtype, finite_float, positive_int, seed_int
+from simcore.cli.argtypes import add_param_options, finite_float, positive_int, seed_int
 from simcore.cli.errors import UsageError
 from simcore.core.engine import ENGINES
 from simcore.dse.explore.fitness import METRIC_NAMES
@@ -89,15 +89,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--out", metavar="DIR", help="write generations.csv, elites.csv and search.json into DIR")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    group = p.add_argument_group("preset parameters")
-    for name, prm in sorted(_preset_params().items()):
-        group.add_argument(
-            f"--{name.replace('_', '-')}",
-            dest=f"param_{name}",
-            type=argtype(sweep.param_converter(prm)),
-            default=None,
-            help=f"{prm.help} (default {prm.default})",
-        )
+    add_param_options(p, "preset parameters", _preset_params())
 
 
 def _source(kind: str, name: str, params: dict[str, Any], files: dict[str, Path]) -> dict[str, Any]:
