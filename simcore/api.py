@@ -108,9 +108,20 @@ class RunOutcome:
             "completion_s": finish - submit,
         }
 
-    def iter_job_rows(self) -> Iterator[list[str]]:
-        """Per-job CSV rows, streamed (a million-job run is never one string)."""
+    def kept_records(self, policy: str = "all") -> tuple[np.ndarray | None, dict[str, Any]]:
+        """Which jobs' records ``policy`` keeps (simcore.records.keep_records: None for all) and what was kept."""
+        from simcore import records
+
+        n = int(self.result.extra.get("arrived", self.result.n_jobs))
+        seed = int(self.summary.get("seed", 0))
+        keep = records.keep_records(n, policy, seed)
+        return keep, records.describe(n, policy, seed, keep)
+
+    def iter_job_rows(self, keep: np.ndarray | None = None) -> Iterator[list[str]]:
+        """Per-job CSV rows, streamed (a million-job run is never one string); only jobs ``keep`` if given."""
         cols = self.jobs_columns()
+        if keep is not None:
+            cols = {k: v[keep] for k, v in cols.items()}
         names = list(cols)
         yield names
         n = len(cols["job"])
@@ -121,18 +132,27 @@ class RunOutcome:
             for row in zip(*(c.tolist() for c in chunk), strict=True):
                 yield ["" if null and v < 0 else _fmt(v) for v, null in zip(row, nullable, strict=True)]
 
-    def write(self, out_dir: str | os.PathLike[str]) -> list[Path]:
-        """Write per-job results and series as CSV and JSON into ``out_dir``."""
+    def write(self, out_dir: str | os.PathLike[str], job_records: str = "all") -> list[Path]:
+        """Write per-job results and series as CSV and JSON into ``out_dir``.
+
+        ``job_records`` (simcore.records): which jobs' rows jobs.csv holds; with "none" there is no jobs.csv.
+        summary.json's ``records`` entry says what was kept; every other number is computed from all jobs.
+        """
         d = Path(out_dir)
         d.mkdir(parents=True, exist_ok=True)
         written = []
+        keep, kept = self.kept_records(job_records)
         p = d / "jobs.csv"
-        with p.open("w", newline="") as f:
-            w = csv.writer(f)
-            for row in self.iter_job_rows():
-                w.writerow(row)
-        written.append(p)
+        if kept["kept"] == "none":
+            p.unlink(missing_ok=True)  # a folder written before must not keep a stale jobs.csv
+        else:
+            with p.open("w", newline="") as f:
+                w = csv.writer(f)
+                for row in self.iter_job_rows(keep):
+                    w.writerow(row)
+            written.append(p)
         summary, offline, timings = split_timings(self.summary, self.offline)
+        summary = {**summary, "records": kept}
         p = d / "summary.json"
         p.write_text(json.dumps(summary, indent=2))
         written.append(p)

@@ -60,14 +60,19 @@ _STORED = {
 }
 
 
-def pack_jobs(columns: Mapping[str, np.ndarray]) -> bytes:
+def pack_jobs(columns: Mapping[str, np.ndarray], job: np.ndarray | None = None) -> bytes:
     """Per-job columns as one compact binary blob (uncompressed npz, 36 bytes a job).
+
+    ``job``: the job numbers of records that are not consecutive (a sample), stored with them (8 bytes more a job).
 
     Uncompressed on purpose: a million jobs pack in tens of milliseconds; deflate
     would take seconds and gain little on float times.
     """
     buf = io.BytesIO()
     arrays: dict[str, Any] = {k: np.ascontiguousarray(columns[k], dtype=t) for k, t in _STORED.items()}
+    if job is not None:
+        # A sample of a run's jobs (simcore.records) is not consecutive: its job numbers are stored.
+        arrays["job"] = np.ascontiguousarray(job, dtype=np.int64)
     np.savez(buf, **arrays)
     return buf.getvalue()
 
@@ -79,10 +84,11 @@ def unpack_jobs(blob: bytes | memoryview, first: int = 0) -> dict[str, np.ndarra
     """
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
         raw = {k: z[k] for k in _STORED}
+        job = z["job"] if "job" in z.files else None
     n = len(raw["submit_s"])
     submit, start, finish = raw["submit_s"], raw["start_s"], raw["finish_s"]
     return {
-        "job": np.arange(first, first + n, dtype=np.int64),
+        "job": np.arange(first, first + n, dtype=np.int64) if job is None else job,
         "submit_s": submit,
         "class": raw["class"].astype(np.int64),
         "machine": raw["machine"].astype(np.int64),
@@ -99,30 +105,33 @@ def unpack_jobs(blob: bytes | memoryview, first: int = 0) -> dict[str, np.ndarra
 JOB_CHUNK = 1_000_000
 
 
-def job_chunks(outcome: api.RunOutcome, size: int = JOB_CHUNK) -> Iterator[bytes]:
+def job_chunks(outcome: api.RunOutcome, size: int = JOB_CHUNK, keep: np.ndarray | None = None) -> Iterator[bytes]:
     """A run's per-job records as :func:`pack_jobs` blobs of ``size`` consecutive jobs (the last may be shorter).
 
     Packed one chunk at a time from the engine's own arrays, so storing a run
     needs one chunk's memory on top of the result, not a copy of every column.
     A run without jobs gives one empty chunk (it has records: none).
+    ``keep``: the sorted indices of the jobs kept (simcore.records.keep_records; None: all), in chunks
+    of ``size`` kept jobs that store their job numbers.
     """
     if size < 1:
         raise ParameterError(f"job chunk size must be at least 1, got {size}")
     r = outcome.result
     n = int(r.extra.get("arrived", r.n_jobs))
-    for lo in range(0, max(n, 1), size):
-        hi = min(n, lo + size)
-        machine = r.machine[lo:hi]
-        yield pack_jobs(
-            {
-                "submit_s": r.submit[lo:hi],
-                "class": r.job_class[lo:hi],
-                "machine": machine,
-                "config": np.where(machine >= 0, r.config_of_machine[np.maximum(machine, 0)], -1),
-                "start_s": r.start[lo:hi],
-                "finish_s": r.finish[lo:hi],
-            }
-        )
+    total = n if keep is None else len(keep)
+    for lo in range(0, max(total, 1), size):
+        hi = min(total, lo + size)
+        at: slice | np.ndarray = slice(lo, hi) if keep is None else keep[lo:hi]
+        machine = r.machine[at]
+        cols = {
+            "submit_s": r.submit[at],
+            "class": r.job_class[at],
+            "machine": machine,
+            "config": np.where(machine >= 0, r.config_of_machine[np.maximum(machine, 0)], -1),
+            "start_s": r.start[at],
+            "finish_s": r.finish[at],
+        }
+        yield pack_jobs(cols, None if keep is None else keep[lo:hi])
 
 
 def iter_jobs(blobs: Iterable[bytes | memoryview]) -> Iterator[dict[str, np.ndarray]]:
@@ -130,7 +139,7 @@ def iter_jobs(blobs: Iterable[bytes | memoryview]) -> Iterator[dict[str, np.ndar
     first = 0
     for blob in blobs:
         cols = unpack_jobs(blob, first)
-        first += len(cols["job"])
+        first += len(cols["submit_s"])
         yield cols
 
 

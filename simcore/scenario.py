@@ -8,7 +8,8 @@ A *scenario* is a JSON-ready dict naming everything a comparison needs::
      "schedulers": ["greedy", "lotes"], "scheduler_params": {"lotes": {}},
      "seeds": [0, 1],
      "axes": [{"name": "phi", "values": [0.0, 0.003]}],     # optional: a sweep's grid
-     "engine": "python"}                                      # optional: default "compiled" (same schedule)
+     "engine": "python",                                      # optional: default "compiled" (same schedule)
+     "job_records": "sample:1000"}                            # optional: default "auto" (simcore.records)
 
 A scenario with ``axes`` is a sweep: one run per point of the axes'
 cartesian product, scheduler and seed (:mod:`simcore.sweep.points` gives
@@ -35,7 +36,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator, Field, field_validator, model_validator
 
-from simcore import api
+from simcore import api, records
 from simcore.core.engine import ENGINES, ProgressCallback
 from simcore.core.errors import InputError, ParameterError
 from simcore.core.model import Cluster, Workload
@@ -135,6 +136,7 @@ class ScenarioDoc(Document):
     ]
     axes: Any = None  # a sweep's grid, checked by simcore.sweep.grammar once the presets and schedulers are known
     engine: Any = "compiled"
+    job_records: Any = "auto"
 
     @field_validator("engine")
     @classmethod
@@ -142,6 +144,14 @@ class ScenarioDoc(Document):
         if engine not in ENGINES:
             raise fail(f"scenario engine must be one of {', '.join(ENGINES)}, got {{got}}", got=engine)
         return engine
+
+    @field_validator("job_records")
+    @classmethod
+    def _known_policy(cls, policy: Any) -> Any:
+        try:
+            return records.parse_policy(policy, "scenario job_records")
+        except ParameterError as e:
+            raise fail(str(e).replace("{", "{{").replace("}", "}}")) from None
 
     @model_validator(mode="after")
     def _no_repeats(self) -> ScenarioDoc:
@@ -167,6 +177,8 @@ def validate_scenario(scenario: Mapping[str, Any]) -> dict[str, Any]:
     if doc.engine != "compiled":
         # Kept only when it is not the default, so the scenarios (and result-cache keys) of before stay the same.
         out["engine"] = doc.engine
+    if doc.job_records != records.DEFAULT:
+        out["job_records"] = doc.job_records  # likewise: only a choice other than the default is recorded
     for n in doc.schedulers:
         SCHEDULERS.get(n)  # raises UnknownNameError listing the registered schedulers
     out["schedulers"] = list(doc.schedulers)

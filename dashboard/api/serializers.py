@@ -20,6 +20,8 @@ from dashboard.traces.imports import MAX_CLASSES, format_choices
 from dashboard.traces.imports import MAX_FILES as MAX_IMPORT_FILES
 from dashboard.traces.models import ClusterUpload, ImportStatus, TraceUpload
 from dashboard.traces.uploads import check_upload_size
+from simcore import records
+from simcore.core.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
 
@@ -50,6 +52,11 @@ ATTEMPT_HELP = "how many times a worker has taken it (at most SIMCORE_RUN_MAX_AT
 class RunSerializer(serializers.ModelSerializer):
     attempt = serializers.IntegerField(read_only=True, help_text=ATTEMPT_HELP)
     lost_attempts = LostAttemptSerializer(many=True, read_only=True)
+    records = serializers.JSONField(
+        read_only=True,
+        help_text="which per-job records the run kept: policy, kept (all, sample or none), jobs_kept, of, "
+        "sample_seed; null for runs stored before the choice (all kept)",
+    )
 
     class Meta:
         model = Run
@@ -70,6 +77,7 @@ class RunSerializer(serializers.ModelSerializer):
             "code_version",
             "attempt",
             "lost_attempts",
+            "records",
         ]
         read_only_fields = fields
 
@@ -224,6 +232,19 @@ class ScenarioSerializer(PlaceSerializer):
         "START:STOP:STEP or START:STOP:xFACTOR; NAME is load, hours, cluster, workload or a parameter of the "
         "presets and schedulers). Every value x scheduler x seed is one run",
     )
+    job_records = serializers.CharField(
+        required=False,
+        default=records.DEFAULT,
+        max_length=40,
+        help_text="which jobs' records each run keeps: auto (all up to 10,000,000 jobs, a seeded sample of "
+        "1,000,000 above), all, none, or sample:N; summaries and series always use every job",
+    )
+
+    def validate_job_records(self, value: str) -> str:
+        try:
+            return records.parse_policy(value, "job_records")
+        except SimcoreError as e:
+            raise serializers.ValidationError(str(e)) from None
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()

@@ -69,6 +69,10 @@ def cell_key(
         "seed": int(seed),
         "files": _files_fingerprint(cluster, trace),
     }
+    if cell.get("job_records", "auto") != "auto":
+        # Which records a cell keeps is part of what it reuses; only a non-default choice is in the key,
+        # so the keys of cells stored before the choice existed stay the same.
+        payload["job_records"] = cell["job_records"]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
@@ -110,6 +114,7 @@ def reuse(run: Run, source: Run) -> None:
     run.finished_at = now
     run.worker = CACHE_WORKER
     run.code_version = source.code_version
+    run.records = source.records
 
 
 def copy_result(run: Run, source: Run) -> RunResult:

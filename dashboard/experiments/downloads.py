@@ -24,7 +24,7 @@ from django.http import FileResponse, Http404, HttpResponse, StreamingHttpRespon
 
 from dashboard.common import labels
 from dashboard.common.models import Status
-from dashboard.experiments.jobs import run_job_chunks
+from dashboard.experiments.jobs import records_text, run_job_chunks
 from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.results import runs_with_results, write_experiment_archive
 from simcore.api import NULL_IF_NEGATIVE
@@ -96,6 +96,8 @@ def _job_tables(runs: list[Run], with_run: bool, rows: int, *, empty: bool = Fal
     ``empty``: a run without jobs gives one empty table (Parquet takes its schema from it)."""
     points = _point_names(runs)
     for run in runs:
+        if _kept_none(run):
+            continue  # it kept no records (its experiment chose none): nothing of it in the file
         extra = _run_columns(run, points) if with_run else {}
         for cols in run_job_chunks(run):
             n = len(cols["job"])
@@ -118,9 +120,42 @@ def _finished(runs: Iterable[Run]) -> list[Run]:
     return [r for r in runs if r.status == Status.FINISHED]
 
 
+def _kept_none(run: Run) -> bool:
+    return (run.records or {}).get("kept") == "none"
+
+
+#: The header of a per-job download that says which records it holds (a CSV has no place for a note).
+RECORDS_HEADER = "Job-Records"
+
+
+def _with_records(resp: Any, runs: list[Run]) -> Any:
+    """``resp`` saying which per-job records it holds: one run's in words, several runs' in summary.json."""
+    if len(runs) == 1:
+        resp[RECORDS_HEADER] = records_text(runs[0])
+    elif all((r.records or {}).get("kept", "all") == "all" for r in runs):
+        resp[RECORDS_HEADER] = "all kept"
+    else:
+        resp[RECORDS_HEADER] = "some runs keep a sample or none; summary.json's runs[].records says which"
+    return resp
+
+
+def no_records(runs: list[Run]) -> HttpResponse | None:
+    """A 410 saying so when every finished run kept no per-job records (not an empty file); else None."""
+    done = _finished(runs)
+    if not done or not all(_kept_none(r) for r in done):
+        return None
+    which = "This run kept no" if len(runs) == 1 else "No run of this experiment kept"
+    msg = (
+        f"{which} per-job records: the experiment's per-job records choice is none. Its summary, statistics "
+        "and series (summary.json, series.json) are complete; fork it with per-job records all or sample:N "
+        "to get them.\n"
+    )
+    return HttpResponse(msg, status=410, content_type="text/plain; charset=utf-8")
+
+
 def jobs_csv(runs: list[Run], filename: str, with_run: bool) -> StreamingHttpResponse:
     resp = StreamingHttpResponse(_csv_stream(_finished(runs), with_run), content_type="text/csv")
-    return _attachment(resp, filename)
+    return _with_records(_attachment(resp, filename), _finished(runs))
 
 
 def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse:
@@ -149,9 +184,8 @@ def jobs_parquet(runs: list[Run], filename: str, with_run: bool) -> FileResponse
     else:
         writer.close()
     tmp.seek(0)
-    return described(
-        FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
-    )
+    resp = FileResponse(tmp, as_attachment=True, filename=filename, content_type="application/vnd.apache.parquet")
+    return _with_records(described(resp), _finished(runs))
 
 
 def _run_record(run: Run) -> dict[str, Any]:
@@ -169,6 +203,8 @@ def _run_record(run: Run) -> dict[str, Any]:
         "summary": res.summary if res else None,
         "per_class": res.per_class if res else None,
         "offline": res.offline if res else None,
+        # Which per-job records it kept (simcore.records.describe); null: stored before the choice, all kept.
+        "records": run.records,
     }
 
 
@@ -291,6 +327,10 @@ EXPERIMENT_KINDS = (*RUN_KINDS, "archive.zip")
 def _runs_file(
     runs: list[Run], kind: str, stem: str, with_run: bool, scenario: dict[str, Any] | None = None
 ) -> HttpResponse | StreamingHttpResponse | FileResponse:
+    if kind in ("jobs.csv", "jobs.parquet"):
+        gone = no_records(runs)
+        if gone is not None:
+            return gone
     if kind == "jobs.csv":
         return jobs_csv(runs, f"{stem}-jobs.csv", with_run)
     if kind == "jobs.parquet":

@@ -20,6 +20,7 @@ from dashboard.experiments.jobs import store_jobs
 from dashboard.experiments.models import Experiment, Run, RunResult
 from dashboard.experiments.services import scenario_for
 from dashboard.traces.uploads import materialised_files
+from simcore import records
 from simcore.api import RunOutcome
 from simcore.core.engine import Progress
 from simcore.core.errors import Cancelled, SimcoreError
@@ -221,7 +222,7 @@ def store_outcome(run: Run, outcome: RunOutcome) -> bool:
             per_class=clean_json(outcome.per_class),
             offline=clean_json(outcome.offline),
         )
-        store_jobs(run, outcome)
+        store_jobs(run, outcome, run.experiment.scenario.get("job_records", records.DEFAULT))
         # What the pages show of it, once, here (issue 25), so no view aggregates summaries or series.
         aggregates.runs_finished(run.experiment, [run])
     return True

@@ -25,7 +25,7 @@ from dashboard.experiments.results import load_note
 from dashboard.experiments.services import MAX_SEEDS, SERVER_PATH_PARAMS, check_scenario, fork_uploads
 from dashboard.traces.models import ClusterUpload, TraceUpload
 from dashboard.traces.uploads import upload_specs, usable_traces
-from simcore import sweep
+from simcore import records, sweep
 from simcore.core.errors import SimcoreError
 from simcore.presets import CLUSTERS, WORKLOADS
 from simcore.schedulers import SCHEDULERS
@@ -188,6 +188,16 @@ class ExperimentForm(forms.Form):
         "schedulers without one, and plugins, run in Python and the run says so); Python: the readable "
         "reference loop, to check a result against the specification",
     )
+    job_records = forms.CharField(
+        required=False,
+        initial=records.DEFAULT,
+        max_length=40,
+        label="per-job records",
+        help_text=f"which jobs' records each run keeps for jobs.csv / jobs.parquet: auto (all up to "
+        f"{records.AUTO_ALL_UP_TO:,} jobs, a seeded sample of {records.AUTO_SAMPLE:,} above), all, none, or "
+        "sample:N (a sample of N jobs drawn from the run's seed). Summaries, statistics and charts always "
+        "use every job",
+    )
     reuse = forms.BooleanField(
         required=False,
         initial=True,
@@ -341,6 +351,12 @@ class ExperimentForm(forms.Form):
     def clean_visibility(self) -> str:
         return self.cleaned_data.get("visibility") or Visibility.PRIVATE
 
+    def clean_job_records(self) -> str:
+        try:
+            return records.parse_policy(self.cleaned_data.get("job_records") or records.DEFAULT, "per-job records")
+        except SimcoreError as e:
+            raise forms.ValidationError(str(e)) from None
+
     def clean_seeds(self) -> list[int]:
         return parse_seeds(self.cleaned_data.get("seeds", ""))
 
@@ -379,6 +395,8 @@ class ExperimentForm(forms.Form):
         }
         if cd.get("engine") == "python":
             scenario["engine"] = "python"  # the default is left out, as check_scenario does (same cache keys)
+        if cd.get("job_records", records.DEFAULT) != records.DEFAULT:
+            scenario["job_records"] = cd["job_records"]
         self.cluster_upload: ClusterUpload | None = None
         self.trace_upload: TraceUpload | None = None
         for kind in ("cluster", "workload"):
@@ -463,6 +481,7 @@ def initial_from_scenario(
         "seeds": seeds_text(scenario["seeds"]),
         "vary": "\n".join(sweep_grammar.Axis(a["name"], tuple(a["values"])).text() for a in scenario.get("axes") or []),
         "engine": scenario.get("engine", "compiled"),
+        "job_records": scenario.get("job_records", records.DEFAULT),
         "reuse": True,
         "visibility": Visibility.PRIVATE,
     }

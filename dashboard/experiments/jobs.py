@@ -18,25 +18,41 @@ import numpy as np
 from django.conf import settings
 
 from dashboard.experiments.models import Run, RunJobs, RunJobsChunk
-from simcore import archive
+from simcore import archive, records
 from simcore.api import RunOutcome
 from simcore.core.errors import ParameterError
 
 
-def store_jobs(run: Run, outcome: RunOutcome) -> int:
-    """Write ``outcome``'s per-job records as the run's chunks; the number of chunks.
+def store_jobs(run: Run, outcome: RunOutcome, policy: str = records.DEFAULT) -> int:
+    """Write the per-job records ``policy`` keeps of ``outcome`` (simcore.records) as the run's chunks, and
+    what was kept in ``run.records``; the number of chunks (0 when none are kept).
 
     Call it inside the transaction that finishes the run (dashboard.experiments.execution.store_outcome):
     a worker killed half-way leaves nothing, and the unique (run, index) pair refuses a second set.
-    One chunk is packed at a time from the engine's arrays.
+    One chunk is packed at a time from the engine's arrays. A sample's chunks hold consecutive kept jobs
+    (``first`` counts kept records) and store their job numbers.
     """
     size = settings.SIMCORE_JOB_CHUNK
-    total = int(outcome.result.extra.get("arrived", outcome.result.n_jobs))
+    keep, kept = outcome.kept_records(policy)
+    Run.objects.filter(pk=run.pk).update(records=kept)
+    run.records = kept
+    if kept["kept"] == "none":
+        return 0
+    total = int(kept["jobs_kept"])
     index = -1
-    for index, blob in enumerate(archive.job_chunks(outcome, size)):
+    for index, blob in enumerate(archive.job_chunks(outcome, size, keep)):
         first = index * size
         RunJobsChunk.objects.create(run=run, index=index, first=first, n_jobs=min(size, total - first), data=blob)
     return index + 1
+
+
+def records_text(run: Run) -> str:
+    """The page's words for what ``run`` kept: ``all 61,454 kept``, ``a sample of 1,000 of 61,454 (seed 3)``."""
+    rec = run.records
+    if rec is None:
+        n = n_jobs(run)
+        return "not stored" if n is None else f"all {n:,} kept"
+    return records.records_text(rec)
 
 
 def _source(run: Run) -> int:
@@ -80,6 +96,8 @@ def run_job_chunks(run: Run) -> Iterator[dict[str, np.ndarray]]:
     Raises ParameterError at once (not on the first chunk) when the run has no per-job records.
     """
     if not has_jobs(run):
+        if (run.records or {}).get("kept") == "none":
+            raise ParameterError(f"run {run.pk} kept no per-job records (its experiment's per-job records: none)")
         raise ParameterError(f"run {run.pk} has no per-job results")
     return archive.iter_jobs(job_blobs(run))
 
@@ -87,3 +105,23 @@ def run_job_chunks(run: Run) -> Iterator[dict[str, np.ndarray]]:
 def run_jobs(run: Run) -> dict[str, np.ndarray]:
     """Every per-job column of a run at once: small runs and tests only; readers stream :func:`run_job_chunks`."""
     return archive.concat_jobs(run_job_chunks(run))
+
+
+def records_kept(done: list[Run]) -> list[tuple[str, int]]:
+    """What the finished runs kept, for the experiment page: (words, runs) pairs, the same words counted once.
+
+    Up to four different wordings are shown as they are; beyond that (a sweep's cells of different sizes)
+    they are grouped by kind: ``all kept``, ``a seeded sample``, ``not kept``.
+    """
+    texts: dict[str, int] = {}
+    for r in done:
+        t = records_text(r)
+        texts[t] = texts.get(t, 0) + 1
+    if len(texts) <= 4:
+        return list(texts.items())
+    words = {"all": "all kept", "sample": "a seeded sample", "none": "not kept"}
+    kinds: dict[str, int] = {}
+    for r in done:
+        k = words.get((r.records or {}).get("kept", "all"), "all kept")
+        kinds[k] = kinds.get(k, 0) + 1
+    return list(kinds.items())

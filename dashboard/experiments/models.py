@@ -146,6 +146,9 @@ class Run(models.Model):
     attempt = models.PositiveIntegerField(default=0)
     #: One record per attempt lost with its worker (dashboard.common.recovery.lost_attempt), oldest first.
     lost_attempts = models.JSONField(default=list, blank=True)
+    #: Which per-job records it kept (simcore.records.describe: policy, kept all/sample/none, jobs_kept, of,
+    #: sample_seed); null for runs stored before the choice, which kept all. A cached cell copies its source's.
+    records = models.JSONField(null=True, blank=True)
 
     class Meta:
         ordering = ["experiment_id", "seed", "id"]

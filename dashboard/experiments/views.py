@@ -40,6 +40,7 @@ from dashboard.experiments.aggregates import experiment_charts
 from dashboard.experiments.cache import is_cached
 from dashboard.experiments.forms import ExperimentForm, initial_from_scenario
 from dashboard.experiments.models import Experiment, Run
+from dashboard.experiments.jobs import records_kept
 from dashboard.experiments.results import (
     chart_runs,
     engines_used,
@@ -49,6 +50,7 @@ from dashboard.experiments.results import (
 )
 from dashboard.experiments.services import cancel_experiment, cancel_run, create_experiment
 from dashboard.experiments.sweep_results import is_sweep_page
+from simcore import records
 from simcore.core.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
 from simcore.version import code_version
@@ -256,6 +258,8 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
         if not exp.scenario.get("axes")
         else [],
         "engines": engines_used(exp, done),
+        "records_asked": exp.scenario.get("job_records", records.DEFAULT),
+        "records_kept": records_kept(done),
         "versions": sorted({r.code_version for r in runs if r.code_version}),
         # One version for every finished run: said once in the header, not in every row.
         "one_version": len({r.code_version for r in done}) == 1,

@@ -41,7 +41,7 @@ from dashboard.common import beats, outages, waiting
 from dashboard.common.heartbeat import Heartbeat, clean_json
 from dashboard.common.models import Status, Team, Visibility
 from dashboard.common.rows import sharing_fields
-from dashboard.experiments.jobs import run_job_chunks
+from dashboard.experiments.jobs import records_text, run_job_chunks
 from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.services import check_scenario, check_web_scheduler_params, scenario_for
 from dashboard.packing import reading, work
@@ -100,6 +100,11 @@ def _empty(t: float, what: str, span: tuple[float, float]) -> ParameterError:
 def _check_run(run: Run, t: float) -> tuple[dict[str, Any], str]:
     if run.status != Status.FINISHED:
         raise ParameterError(f"run {run.pk} is {run.status}; only a finished run can be analysed")
+    if (run.records or {}).get("kept", "all") != "all":
+        raise ParameterError(
+            f"run {run.pk} kept per-job records {records_text(run)}; a packing snapshot needs every job's: "
+            "fork its experiment with per-job records all"
+        )
     n, end, first_submit, live = 0, -np.inf, np.inf, False
     for cols in run_job_chunks(run):  # one stored chunk in memory at a time
         submit, start, finish = cols["submit_s"], cols["start_s"], cols["finish_s"]
@@ -364,16 +369,21 @@ def _run_snapshot(a: PackingAnalysis) -> Snapshot:
     with materialised_files(exp) as files:
         cluster = build_cluster(scenario, files)
         wl = build_workload(scenario, cluster, run.seed, files)
-        try:
-            return from_record_chunks(_same_workload(run_job_chunks(run), wl.submit), wl.request, cluster, a.time_s)
-        except _OtherWorkload:
-            pass
+        # A snapshot needs every job's record; a run that kept a sample or none is simulated again below.
+        if (run.records or {}).get("kept", "all") == "all":
+            try:
+                return from_record_chunks(_same_workload(run_job_chunks(run), wl.submit), wl.request, cluster, a.time_s)
+            except _OtherWorkload:
+                pass
         # This code version builds another workload from the scenario: simulate the run again.
         out = run_scenario(scenario, run.scheduler, run.seed, files)
     snap = from_result(out.result, out.workload, out.cluster, a.time_s)
-    return snap.with_placement(
-        snap.placement, {"note": "simulated again: the stored records do not match this code version's workload"}
+    why = (
+        "the stored records do not match this code version's workload"
+        if (run.records or {}).get("kept", "all") == "all"
+        else "the run kept only some per-job records"
     )
+    return snap.with_placement(snap.placement, {"note": f"simulated again: {why}"})
 
 
 class _OtherWorkload(Exception):

@@ -93,6 +93,29 @@ def _add_scenario_args(p: argparse.ArgumentParser, params: dict[str, Param], *, 
     add_param_options(p, "preset and scheduler parameters", params)
 
 
+def _job_records(text: str) -> str:
+    from simcore.records import parse_policy
+
+    try:
+        return parse_policy(text, "--job-records")
+    except SimcoreError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--job-records ")) from None
+
+
+def _add_job_records_arg(p: argparse.ArgumentParser) -> None:
+    from simcore.records import AUTO_ALL_UP_TO, AUTO_SAMPLE
+
+    p.add_argument(
+        "--job-records",
+        type=_job_records,
+        default="auto",
+        metavar="{auto,all,none,sample:N}",
+        help=f"which per-job records jobs.csv keeps: all, a seeded sample of N jobs, or none (no jobs.csv); "
+        f"default auto: all up to {AUTO_ALL_UP_TO:,} jobs, a sample of {AUTO_SAMPLE:,} above. The summary and "
+        f"series are computed from every job whatever is kept; summary.json's records entry says what was",
+    )
+
+
 def _add_samples_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--samples",
@@ -129,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scheduler", required=True, help="scheduler name (see `simcore presets`)")
     run.add_argument("--out", help="directory for per-job results and series (CSV and JSON)")
     _add_samples_arg(run)
+    _add_job_records_arg(run)
 
     cmp_ = sub.add_parser("compare", help="run several schedulers on the same workload; one JSON line each")
     _add_scenario_args(cmp_, params)
@@ -141,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cmp_.add_argument("--out", help="directory; results go to DIR/<scheduler>/")
     _add_samples_arg(cmp_)
+    _add_job_records_arg(cmp_)
 
     swp = sub.add_parser("sweep", help="run a grid of parameter values x schedulers x seeds; one JSON line each")
     _add_scenario_args(swp, params, many_seeds=True)
@@ -224,7 +249,7 @@ def _run_one(
     )
     outcome = api.run(spec, progress=progress_printer(scheduler) if args.progress else None)
     if out:
-        outcome.write(out)
+        outcome.write(out, args.job_records)
     return outcome.summary
 
 

@@ -29,3 +29,10 @@ def workload_rng(seed: int) -> np.random.Generator:
 def scheduler_rng(seed: int) -> np.random.Generator:
     """The generator stream a scheduler draws from under ``seed``."""
     return np.random.default_rng(_streams(seed)[1])
+
+
+def records_rng(seed: int) -> np.random.Generator:
+    """The stream a run's sample of per-job records is drawn from (simcore.records): a third child of the
+    seed, so drawing the sample changes neither the workload nor the schedule."""
+    _streams(seed)  # the same check of the seed
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(2,)))
