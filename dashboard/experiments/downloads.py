@@ -139,12 +139,13 @@ def _with_records(resp: Any, runs: list[Run]) -> Any:
     return resp
 
 
-def no_records(runs: list[Run]) -> HttpResponse | None:
-    """A 410 saying so when every finished run kept no per-job records (not an empty file); else None."""
+def no_records(runs: list[Run], experiment: bool) -> HttpResponse | None:
+    """A 410 saying so when every finished run kept no per-job records (not an empty file); else None.
+    ``experiment``: a whole experiment's download (else one run's)."""
     done = _finished(runs)
     if not done or not all(_kept_none(r) for r in done):
         return None
-    which = "This run kept no" if len(runs) == 1 else "No run of this experiment kept"
+    which = "No run of this experiment kept" if experiment else "This run kept no"
     msg = (
         f"{which} per-job records: the experiment's per-job records choice is none. Its summary, statistics "
         "and series (summary.json, series.json) are complete; fork it with per-job records all or sample:N "
@@ -328,7 +329,7 @@ def _runs_file(
     runs: list[Run], kind: str, stem: str, with_run: bool, scenario: dict[str, Any] | None = None
 ) -> HttpResponse | StreamingHttpResponse | FileResponse:
     if kind in ("jobs.csv", "jobs.parquet"):
-        gone = no_records(runs)
+        gone = no_records(runs, with_run)
         if gone is not None:
             return gone
     if kind == "jobs.csv":
