@@ -39,8 +39,8 @@ from dashboard.experiments.access import (
 from dashboard.experiments.aggregates import experiment_charts
 from dashboard.experiments.cache import is_cached
 from dashboard.experiments.forms import ExperimentForm, initial_from_scenario
-from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.jobs import records_kept
+from dashboard.experiments.models import Experiment, Run
 from dashboard.experiments.results import (
     chart_runs,
     engines_used,
