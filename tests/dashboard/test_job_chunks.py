@@ -208,8 +208,8 @@ _DYING_WORKER = textwrap.dedent(
     outcome = run_scenario(scenario_for(run), run.scheduler, run.seed)
     real = archive.job_chunks
 
-    def dying(o, size):
-        for i, blob in enumerate(real(o, size)):
+    def dying(o, size, keep=None):
+        for i, blob in enumerate(real(o, size, keep)):
             if i == 2:
                 os.kill(os.getpid(), signal.SIGKILL)
             yield blob

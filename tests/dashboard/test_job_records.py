@@ -10,11 +10,16 @@ import csv
 import io
 import json
 
+import pytest
 from django.urls import reverse
 
 from dashboard.experiments.execution import execute_run
+from dashboard.experiments.services import create_experiment
 from dashboard.models import Experiment, Run, RunJobsChunk, Status
+from dashboard.packing.models import PackingAnalysis, PackingSource
+from dashboard.packing.services import SourceChoice, create_analysis
 from simcore import archive
+from simcore.core.errors import ParameterError
 from simcore.records import keep_records
 from tests.dashboard.conftest import GOOD, small_scenario
 from tests.dashboard.test_api import Api
@@ -109,3 +114,11 @@ def test_a_bad_choice_is_refused_naming_the_field_and_stores_nothing(owner_clien
         "job_records must be one of auto, all, none or sample:N (N a whole number of jobs, at least 1), got 'sample:0'"
     ]
     assert not Experiment.objects.exists()
+
+
+def test_a_packing_snapshot_of_a_run_with_only_a_sample_is_refused_naming_why(owner):
+    exp = create_experiment(owner, small_scenario(schedulers=["greedy"], job_records="sample:5"))
+    (run,) = _run_all(exp)
+    with pytest.raises(ParameterError, match=r"kept per-job records a sample of 5 of [\d,]+ \(seed 0\); a packing"):
+        create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=1800.0, spec={})
+    assert not PackingAnalysis.objects.exists()
