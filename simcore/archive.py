@@ -10,7 +10,8 @@ Archive layout::
     scenario.json                      {"format": "simcore-experiment", "format_version": 1,
                                         "code_version": ..., "name": ..., "scenario": {...}}
     files/<name>                       uploaded cluster / trace files the scenario names
-    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error; a sweep's cell adds its point,
+    runs/<scheduler>/seed-<seed>/summary.json   (summary, status, error, records kept (simcore.records);
+                                                 a sweep's cell adds its point,
                                                  and its folder is seed-<seed>@<point index>)
     runs/<scheduler>/seed-<seed>/series.json    (series, per_class, offline)
     runs/<scheduler>/seed-<seed>/jobs.npz       per-job records, see pack_jobs (a run of at most one chunk)
@@ -169,6 +170,8 @@ class ArchivedRun:
     offline: dict[str, Any] | None = None
     #: Per-job records: one pack_jobs blob, or the run's consecutive chunks (an iterable, read once by the writer).
     jobs: bytes | Iterable[bytes] | None = None
+    #: Which per-job records it kept (simcore.records.describe); None: not said (archives from before: all).
+    records: dict[str, Any] | None = None
 
     @property
     def folder(self) -> str:
@@ -215,6 +218,8 @@ def write_archive(
             record: dict[str, Any] = {"status": r.status, "error": r.error, "summary": r.summary}
             if r.point:
                 record["point"] = r.point
+            if r.records is not None:
+                record["records"] = r.records
             z.writestr(f"{r.folder}/summary.json", json.dumps(record, indent=2))
             if r.series is not None:
                 z.writestr(
@@ -294,6 +299,7 @@ def read_archive(source: str | Path | IO[bytes], *, jobs: bool = True) -> Experi
                 s = json.loads(z.read(f"{folder}/summary.json"))
                 run.status, run.error, run.summary = s.get("status", ""), s.get("error", ""), s.get("summary")
                 run.point = dict(s.get("point") or {})
+                run.records = s.get("records")
             if f"{folder}/series.json" in names:
                 s = json.loads(z.read(f"{folder}/series.json"))
                 run.series, run.per_class, run.offline = s.get("series"), s.get("per_class"), s.get("offline")

@@ -96,6 +96,7 @@ def archive_runs(experiment: Experiment) -> Iterator[archive.ArchivedRun]:
             per_class=res.per_class if res else None,
             offline=res.offline if res else None,
             jobs=jobs,
+            records=run.records,
         )
 
 

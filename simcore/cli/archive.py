@@ -66,7 +66,10 @@ def main(args: argparse.Namespace) -> int:
                         progress = progress_printer(f"{sched} seed {seed}" + (f" {where}" if where else ""))
                     outcome = run_scenario(cell, sched, seed, paths, progress)
                     if args.out:
-                        outcome.write(Path(args.out, *([str(i)] if point else []), sched, f"seed-{seed}"))
+                        outcome.write(
+                            Path(args.out, *([str(i)] if point else []), sched, f"seed-{seed}"),
+                            cell.get("job_records", "auto"),
+                        )
                     old = stored.get((point_key(point), sched, seed))
                     match = None
                     if old is not None and old.status == "finished" and old.summary is not None:

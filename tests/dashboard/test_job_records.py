@@ -81,6 +81,18 @@ def test_a_sample_from_the_form_is_stored_shown_and_downloaded_and_the_summary_i
     body = json.loads(owner_client.get(reverse("run-download", args=[exp.pk, run.pk, "summary.json"])).content)
     assert body["runs"][0]["records"]["kept"] == "sample"
 
+    zipped = owner_client.get(reverse("experiment-download", args=[exp.pk, "archive.zip"]))
+    back = archive.read_archive(io.BytesIO(b"".join(zipped.streaming_content)))
+    (arun,) = back.runs
+    assert arun.records == run.records and back.scenario["job_records"] == "sample:10"
+    assert arun.jobs is not None
+    assert (
+        archive.concat_jobs(archive.iter_jobs(arun.jobs if not isinstance(arun.jobs, bytes) else [arun.jobs]))[
+            "job"
+        ].tolist()
+        == keep.tolist()
+    )
+
     fork = owner_client.get(reverse("experiment-fork", args=[exp.pk])).content.decode()
     assert 'value="sample:10"' in fork
 
