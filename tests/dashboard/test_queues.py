@@ -188,6 +188,27 @@ def test_docker_compose_runs_a_worker_service_for_each_queue() -> None:
     assert queues == {"worker": "celery", "worker-long": "celery.long"}
 
 
+def test_docker_compose_validates_the_file_where_the_plugin_exists() -> None:
+    """`docker compose config` accepts docker-compose.yml (skipped where Docker has no compose plugin)."""
+    import os
+    import shutil
+    import subprocess
+
+    from tests.dashboard.conftest import ROOT
+
+    docker = shutil.which("docker")
+    if docker is None or subprocess.run([docker, "compose", "version"], capture_output=True).returncode != 0:
+        pytest.skip("no `docker compose` plugin on this machine")
+    env = {**os.environ, "SECRET_KEY": "x" * 50}
+    out = subprocess.run(
+        [docker, "compose", "-f", str(ROOT / "docker-compose.yml"), "config", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+
+
 @pytest.mark.django_db
 def test_a_search_whose_step_waits_for_a_worker_says_what_is_ahead(owner, owner_client, own_queue):
     from dashboard.searches.models import EvalStatus, SearchEvaluation
