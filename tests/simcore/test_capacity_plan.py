@@ -86,6 +86,30 @@ def test_bisection_widens_past_starts_on_the_wrong_side() -> None:
     assert s.answer == 3
 
 
+def test_below_a_lower_start_that_met_the_steps_start_at_a_fraction_of_it() -> None:
+    # The 10,000-machine plan's shape (notes): lambda*'s size 3,000, compaction's 3,372, answers 5-12% below
+    # 3,000. Steps of 1, 2, 4, ... machines took 26 probes to find 2,700; steps from 2% (60 machines) take 20.
+    s = bisect_smallest(lambda m: m >= 2700, floor=10, ceiling=40000, low=3000, high=3372)
+    assert s.answer == 2700 and s.results[2700] is True and s.results[2699] is False
+    assert len(s.results) == 20
+    below = [m for m in s.results if m < 3000]  # in the order probed
+    assert below[:3] == [2940, 2820, 2580]  # 60, 180, 420 below the start: the steps double
+    # The price: an answer at or just below the start costs more probes than steps of one machine did
+    # (16 here against 12; 16 against 10 at the start itself).
+    s = bisect_smallest(lambda m: m >= 2998, floor=10, ceiling=40000, low=3000, high=3372)
+    assert s.answer == 2998 and s.results[2997] is False and len(s.results) == 16
+
+
+def test_the_bisection_answer_is_the_smallest_met_size_for_every_answer_around_the_starts() -> None:
+    # Every answer from the floor to above the upper start, starts of a small and a tiny cluster
+    # (where the first step is one machine): the smallest size that meets, and the size below it failed.
+    for low, high in ((300, 340), (20, 50), (1, 5)):
+        for a in range(1, 400):
+            s = bisect_smallest(lambda m, a=a: m >= a, floor=1, ceiling=399, low=low, high=high)
+            assert s.answer == a and (a == 1 or s.results[a - 1] is False)
+            assert not violations(s.results)
+
+
 def test_bisection_says_unreachable_when_the_ceiling_fails() -> None:
     s = bisect_smallest(lambda m: m >= 2000, floor=1, ceiling=1000, low=10, high=40)
     assert s.unreachable and s.answer is None and s.results[1000] is False
