@@ -169,7 +169,12 @@ def test_the_default_experiment_shows_the_schedulers_differ(live_server, owner, 
     wait = {r.scheduler: r.result.summary["mean_response_s"] for r in Run.objects.select_related("result")}
     # Measured at seed 0 (docs/notes/defaults.md): Greedy 752 s, Tetris 13.7 s, LoTES 2.2 s.
     assert wait["greedy"] > 10 * wait["tetris"] and wait["tetris"] > 3 * wait["lotes"] > 0
-    page.locator("#chart-cdf").scroll_into_view_if_needed()
-    page.wait_for_function("() => document.getElementById('chart-cdf').data", timeout=30_000)
+    # Charts are drawn as they come near the viewport: scroll past each, so the full-page screenshot has them all.
+    for chart in page.locator(".chart").all():
+        chart.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('.chart')).every(e => e.data && e.querySelector('.main-svg'))",
+        timeout=30_000,
+    )
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "default-experiment.png"), full_page=True)
