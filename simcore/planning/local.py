@@ -9,17 +9,12 @@ both cores work when five schedulers want one size.
 from __future__ import annotations
 
 import multiprocessing
-import signal
 from concurrent.futures import ProcessPoolExecutor
 from types import TracebackType
 
 from simcore.planning.plan import ProbeRequest
 from simcore.planning.probe import PlanSpec, ProbeResult, probe
-
-
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group: the parent stops the workers.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+from simcore.sweep.run import ignore_sigint, stop_workers
 
 
 def split(requests: list[ProbeRequest], workers: int) -> list[ProbeRequest]:
@@ -59,7 +54,7 @@ class LocalProbes:
         self.pool: ProcessPoolExecutor | None = None
         if workers > 1:
             self.pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+                max_workers=workers, mp_context=multiprocessing.get_context("spawn"), initializer=ignore_sigint
             )
 
     def __call__(self, requests: list[ProbeRequest]) -> list[ProbeResult]:
@@ -73,15 +68,7 @@ class LocalProbes:
         if self.pool is None:
             return
         pool, self.pool = self.pool, None
-        pool.shutdown(wait=False, cancel_futures=True)
-        # No public way to end running workers before Python 3.14 (terminate_workers): the executor's
-        # own process table is the only handle on them, as simcore.sweep.run does.
-        processes = getattr(pool, "_processes", None) or {}
-        for proc in list(processes.values()):
-            if proc.is_alive():
-                proc.terminate()
-        for proc in list(processes.values()):
-            proc.join(timeout=5)
+        stop_workers(pool)
 
     def __enter__(self) -> LocalProbes:
         return self

@@ -263,7 +263,8 @@ class WorkerLost(SimcoreError):
         )
 
 
-def _ignore_sigint() -> None:
+def ignore_sigint() -> None:
+    """A worker process's initializer: Ctrl-C is the parent's to handle (simcore.planning.local uses it too)."""
     # Ctrl-C reaches the whole process group: the parent stops the workers itself, so they
     # must not die mid-queue-read and print tracebacks of their own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -292,7 +293,7 @@ def execute(
     pool = ProcessPoolExecutor(
         max_workers=min(workers, len(groups)),
         mp_context=multiprocessing.get_context("spawn"),
-        initializer=_ignore_sigint,
+        initializer=ignore_sigint,
     )
     finished_cleanly = False
     try:
@@ -312,11 +313,11 @@ def execute(
         if finished_cleanly:
             pool.shutdown(wait=True)
         else:
-            _stop(pool)
+            stop_workers(pool)
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """Cancel queued runs and end the running ones now rather than after they finish."""
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued work and end the running workers now rather than after they finish."""
     pool.shutdown(wait=False, cancel_futures=True)
     # No public way to end running workers before Python 3.14 (terminate_workers); the
     # executor's own process table is the only handle on them.

@@ -140,7 +140,7 @@ class LocalEvaluator:
             pool.shutdown(wait=True)
             return
         pool.shutdown(wait=False, cancel_futures=True)
-        # No public way to end running workers before Python 3.14 (as simcore.sweep._stop).
+        # No public way to end running workers before Python 3.14 (as simcore.sweep.run.stop_workers).
         for proc in list((getattr(pool, "_processes", None) or {}).values()):
             if proc.is_alive():
                 proc.terminate()
