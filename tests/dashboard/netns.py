@@ -188,17 +188,17 @@ class Lab:
     ``database_url`` and ``redis_url`` are the test process's (127.0.0.1);
     the hosts get the same database name and Redis number at the bridge's
     address. :meth:`env` is the one place that says what a host's processes
-    are given.
+    are given. Their output goes to ``log_dir/<role>-<n>.log``.
     """
 
-    def __init__(self, roles: Sequence[str], database_url: str, redis_url: str, tmp: Path) -> None:
+    def __init__(self, roles: Sequence[str], database_url: str, redis_url: str, tmp: Path, log_dir: Path) -> None:
         self.tag = uuid.uuid4().hex[:6]
         self.queue = f"simcore-test-netns-{self.tag}"
         self.hosts: dict[str, Host] = {}
         self.forwarder: Forwarder | None = None
         self.bridge = f"scb{self.tag}"
         self._bridge_made = False
-        self.log_dir = tmp / "logs"
+        self.log_dir = log_dir
         self.log_dir.mkdir(parents=True, exist_ok=True)
         net = _free_subnet()
         addresses = [str(a) for a in net.hosts()]
@@ -209,11 +209,11 @@ class Lab:
             _ip("addr", "add", f"{self.gateway}/24", "dev", self.bridge)
             _ip("link", "set", self.bridge, "up")
             for i, role in enumerate(roles, start=1):
-                host = Host(role, f"sc{self.tag}{role}", addresses[i], tmp / f"host-{role}")
-                self.hosts[role] = host
+                folder = tmp / f"host-{role}"
                 for sub in ("var", "home", "tmp"):
-                    (host.var.parent / host.var.name / sub).mkdir(parents=True)
-                host.var = host.var / "var"
+                    (folder / sub).mkdir(parents=True)
+                host = Host(role, f"sc{self.tag}{role}", addresses[i], folder / "var")
+                self.hosts[role] = host
                 outside, inside = f"scv{self.tag}{i}h", f"scv{self.tag}{i}n"
                 _ip("netns", "add", host.netns)
                 _ip("link", "add", outside, "type", "veth", "peer", "name", inside, "netns", host.netns)
@@ -245,7 +245,7 @@ class Lab:
         return {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "LANG": "C.UTF-8",
-            # Its own home, temporary folder and var directory (SQLite-less, so var/ holds the numba cache).
+            # Its own home, temporary folder and var directory (where the product writes locally: numba's cache).
             "HOME": str(host.var.parent / "home"),
             "TMPDIR": str(host.var.parent / "tmp"),
             "SIMCORE_VAR_DIR": str(host.var),

@@ -44,7 +44,7 @@ from simcore.packing.analysis import AnalysisSpec, analyse
 from simcore.packing.sources import from_result
 from simcore.scenario import run_scenario
 from simcore.sweep.scenario import cell_scenario
-from tests.dashboard.conftest import CLUSTER, TRACE, _test_database_url, purge_queues
+from tests.dashboard.conftest import ARTIFACTS, CLUSTER, TRACE, _test_database_url, purge_queues
 from tests.dashboard.netns import Lab, require_namespaces
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -76,7 +76,8 @@ def lab(transactional_db: None, tmp_path: Path) -> Iterator[Lab]:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
             pytest.fail(why + " (CI=true)")
         pytest.skip(why)
-    lab = Lab(["web", "short", "long"], _test_database_url(), os.environ["REDIS_URL"], tmp_path)
+    logs = ARTIFACTS / "netns"  # kept after the run, as the other worker tests' logs
+    lab = Lab(["web", "short", "long"], _test_database_url(), os.environ["REDIS_URL"], tmp_path, logs)
     try:
         before = app.conf.task_default_queue
         app.conf.task_default_queue = lab.queue  # the launcher's commands name this lab's queues
