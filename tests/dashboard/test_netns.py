@@ -8,8 +8,8 @@ search coordination), as docker-compose.yml splits them. Each has its own
 var directory, HOME and TMPDIR; they reach PostgreSQL and Redis over the
 bridge, through the test's forwarder. Everything is done over HTTP against
 the web namespace's address, as a script on another machine would: upload a
-cluster file and a trace, then an experiment, a sweep, a packing analysis of
-one of its runs and a search on them; each result must equal what the
+cluster file and a trace, then an experiment, a sweep, packing analyses (of
+one of its runs, and of the trace itself) and a search on them; each result must equal what the
 library computes for the same scenario in this process, must have been made
 by the worker of the right namespace, and must come back in the downloads
 the web namespace serves.
@@ -40,10 +40,12 @@ from dashboard import launcher
 from dashboard.celery import app
 from dashboard.models import ApiToken, PackingAnalysis, Run, SearchEvaluation, Status, TraceUpload
 from simcore.cli import main
+from simcore.clusterfile import read_cluster
 from simcore.packing.analysis import AnalysisSpec, analyse
-from simcore.packing.sources import from_result
+from simcore.packing.sources import from_result, from_trace
 from simcore.scenario import run_scenario
 from simcore.sweep.scenario import cell_scenario
+from simcore.traces.tracefile import read_trace_with_priority
 from tests.dashboard.conftest import ARTIFACTS, CLUSTER, TRACE, _test_database_url, purge_queues
 from tests.dashboard.netns import Lab, require_namespaces
 
@@ -242,6 +244,20 @@ def test_web_server_and_workers_in_namespaces_of_their_own_share_only_the_databa
     downloaded = api.json(f"/api/packing/{pa['id']}/download/results.json")
     assert downloaded.pop("analysis") == pa["id"] and downloaded.pop("code_version") == pa["code_version"]
     assert downloaded == want_pa
+
+    # A packing analysis of the trace itself on the uploaded machines (no simulation), on the long worker.
+    source = {"trace": tid, "cluster": {"upload": cid}}
+    # A trace records no placements: its snapshot is placed in arrival order.
+    pt = api.post("/api/packing/", {"source": source, "time_s": 300, "spec": {**spec, "placed_by": "arrival"}})
+    pt = api.until(f"/api/packing/{pt['id']}/", _ended, lab)
+    assert pt["status"] == Status.FINISHED, pt
+    cluster = read_cluster(c_path)
+    with t_path.open("rb") as f:
+        wl, priority = read_trace_with_priority(f, resources=cluster.resources, name="t")
+    snapshot = from_trace(wl, cluster, 300.0, priority=priority)
+    assert pt["results"] == same_json(analyse(snapshot, AnalysisSpec.from_dict(pt["spec"])))
+    assert pt["results"]["snapshot"]["tasks"] > 0
+    assert PackingAnalysis.objects.get(pk=pt["id"]).worker.startswith(long)
 
     # A search: coordinated by the long worker, its policies evaluated by the short one; the elites of simcore explore.
     body = {"name": "netns search", "scenario": place, "population": 4, "generations": 2, "seed": 3}
