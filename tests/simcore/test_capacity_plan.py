@@ -88,16 +88,20 @@ def test_bisection_widens_past_starts_on_the_wrong_side() -> None:
 
 def test_below_a_lower_start_that_met_the_steps_start_at_a_fraction_of_it() -> None:
     # The 10,000-machine plan's shape (notes): lambda*'s size 3,000, compaction's 3,372, answers 5-12% below
-    # 3,000. Steps of 1, 2, 4, ... machines took 26 probes to find 2,700; steps from 2% (60 machines) take 20.
+    # 3,000. Steps of 1, 2, 4, ... machines took 26 probes to find 2,700; steps from 2% (60 machines) took 20
+    # when the lower start was reached by bisecting down from the upper; both starts in the first round, 13.
     s = bisect_smallest(lambda m: m >= 2700, floor=10, ceiling=40000, low=3000, high=3372)
     assert s.answer == 2700 and s.results[2700] is True and s.results[2699] is False
-    assert len(s.results) == 20
+    assert list(s.results)[:2] == [3000, 3372]  # both starts first
+    assert len(s.results) == 13
     below = [m for m in s.results if m < 3000]  # in the order probed
     assert below[:3] == [2940, 2820, 2580]  # 60, 180, 420 below the start: the steps double
-    # The price: an answer at or just below the start costs more probes than steps of one machine did
-    # (16 here against 12; 16 against 10 at the start itself).
+    # An answer just below the start: 9 probes (16 when bisecting down to the start first).
     s = bisect_smallest(lambda m: m >= 2998, floor=10, ceiling=40000, low=3000, high=3372)
-    assert s.answer == 2998 and s.results[2997] is False and len(s.results) == 16
+    assert s.answer == 2998 and s.results[2997] is False and len(s.results) == 9
+    # The price: an answer above the lower start costs the probe at it (11 probes for 3,200: 3,000 failed).
+    s = bisect_smallest(lambda m: m >= 3200, floor=10, ceiling=40000, low=3000, high=3372)
+    assert s.answer == 3200 and s.results[3000] is False and len(s.results) == 11
 
 
 def test_the_bisection_answer_is_the_smallest_met_size_for_every_answer_around_the_starts() -> None:
