@@ -126,6 +126,20 @@ class _Store:
         return out
 
 
+def check_plan(spec: PlanSpec) -> tuple[int, int, int]:
+    """Every check of a plan that needs no workload (:func:`check_spec`, the cluster, its resize, the size
+    limit); returns the given size and the sizes the searches may probe, ``(given, floor, ceiling)``."""
+    check_spec(spec)
+    cluster = base_cluster(spec)
+    check_mode(cluster, spec.resize)
+    given = cluster.n_machines
+    floor = smallest_size(cluster, spec.resize)
+    ceiling = ceiling_of(spec, given)
+    if ceiling < floor:
+        raise ParameterError(f"--max-machines {ceiling} is below the smallest resize of the cluster ({floor})")
+    return given, floor, ceiling
+
+
 def prepare(spec: PlanSpec, progress: Progress | None = None) -> dict[str, Any]:
     """Check ``spec`` and compute where the searches start: the plan's *bounds*, plain JSON-able data.
 
@@ -135,14 +149,8 @@ def prepare(spec: PlanSpec, progress: Progress | None = None) -> dict[str, Any]:
     (compaction's) are the searches' starts.
     """
     say = progress or (lambda _msg: None)
-    check_spec(spec)
+    given, floor, ceiling = check_plan(spec)
     cluster = base_cluster(spec)
-    check_mode(cluster, spec.resize)
-    given = cluster.n_machines
-    floor = smallest_size(cluster, spec.resize)
-    ceiling = ceiling_of(spec, given)
-    if ceiling < floor:
-        raise ParameterError(f"--max-machines {ceiling} is below the smallest resize of the cluster ({floor})")
     workload = plan_workload(spec, spec.seeds[0])
     say(f"{workload.n_jobs:,} jobs, {given:,} machines given; computing the lower bounds")
     compaction = compaction_bound(cluster, workload, spec.seeds[0])
