@@ -16,6 +16,8 @@ from simcore.planning import parse_target
 
 Figure = dict[str, Any]
 
+#: Widest size range (machines) that gets a tick per machine.
+SMALL_RANGE = 12
 #: Axis titles of the statistics a target is on (any other is shown by its name).
 UNITS = {"unstarted_fraction": ""}
 
@@ -99,7 +101,8 @@ def curve_chart(plan: Mapping[str, Any]) -> Figure:
         "data": data,
         "layout": xy_layout(
             f"{stat} against cluster size (target {target.text()})",
-            axis("machines", tickformat=","),
+            # Whole machines: a tick per machine on a narrow range (Plotly would write 16.5 machines).
+            axis("machines", tickformat=",", **({"dtick": 1} if hi - lo <= SMALL_RANGE else {})),
             axis(_title(stat), rangemode="tozero"),
             height=460,
         ),

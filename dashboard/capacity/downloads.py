@@ -20,7 +20,9 @@ import pyarrow.parquet as pq
 from django.http import FileResponse, Http404, HttpResponse
 
 from dashboard.capacity.models import CapacityPlan, CapacityProbe, ProbeStatus
-from dashboard.experiments.downloads import described
+
+#: Where the columns are explained: the user guide's section on the downloads.
+COLUMNS_PATH = "/docs/guide/capacity-plans/#downloads"
 
 #: What can be downloaded for a plan.
 PLAN_KINDS = ("probes.csv", "probes.parquet", "plan.json")
@@ -67,6 +69,12 @@ def probe_rows(plan: CapacityPlan) -> Iterator[dict[str, Any]]:
                 "wall_s": run.get("wall_s"),
                 "error": (r.get("errors") or {}).get(name, ""),
             }
+
+
+def described(resp: Any) -> Any:
+    """``resp`` with a ``Link`` header to what its columns mean (a CSV keeps no note a parser would read as data)."""
+    resp["Link"] = f'<{COLUMNS_PATH}>; rel="describedby"'
+    return resp
 
 
 def plan_body(plan: CapacityPlan) -> dict[str, Any]:

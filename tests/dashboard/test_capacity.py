@@ -182,7 +182,7 @@ def test_downloads_hold_every_probe_with_its_numbers(finished, owner_client):
     base = reverse("capacity-download", args=[plan.pk, "probes.csv"])
     resp = owner_client.get(base)
     assert resp.status_code == 200
-    assert resp["Link"] == '</docs/guide/metrics/#downloads>; rel="describedby"'
+    assert resp["Link"] == '</docs/guide/capacity-plans/#downloads>; rel="describedby"'
     rows = list(csv.DictReader(io.StringIO(resp.content.decode())))
     expected = [
         (p.round, name, p.machines, p.seed, p.result["values"][name], p.result["met"][name], p.result["runs"][name])
