@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from dashboard.accounts.models import ApiToken, Invitation
+from dashboard.capacity.models import CapacityPlan
 from dashboard.common.models import Membership, Team
 from dashboard.experiments.models import Experiment, Run
 from dashboard.packing.models import PackingAnalysis
@@ -83,3 +84,13 @@ class SearchAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "metric", "visibility")
     exclude = ("share_token",)
+
+
+@admin.register(CapacityPlan)
+class CapacityPlanAdmin(admin.ModelAdmin):
+    """Operators see every capacity plan here (the pages show a user only what access.py lets them read)."""
+
+    list_display = ("id", "name", "owner", "team", "visibility", "target", "phase", "round", "status", "created")
+    list_filter = ("status", "phase", "visibility")
+    exclude = ("share_token",)
+    readonly_fields = ("bounds", "result")  # computed by workers; editing them would show numbers no probe produced

@@ -6,7 +6,7 @@ from django.apps import AppConfig
 from django.conf import settings
 
 #: The features whose rows are queued work (dashboard.common.queueing, .waiting, .repair).
-FEATURES_WITH_WORK = ("experiments", "traces", "packing", "searches")
+FEATURES_WITH_WORK = ("experiments", "traces", "packing", "searches", "capacity")
 
 
 class DashboardConfig(AppConfig):

@@ -10,6 +10,7 @@ the registry Django (and the tests' shorthand) reads.
 from __future__ import annotations
 
 from dashboard.accounts.models import ApiToken, Invitation, LoginFailure, token_hash
+from dashboard.capacity.models import CapacityPlan, CapacityProbe, PlanPhase
 from dashboard.common.models import (
     ACTIVE,
     RUN_ROLES,
@@ -55,6 +56,9 @@ from dashboard.traces.models import (
 
 __all__ = [
     "ACTIVE",
+    "CapacityPlan",
+    "CapacityProbe",
+    "PlanPhase",
     "IMPORT_ACTIVE",
     "IMPORT_TRANSITIONS",
     "RERUN_ANALYSIS",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from celery.signals import worker_ready
 
+from dashboard.capacity.tasks import capacity_probe
 from dashboard.common.repair import start_repair
 from dashboard.experiments.tasks import run_simulation
 from dashboard.packing.tasks import run_packing_analysis
@@ -18,4 +19,11 @@ from dashboard.traces.tasks import import_trace
 
 worker_ready.connect(start_repair)
 
-__all__ = ["advance_search", "evaluate_policy", "import_trace", "run_packing_analysis", "run_simulation"]
+__all__ = [
+    "advance_search",
+    "capacity_probe",
+    "evaluate_policy",
+    "import_trace",
+    "run_packing_analysis",
+    "run_simulation",
+]

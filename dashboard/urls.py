@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from dashboard.accounts import urls as account_urls
+from dashboard.capacity import urls as capacity_urls
 from dashboard.docs_site import docs as documentation
 from dashboard.experiments import urls as experiment_urls
 from dashboard.packing import urls as packing_urls
@@ -14,6 +15,7 @@ urlpatterns = [
     *experiment_urls.urlpatterns,
     *search_urls.urlpatterns,
     *packing_urls.urlpatterns,
+    *capacity_urls.urlpatterns,
     *trace_urls.urlpatterns,
     *account_urls.urlpatterns,
     path("api/", include("dashboard.api.urls")),

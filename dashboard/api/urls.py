@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularJSONAPIView
 
-from dashboard.api import mappings, packing, searches, views
+from dashboard.api import capacity, mappings, packing, searches, views
 
 urlpatterns = [
     path("", views.ApiRoot.as_view(), name="api-root"),
@@ -40,6 +40,13 @@ urlpatterns = [
     path("searches/<id:pk>/progress/", searches.SearchProgress.as_view(), name="api-search-progress"),
     path("searches/<id:pk>/generations/", searches.SearchGenerations.as_view(), name="api-search-generations"),
     path("searches/<id:pk>/download/<str:kind>", searches.SearchDownload.as_view(), name="api-search-download"),
+    path("capacity/", capacity.PlanList.as_view(), name="api-capacity-list"),
+    path("capacity/<id:pk>/", capacity.PlanDetail.as_view(), name="api-capacity-detail"),
+    path("capacity/<id:pk>/cancel/", capacity.PlanCancel.as_view(), name="api-capacity-cancel"),
+    path("capacity/<id:pk>/fork/", capacity.PlanFork.as_view(), name="api-capacity-fork"),
+    path("capacity/<id:pk>/progress/", capacity.PlanProgress.as_view(), name="api-capacity-progress"),
+    path("capacity/<id:pk>/plan/", capacity.PlanResults.as_view(), name="api-capacity-plan"),
+    path("capacity/<id:pk>/download/<str:kind>", capacity.PlanDownload.as_view(), name="api-capacity-download"),
     path("runs/<id:pk>/", views.RunDetail.as_view(), name="api-run-detail"),
     path("runs/<id:pk>/retry/", views.RunRetry.as_view(), name="api-run-retry"),
     path("runs/<id:pk>/cancel/", views.RunCancel.as_view(), name="api-run-cancel"),

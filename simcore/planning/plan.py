@@ -126,12 +126,10 @@ class _Store:
         return out
 
 
-def make_plan(spec: PlanSpec, run_probes: RunProbes, progress: Progress | None = None) -> dict[str, Any]:
-    """Plan ``spec``: one entry per scheduler under ``plans`` (see the module's note). Units: machines, seconds."""
-    t0 = time.monotonic()
-    say = progress or (lambda _msg: None)
+def check_plan(spec: PlanSpec) -> tuple[int, int, int]:
+    """Every check of a plan that needs no workload (:func:`check_spec`, the cluster, its resize, the size
+    limit); returns the given size and the sizes the searches may probe, ``(given, floor, ceiling)``."""
     check_spec(spec)
-    target = parse_target(spec.target)
     cluster = base_cluster(spec)
     check_mode(cluster, spec.resize)
     given = cluster.n_machines
@@ -139,6 +137,20 @@ def make_plan(spec: PlanSpec, run_probes: RunProbes, progress: Progress | None =
     ceiling = ceiling_of(spec, given)
     if ceiling < floor:
         raise ParameterError(f"--max-machines {ceiling} is below the smallest resize of the cluster ({floor})")
+    return given, floor, ceiling
+
+
+def prepare(spec: PlanSpec, progress: Progress | None = None) -> dict[str, Any]:
+    """Check ``spec`` and compute where the searches start: the plan's *bounds*, plain JSON-able data.
+
+    The one expensive step before the probes (it builds the workload of the first seed, packs its
+    snapshot and solves the allocation LP): the platform runs it once, in the plan's first task, and
+    stores it. ``given``, ``floor`` and ``ceiling`` bound the sizes; ``low`` (lambda*'s size) and ``high``
+    (compaction's) are the searches' starts.
+    """
+    say = progress or (lambda _msg: None)
+    given, floor, ceiling = check_plan(spec)
+    cluster = base_cluster(spec)
     workload = plan_workload(spec, spec.seeds[0])
     say(f"{workload.n_jobs:,} jobs, {given:,} machines given; computing the lower bounds")
     compaction = compaction_bound(cluster, workload, spec.seeds[0])
@@ -151,68 +163,154 @@ def make_plan(spec: PlanSpec, run_probes: RunProbes, progress: Progress | None =
         f"lower bounds: compaction {compaction and compaction['machines']}, lambda* {lam and lam['machines']}; "
         f"starting from {low:,} and {high:,} in {floor:,}..{ceiling:,}"
     )
-    searches = {name: Search(floor, ceiling, low, high) for name in spec.schedulers}
+    return {
+        "given": given,
+        "floor": floor,
+        "ceiling": ceiling,
+        "low": low,
+        "high": high,
+        "compaction": compaction,
+        "lambda_star": lam,
+        "jobs": workload.n_jobs,
+        "horizon_s": workload.horizon_s,
+    }
+
+
+@dataclass
+class Step:
+    """Where a plan stands, given its bounds and the probe results so far (:func:`next_requests`).
+
+    ``requests`` are the probes to run next (empty when ``done``); ``phase`` says what they are for:
+    ``search`` (a round of the bisections, the ``rounds``-th), ``curve`` (the extra curve sizes) or ``done``.
+    """
+
+    phase: str
+    requests: list[ProbeRequest]
+    rounds: int
+    #: The searches' wanted sizes this round, as the progress line names them: size -> schedulers.
+    wanted: dict[int, list[str]]
+    searches: dict[str, Search]
+    store: _Store
+
+    @property
+    def done(self) -> bool:
+        return self.phase == "done"
+
+
+def _requests(spec: PlanSpec, wanted: dict[int, list[str]]) -> list[ProbeRequest]:
+    return [ProbeRequest(size, seed, tuple(names)) for size, names in sorted(wanted.items()) for seed in spec.seeds]
+
+
+def next_requests(spec: PlanSpec, bounds: dict[str, Any], results: Iterable[ProbeResult]) -> Step:
+    """The probes a plan needs next, from its bounds and every probe result stored so far (in any order).
+
+    A pure function: every scheduler's :class:`Search` is replayed from the stored results (each asks
+    one size a round; a size already stored is recorded at once), in the lockstep rounds of
+    :func:`make_plan`, until some search wants a size not stored yet: those sizes, one request per size
+    and seed carrying every scheduler that wants it, are the next round. Once every search is done, the
+    curve's extra sizes (``spec.curve_points``) are one more round; then the plan is ``done``
+    (:func:`finish`). So a plan can be resumed from its stored probes, by anyone, at any time.
+    """
     store = _Store(spec.seeds)
+    for r in results:
+        store.add(r)
+    floor, ceiling, low, high = bounds["floor"], bounds["ceiling"], bounds["low"], bounds["high"]
+    searches = {name: Search(floor, ceiling, low, high) for name in spec.schedulers}
     rounds = 0
-
-    def run_round(wanted: dict[int, list[str]]) -> None:
-        requests = [
-            ProbeRequest(size, seed, tuple(names)) for size, names in sorted(wanted.items()) for seed in spec.seeds
-        ]
-        for r in run_probes(requests):
-            store.add(r)
-
     while True:
         wanted: dict[int, list[str]] = {}
+        stored = False
         for name, s in searches.items():
             for size in s.next_sizes():
                 if store.complete(name, size):
                     s.record(size, store.met(name, size))
+                    stored = True
                 else:
                     wanted.setdefault(size, []).append(name)
-        if not wanted:
-            if all(s.done for s in searches.values()):
-                break
-            continue
+        if wanted:
+            return Step("search", _requests(spec, wanted), rounds + 1, wanted, searches, store)
+        if not stored:  # no search asked for a size: every one is done
+            break
+        # A round whose probes were all stored (a round of make_plan, replayed).
         rounds += 1
-        say(f"round {rounds}: " + ", ".join(f"{size:,} ({', '.join(names)})" for size, names in sorted(wanted.items())))
-        run_round(wanted)
-        for size, names in wanted.items():
-            for name in names:
-                searches[name].record(size, store.met(name, size))
     if spec.curve_points:
-        top = max(given, high, *(s.answer or 0 for s in searches.values()))
+        top = max(bounds["given"], high, *(s.answer or 0 for s in searches.values()))
         grid = sorted({round(x) for x in np.linspace(max(low, floor), top, spec.curve_points)})
         extra = {m: [n for n in spec.schedulers if not store.complete(n, m)] for m in grid}
         extra = {m: ns for m, ns in extra.items() if ns}
         if extra:
-            say(f"curve: {len(extra)} more sizes")
-            run_round(extra)
-    plans = [_entry(name, searches[name], store, cluster, spec, given) for name in spec.schedulers]
-    out = {
+            return Step("curve", _requests(spec, extra), rounds, extra, searches, store)
+    return Step("done", [], rounds, {}, searches, store)
+
+
+def finish(spec: PlanSpec, bounds: dict[str, Any], results: Iterable[ProbeResult], wall_s: float) -> dict[str, Any]:
+    """The plan (see the module's note) from its bounds and every probe result, once :func:`next_requests` is done.
+
+    Schedulers that reach the target nowhere up to the ceiling get ``machines`` None and a note saying
+    "not reachable up to N machines"; :func:`unreachable` says whether none reached it.
+    """
+    step = next_requests(spec, bounds, results)
+    if not step.done:
+        raise ParameterError(f"the plan is not finished: {len(step.requests)} probes of its {step.phase} are missing")
+    target = parse_target(spec.target)
+    cluster = base_cluster(spec)
+    given = bounds["given"]
+    lam = bounds["lambda_star"]
+    plans = [_entry(name, step.searches[name], step.store, cluster, spec, given) for name in spec.schedulers]
+    return {
         "target": target.text(),
         "statistic": target.statistic,
         "cluster": spec.cluster,
         "resize": spec.resize,
         "workload": spec.workload,
         "load": spec.load,
-        "hours": workload.horizon_s / 3600.0,
-        "jobs": workload.n_jobs,
+        "hours": bounds["horizon_s"] / 3600.0,
+        "jobs": bounds["jobs"],
         "arrival_rate": lam["arrival_rate"] if lam else None,
         "seeds": list(spec.seeds),
         "given_machines": given,
-        "smallest_size": floor,
-        "max_machines": ceiling,
-        "bounds": {"compaction": compaction, "lambda_star": lam},
+        "smallest_size": bounds["floor"],
+        "max_machines": bounds["ceiling"],
+        "bounds": {"compaction": bounds["compaction"], "lambda_star": lam},
         "plans": plans,
-        "rounds": rounds,
-        "probes": sum(len(v) for v in store.by.values()),
-        "wall_s": time.monotonic() - t0,
+        "rounds": step.rounds,
+        "probes": sum(len(v) for v in step.store.by.values()),
+        "wall_s": wall_s,
         "version": code_version(),
     }
-    if all(p["machines"] is None for p in plans):
-        worst = "; ".join(f"{p['scheduler']}: {p['note']}" for p in plans)
-        raise Unreachable(f"target {target.text()} is not reachable up to {ceiling:,} machines: {worst}")
+
+
+def unreachable(plan: dict[str, Any]) -> str | None:
+    """The message when no scheduler of a finished plan reaches its target ("not reachable up to N machines")."""
+    if any(p["machines"] is not None for p in plan["plans"]):
+        return None
+    worst = "; ".join(f"{p['scheduler']}: {p['note']}" for p in plan["plans"])
+    return f"target {plan['target']} is not reachable up to {plan['max_machines']:,} machines: {worst}"
+
+
+def make_plan(spec: PlanSpec, run_probes: RunProbes, progress: Progress | None = None) -> dict[str, Any]:
+    """Plan ``spec``: one entry per scheduler under ``plans`` (see the module's note). Units: machines, seconds.
+
+    :func:`prepare`, then :func:`next_requests` and ``run_probes`` until done, then :func:`finish`: the
+    steps the platform takes one task at a time. Raises :class:`Unreachable` when no scheduler reaches the target.
+    """
+    t0 = time.monotonic()
+    say = progress or (lambda _msg: None)
+    bounds = prepare(spec, say)
+    results: list[ProbeResult] = []
+    while not (step := next_requests(spec, bounds, results)).done:
+        if step.phase == "curve":
+            say(f"curve: {len(step.wanted)} more sizes")
+        else:
+            say(
+                f"round {step.rounds}: "
+                + ", ".join(f"{size:,} ({', '.join(names)})" for size, names in sorted(step.wanted.items()))
+            )
+        results.extend(run_probes(step.requests))
+    out = finish(spec, bounds, results, time.monotonic() - t0)
+    why = unreachable(out)
+    if why is not None:
+        raise Unreachable(why)
     return out
 
 

@@ -1,4 +1,4 @@
-"""The admin lists packing analyses and searches (operators look there first when a user reports one)."""
+"""The admin lists packing analyses, searches and capacity plans (operators look there first when a user reports one)."""
 
 from __future__ import annotations
 
@@ -52,3 +52,25 @@ def test_packing_analyses_and_searches_are_listed_and_open_without_their_secrets
     listing = admin_client.get("/admin/dashboard/search/").content.decode()
     assert "best TRT policy" in listing and ">trt<" in listing
     assert admin_client.get(f"/admin/dashboard/search/{s.pk}/change/").status_code == 200
+
+
+def test_capacity_plans_are_listed_and_open_without_their_secret(admin_client: Client) -> None:
+    from dashboard.capacity.services import check_request, create_plan
+
+    owner = User.objects.create_user("erin")
+    spec, _ = check_request(
+        {
+            "cluster": {"preset": "google-balanced", "params": {"machines_per_config": 2}},
+            "workload": {"preset": "google-like", "params": {}},
+            "load": 0.9,
+            "hours": 0.25,
+            "schedulers": ["greedy"],
+            "seeds": [0],
+        },
+        target="p99_wait_s<=60",
+    )
+    plan = create_plan(owner, spec, name="erin-plan", visibility="public")
+    listing = admin_client.get("/admin/dashboard/capacityplan/").content.decode()
+    assert "erin-plan" in listing and "p99_wait_s&lt;=60" in listing
+    page = admin_client.get(f"/admin/dashboard/capacityplan/{plan.pk}/change/")
+    assert page.status_code == 200 and plan.share_token not in page.content.decode()

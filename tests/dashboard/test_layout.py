@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "dashboard"
 
-FEATURES = frozenset({"accounts", "experiments", "traces", "packing", "searches"})
+FEATURES = frozenset({"accounts", "experiments", "traces", "packing", "searches", "capacity"})
 PUBLIC = frozenset({"models", "access", "services"})
 
 #: Modules beyond PUBLIC that other features may import, and why.

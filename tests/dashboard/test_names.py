@@ -135,6 +135,7 @@ MODELS = sorted(
 def test_the_named_models_are_the_ones_people_name() -> None:
     assert MODELS == [
         "dashboard.ApiToken",
+        "dashboard.CapacityPlan",
         "dashboard.ClusterUpload",
         "dashboard.Experiment",
         "dashboard.PackingAnalysis",
@@ -173,6 +174,9 @@ EXPECTED = {
     "dashboard.api.packing.PackingCreateSerializer.name",
     "dashboard.api.search_serializers.SearchCreateSerializer.name",
     "dashboard.api.search_serializers.SearchForkSerializer.name",
+    "dashboard.capacity.forms.CapacityForm.name",
+    "dashboard.api.capacity_serializers.PlanCreateSerializer.name",
+    "dashboard.api.capacity_serializers.PlanForkSerializer.name",
 }
 
 

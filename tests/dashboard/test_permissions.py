@@ -16,6 +16,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from dashboard.accounts import services as accounts
+from dashboard.capacity.models import CapacityPlan
+from dashboard.capacity.services import check_request, create_plan
 from dashboard.common.sharing import new_share_link, revoke_share_link
 from dashboard.experiments.execution import execute_run
 from dashboard.experiments.services import create_experiment
@@ -66,6 +68,10 @@ PUBLIC = {
     "shared-search-charts",
     "shared-search-fork",
     "shared-search-download",
+    "shared-capacity-detail",
+    "shared-capacity-progress",
+    "shared-capacity-fork",
+    "shared-capacity-download",
 }
 
 
@@ -110,6 +116,12 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
     )
     search = _search(owner, name="alice-secret-search")
     team_search = _search(owner, name="alice-team-search", team=team, visibility=Visibility.TEAM)
+    # Capacity plans (issue 30): a private one and one shared with her team (stored, not run).
+    plan_spec, _ = check_request(
+        {**_search_scenario(), "schedulers": ["greedy"], "seeds": [0]}, target="p99_wait_s<=60"
+    )
+    plan = create_plan(owner, plan_spec, name="alice-secret-plan")
+    team_plan = create_plan(owner, plan_spec, name="alice-team-plan", team=team, visibility=Visibility.TEAM)
     token, _ = ApiToken.issue(owner, "laptop")
     inv, _ = accounts.invite(team, owner, "member")
     # Packing analyses of alice's run: a finished private one, and a pending one shared with her team.
@@ -141,16 +153,21 @@ def world(owner, other, team, outsider) -> dict[str, Any]:
         "packing": [packing, team_packing],
         "search": search,
         "team_search": team_search,
+        "plans": [plan, team_plan],
     }
 
 
-def _search(owner: Any, **kw: Any) -> Search:
-    scenario = {
+def _search_scenario() -> dict[str, Any]:
+    return {
         "cluster": {"preset": "dse-2020", "params": {"machines": 4}},
         "workload": {"preset": "workflows-short-long", "params": {}},
         "load": 0.9,
         "hours": 0.1,
     }
+
+
+def _search(owner: Any, **kw: Any) -> Search:
+    scenario = _search_scenario()
     settings = SearchSettings("trt", 4, 2, 0)
     return create_search(owner, check_search(scenario, settings, 0), settings, 0, **kw)
 
@@ -161,7 +178,25 @@ def _targets(w: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     analyses = [{"pk": a.pk} for a in w["packing"]]
     run = w["run"]
     srch = [{"pk": w["search"].pk}, {"pk": w["team_search"].pk}]
+    plans = [{"pk": p.pk} for p in w["plans"]]
     return {
+        "capacity-list": [{}],
+        "capacity-new": [{}],
+        "capacity-detail": plans,
+        "capacity-progress": plans,
+        "capacity-cancel": plans,
+        "capacity-fork": plans,
+        "capacity-share": plans,
+        "capacity-new-link": plans,
+        "capacity-revoke-link": plans,
+        "capacity-download": [{**x, "kind": k} for x in plans for k in ("probes.csv", "plan.json")],
+        "api-capacity-list": [{}],
+        "api-capacity-detail": plans,
+        "api-capacity-cancel": plans,
+        "api-capacity-fork": plans,
+        "api-capacity-progress": plans,
+        "api-capacity-plan": plans,
+        "api-capacity-download": [{**x, "kind": "probes.parquet"} for x in plans],
         "search-list": [{}],
         "search-new": [{}],
         "search-detail": srch,
@@ -279,6 +314,9 @@ OWN_LISTS = {
     "search-list",
     "search-new",
     "api-search-list",
+    "capacity-list",
+    "capacity-new",
+    "api-capacity-list",
     "trace-map",
     "api-mapping-list",
 }
@@ -297,6 +335,8 @@ OWN_CREATE = {
     "api-reproduction-start",
     "search-new",
     "api-search-list",
+    "capacity-new",
+    "api-capacity-list",
     "trace-map",
     "trace-map-discard",
     "api-mapping-list",
@@ -325,6 +365,7 @@ def _snapshot(w: dict[str, Any]) -> Any:
             .order_by("pk")
             .values_list("status", "visibility", "share_token", "team_id", "name")
         ),
+        list(CapacityPlan.objects.order_by("pk").values_list("status", "visibility", "share_token", "team_id", "name")),
     )
 
 
@@ -354,6 +395,8 @@ def test_nothing_of_alices_is_reachable_by_another_team_or_anonymously(client, w
         "alice-team-packing",
         "alice-secret-search",
         "alice-team-search",
+        "alice-secret-plan",
+        "alice-team-plan",
         world["token"].prefix,
     ]
     for name, kwarg_list in _targets(world).items():

@@ -1,0 +1,203 @@
+"""API views of capacity plans: thin adapters over dashboard.common.access and dashboard.capacity.services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpResponseBase
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dashboard.api import capacity_serializers as s
+from dashboard.api.serializers import ExperimentUpdateSerializer
+from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _team
+from dashboard.capacity import downloads as capacity_downloads
+from dashboard.capacity.access import get_plan_for_user, visible_plans
+from dashboard.capacity.models import CapacityPlan
+from dashboard.capacity.services import cancel_plan, check_request, create_plan, field_of, progress_payload
+from dashboard.common import access, queueing
+from dashboard.common.models import Status
+from dashboard.common.sharing import set_sharing
+from simcore.core.errors import SimcoreError
+
+
+def _where(message: str) -> dict[str, Any]:
+    """A simcore message as a validation error under the request field it names."""
+    name = field_of(message)
+    if name is not None:
+        return {name: [message]}
+    for part in ("cluster", "workload"):
+        if message.startswith(part) or f"{part} preset" in message or f"{part} '" in message:
+            return {"scenario": {part: [message]}}
+    if message.startswith("load") or message.startswith("hours"):
+        return {"scenario": {message.split(" ", 1)[0]: [message]}}
+    return {"non_field_errors": [message]}
+
+
+def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None = None) -> Response:
+    ser = s.PlanCreateSerializer(data=data)
+    ser.is_valid(raise_exception=True)
+    d = ser.validated_data
+    scenario = {**dict(d["scenario"]), "schedulers": d["schedulers"], "seeds": d["seeds"]}
+    try:
+        spec, _ = check_request(
+            scenario,
+            target=d["target"],
+            resize=d["resize"],
+            max_machines=d["max_machines"],
+            curve_points=d["curve_points"],
+        )
+    except SimcoreError as e:
+        raise ValidationError(_where(str(e))) from None
+    plan = create_plan(
+        access.signed_in(request),
+        spec,
+        name=d["name"],
+        team=_team(request, d["team"]),
+        visibility=d["visibility"],
+        forked_from=source,
+    )
+    body = dict(s.PlanSerializer(CapacityPlan.objects.get(pk=plan.pk), context={"request": request}).data)
+    if getattr(plan, "queued", True) is False:
+        body["warning"] = queueing.QUEUE_DOWN
+    return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _request_of(plan: CapacityPlan) -> dict[str, Any]:
+    """A plan as a creation request: the base of a fork."""
+    spec = plan.spec
+    return {
+        "scenario": {
+            "cluster": {"preset": spec["cluster"], "params": spec.get("cluster_params") or {}},
+            "workload": {"preset": spec["workload"], "params": spec.get("workload_params") or {}},
+            "load": spec.get("load") if spec.get("load") is not None else 0.9,
+            "hours": spec.get("hours"),
+        },
+        "schedulers": list(spec["schedulers"]),
+        "seeds": list(spec["seeds"]),
+        "target": spec["target"],
+        "resize": spec.get("resize") or "all",
+        "max_machines": spec.get("max_machines"),
+        "curve_points": spec.get("curve_points") or 0,
+    }
+
+
+class PlanList(GenericAPIView):
+    serializer_class = s.PlanSerializer
+
+    @extend_schema(
+        summary="Capacity plans you can see",
+        parameters=[OpenApiParameter("status", str, enum=Status.values)],
+        responses={200: s.PlanSerializer(many=True), **_errors(401)},
+    )
+    def get(self, request: Request) -> Response:
+        qs = visible_plans(request.user).select_related("owner", "team")
+        st = request.query_params.get("status", "")
+        if st:
+            qs = qs.filter(status=st)
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(s.PlanSerializer(page, many=True, context={"request": request}).data)
+
+    @extend_schema(
+        summary="Make a capacity plan: per scheduler, the smallest cluster that meets a target",
+        request=s.PlanCreateSerializer,
+        responses={201: s.PlanSerializer, **_errors(400, 401)},
+    )
+    def post(self, request: Request) -> Response:
+        return _start(request, dict(request.data) if isinstance(request.data, dict) else {})
+
+
+class PlanDetail(APIView):
+    @extend_schema(
+        summary="One capacity plan with its progress", responses={200: s.PlanSerializer, **_errors(401, 404)}
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(s.PlanSerializer(get_plan_for_user(request.user, pk), context={"request": request}).data)
+
+    @extend_schema(
+        summary="Rename, move to a team, change visibility (owner only)",
+        request=ExperimentUpdateSerializer,
+        responses={200: s.PlanSerializer, **_errors(400, 401, 403, 404)},
+    )
+    def patch(self, request: Request, pk: int) -> Response:
+        plan = get_plan_for_user(request.user, pk, "share")
+        ser = ExperimentUpdateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        if "name" in d:
+            plan.name = d["name"]
+            plan.save(update_fields=["name"])
+        if "team" in d or "visibility" in d:
+            team = _team(request, d["team"]) if "team" in d else plan.team
+            set_sharing(plan, team=team, visibility=d.get("visibility", plan.visibility))
+        plan.refresh_from_db()
+        return Response(s.PlanSerializer(plan, context={"request": request}).data)
+
+
+class PlanCancel(APIView):
+    @extend_schema(
+        summary="Cancel a pending or running capacity plan",
+        request=None,
+        responses={200: s.PlanSerializer, **_errors(401, 403, 404)},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        plan = get_plan_for_user(request.user, pk, "cancel")
+        cancel_plan(plan)
+        plan.refresh_from_db()
+        return Response(s.PlanSerializer(plan, context={"request": request}).data)
+
+
+class PlanFork(APIView):
+    @extend_schema(
+        summary="Copy a capacity plan you can see into your space, optionally changed, and make it",
+        request=s.PlanForkSerializer,
+        responses={201: s.PlanSerializer, **_errors(400, 401, 404)},
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        source = get_plan_for_user(request.user, pk)
+        ser = s.PlanForkSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        d = ser.validated_data
+        data = {
+            **_request_of(source),
+            **d["changes"],
+            "name": d.get("name") or f"{source.title} (fork)"[:200],
+            "team": d["team"],
+            "visibility": d["visibility"],
+        }
+        return _start(request, data, source)
+
+
+class PlanProgress(APIView):
+    @extend_schema(
+        summary="Status, round, probes done and the bounds of a capacity plan",
+        responses={200: s.PlanProgressSerializer, **_errors(401, 404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(progress_payload(get_plan_for_user(request.user, pk)))
+
+
+class PlanResults(APIView):
+    @extend_schema(
+        summary="The plan: per scheduler the machines, saving, verifying probes and the curve",
+        responses={200: s.PlanResultsSerializer, **_errors(401, 404)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(capacity_downloads.plan_body(get_plan_for_user(request.user, pk)))
+
+
+class PlanDownload(APIView):
+    content_negotiation_class = IgnoreAccept
+
+    @extend_schema(
+        summary="Download a capacity plan's probes (CSV, Parquet) or the plan (JSON)",
+        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(capacity_downloads.PLAN_KINDS))],
+        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
+    )
+    def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
+        return capacity_downloads.plan_file(get_plan_for_user(request.user, pk), kind)
