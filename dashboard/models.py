@@ -34,6 +34,7 @@ from dashboard.experiments.models import (
     Run,
     RunJobs,
     RunJobsChunk,
+    RunRecordsObject,
     RunResult,
 )
 from dashboard.packing.models import RERUN_ANALYSIS, PackingAnalysis, PackingSource
@@ -79,6 +80,7 @@ __all__ = [
     "Role",
     "Run",
     "RunJobs",
+    "RunRecordsObject",
     "RunJobsChunk",
     "RunResult",
     "Search",
