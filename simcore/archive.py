@@ -160,6 +160,7 @@ def iter_jobs(blobs: Iterable[bytes | memoryview]) -> Iterator[dict[str, np.ndar
         cols = unpack_jobs(blob, first)
         first += len(cols["submit_s"])
         yield cols
+        del cols  # not held (by this suspended generator) while the next chunk is unpacked
 
 
 def concat_jobs(chunks: Iterable[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -127,7 +127,9 @@ def job_blobs(run: Run) -> Iterator[bytes]:
         return
     sampled = (run.records or {}).get("kept") == "sample"  # its job numbers are not consecutive: keep them
     for cols in storage.read_records(obj.key, f"run {run.pk}"):
-        yield archive.pack_jobs(cols, cols["job"] if sampled else None)
+        blob = archive.pack_jobs(cols, cols["job"] if sampled else None)
+        del cols  # not held while the next row group is read
+        yield blob
 
 
 def run_job_chunks(run: Run) -> Iterator[dict[str, np.ndarray]]:

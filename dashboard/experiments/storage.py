@@ -198,13 +198,19 @@ def read_records(key: str, what: str) -> Iterator[dict[str, np.ndarray]]:
             return
         first = 0
         for i in range(pf.num_row_groups):
-            t = pf.read_row_group(i)
-            raw = {k: t.column(k).to_numpy() for k in archive.STORED_COLUMNS}
-            job = t.column("job").to_numpy() if sampled else None
-            del t
-            cols = archive.derived_jobs(raw, job, first)
+            cols = _row_group(pf, i, sampled, first)
             first += len(cols["job"])
             yield cols
+            # Dropped before the next row group is read: the suspended generator would otherwise hold this one
+            # while the next is read (two row groups in memory instead of one).
+            del cols
+
+
+def _row_group(pf: pq.ParquetFile, i: int, sampled: bool, first: int) -> dict[str, np.ndarray]:
+    t = pf.read_row_group(i)
+    raw = {k: t.column(k).to_numpy() for k in archive.STORED_COLUMNS}
+    job = t.column("job").to_numpy() if sampled else None
+    return archive.derived_jobs(raw, job, first)
 
 
 def checksum(key: str) -> str:
