@@ -1,8 +1,10 @@
 """Experiments, their runs and results, page aggregates, and a run's per-job records.
 
-A run's per-job records are compact binary chunks of consecutive jobs in their
-own table (:class:`RunJobsChunk`), so the pages, which read :class:`RunResult`,
-never load them, and no run is too large for one database value.
+A run's per-job records are one Parquet object in the records storage, outside
+the database (:class:`RunRecordsObject` says where; dashboard.experiments.storage),
+so the pages, which read :class:`RunResult`, never load them and the database
+does not grow with them. Runs stored before keep theirs in :class:`RunJobsChunk`
+rows (or one :class:`RunJobs` blob), read still.
 """
 
 from __future__ import annotations
