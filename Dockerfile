@@ -21,7 +21,8 @@ RUN NO_MKDOCS_2_WARNING=1 python -m mkdocs build --quiet || echo "warning: the d
 ARG SIMCORE_CODE_VERSION=""
 ENV SIMCORE_CODE_VERSION=${SIMCORE_CODE_VERSION}
 
-RUN useradd --create-home --uid 1000 simcore && mkdir -p /app/var && chown -R simcore /app/var
+# /app/var/records: the records volume's mount point, owned by the app's user (docker-compose.yml).
+RUN useradd --create-home --uid 1000 simcore && mkdir -p /app/var/records && chown -R simcore /app/var
 USER simcore
 EXPOSE 8000
 CMD ["gunicorn", "dashboard.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4", "--timeout", "300"]

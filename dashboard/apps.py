@@ -21,6 +21,9 @@ class DashboardConfig(AppConfig):
         for feature in FEATURES_WITH_WORK:
             importlib.import_module(f"dashboard.{feature}.work")
 
+        # Deleting a run's records row, or an experiment, deletes their objects from the records storage.
+        from dashboard.experiments import storage  # noqa: F401
+
         # Private schedulers or presets register themselves on import (see SIMCORE_PLUGINS).
         for module in settings.SIMCORE_PLUGINS:
             importlib.import_module(module)

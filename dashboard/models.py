@@ -35,6 +35,7 @@ from dashboard.experiments.models import (
     Run,
     RunJobs,
     RunJobsChunk,
+    RunRecordsObject,
     RunResult,
 )
 from dashboard.packing.models import RERUN_ANALYSIS, PackingAnalysis, PackingSource
@@ -83,6 +84,7 @@ __all__ = [
     "Role",
     "Run",
     "RunJobs",
+    "RunRecordsObject",
     "RunJobsChunk",
     "RunResult",
     "Search",

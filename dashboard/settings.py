@@ -13,7 +13,10 @@ Production (docker-compose.yml): ``DATABASE_URL`` (PostgreSQL), ``REDIS_URL``,
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -201,8 +204,57 @@ except OSError:
 #: year. On by default without DEBUG; ``make run`` collects them at start and sets it with DEBUG too.
 #: Off, static/ is served as it is, uncached (the test suite, ``manage.py runserver``).
 SIMCORE_STATIC_COLLECTED = env_bool("SIMCORE_STATIC_COLLECTED", not DEBUG)
+
+
+def records_storage(raw: str | None) -> dict[str, Any]:
+    """The "records" storage (dashboard.experiments.storage: runs' per-job records as Parquet objects) that
+    SIMCORE_STORAGE_URL names: unset, the folder ``SIMCORE_VAR_DIR/records``; ``file:///abs/path``, that folder;
+    ``s3://bucket/prefix``, django-storages' S3 backend, credentials and endpoint from the environment.
+
+    The default sits beside the embedded default's database and broker, which the web server and workers of
+    one host already share; workers with a var folder of their own, or on other hosts, need a store they all
+    reach (s3://), since a path names nothing on another machine.
+    """
+    name = "SIMCORE_STORAGE_URL"
+    if raw is None or raw.strip() == "":
+        return {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(VAR_DIR / "records")},
+        }
+    url = urlsplit(raw.strip())
+    if url.scheme == "file":
+        if url.netloc not in ("", "localhost") or not url.path.startswith("/") or url.query or url.fragment:
+            raise ImproperlyConfigured(f"{name} must be file:///an/absolute/path, got {raw!r}")
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage", "OPTIONS": {"location": url.path}}
+    if url.scheme == "s3":
+        bucket = url.netloc
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]", bucket) or url.query or url.fragment:
+            raise ImproperlyConfigured(
+                f"{name} must be s3://bucket/optional/prefix with a valid bucket name, got {raw!r}"
+            )
+        options: dict[str, Any] = {
+            "bucket_name": bucket,
+            "location": url.path.strip("/"),
+            # Any S3-compatible store (MinIO, Ceph, a cloud's): its URL, else AWS's own endpoints.
+            "endpoint_url": os.environ.get("AWS_S3_ENDPOINT_URL") or None,
+            "access_key": os.environ.get("AWS_ACCESS_KEY_ID") or None,
+            "secret_key": os.environ.get("AWS_SECRET_ACCESS_KEY") or None,
+            "region_name": os.environ.get("AWS_S3_REGION_NAME") or None,
+            # Keys are unique (a run, its attempt and a random part): no existence check before each write.
+            "file_overwrite": True,
+            # A download reads an object through a temporary file that spills to disk past this many bytes,
+            # so the web process's memory stays flat whatever the run's size.
+            "max_memory_size": 8 * 1024 * 1024,
+            "default_acl": None,
+            "querystring_auth": False,
+        }
+        return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+    raise ImproperlyConfigured(f"{name} must be unset, file:///an/absolute/path or s3://bucket/prefix, got {raw!r}")
+
+
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "records": records_storage(os.environ.get("SIMCORE_STORAGE_URL")),
     "staticfiles": {
         "BACKEND": "dashboard.staticstorage.CollectedStaticStorage"
         if SIMCORE_STATIC_COLLECTED
@@ -239,8 +291,8 @@ def _half_the_memory_mb() -> int:
 #: Megabytes of memory one run or trace import may allocate in its worker process (RLIMIT_DATA on top of
 #: what the process holds when it starts the work; common.limits); 0: no limit. Default: half the machine's memory.
 SIMCORE_RUN_MEMORY_MB = env_int("SIMCORE_RUN_MEMORY_MB", _half_the_memory_mb(), minimum=0)
-#: Jobs per stored chunk of a run's per-job records (dashboard.models.RunJobsChunk, 36 bytes a job): one
-#: database value stays far below the 1 GB PostgreSQL allows, and readers hold one chunk at a time.
+#: Jobs per Parquet row group of a run's per-job records (dashboard.experiments.storage; ~36 bytes a job before
+#: compression): writers and readers hold one row group at a time, whatever the run's size.
 SIMCORE_JOB_CHUNK = env_int("SIMCORE_JOB_CHUNK", 1_000_000, minimum=1)
 #: Extra modules imported at start-up, e.g. private schedulers or presets registering themselves.
 SIMCORE_PLUGINS = env_list("SIMCORE_PLUGINS", "")

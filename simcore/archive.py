@@ -49,9 +49,9 @@ VOLATILE_KEYS = frozenset({"wall_s", "jobs_per_s", "version", "compile_s"})
 
 # ---------------------------------------------------------------------------- per-job records
 
-# Stored columns and their on-disk types; job, response and completion are derived on reading
-# (the same float operations as RunOutcome.jobs_columns, so values are bit-identical).
-_STORED = {
+#: Stored columns and their on-disk types (npz chunks here, the platform's Parquet objects too); job, response
+#: and completion are derived on reading (the same float operations as RunOutcome.jobs_columns: bit-identical).
+STORED_COLUMNS = {
     "submit_s": np.float64,
     "class": np.int32,
     "machine": np.int32,
@@ -70,7 +70,7 @@ def pack_jobs(columns: Mapping[str, np.ndarray], job: np.ndarray | None = None) 
     would take seconds and gain little on float times.
     """
     buf = io.BytesIO()
-    arrays: dict[str, Any] = {k: np.ascontiguousarray(columns[k], dtype=t) for k, t in _STORED.items()}
+    arrays: dict[str, Any] = {k: np.ascontiguousarray(columns[k], dtype=t) for k, t in STORED_COLUMNS.items()}
     if job is not None:
         # A sample of a run's jobs (simcore.records) is not consecutive: its job numbers are stored.
         arrays["job"] = np.ascontiguousarray(job, dtype=np.int64)
@@ -84,21 +84,9 @@ def unpack_jobs(blob: bytes | memoryview, first: int = 0) -> dict[str, np.ndarra
     ``first``: the index of the blob's first job in its run (a chunk's offset), so ``job`` is the run's numbering.
     """
     with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-        raw = {k: z[k] for k in _STORED}
+        raw = {k: z[k] for k in STORED_COLUMNS}
         job = z["job"] if "job" in z.files else None
-    n = len(raw["submit_s"])
-    submit, start, finish = raw["submit_s"], raw["start_s"], raw["finish_s"]
-    return {
-        "job": np.arange(first, first + n, dtype=np.int64) if job is None else job,
-        "submit_s": submit,
-        "class": raw["class"].astype(np.int64),
-        "machine": raw["machine"].astype(np.int64),
-        "config": raw["config"].astype(np.int64),
-        "start_s": start,
-        "finish_s": finish,
-        "response_s": start - submit,
-        "completion_s": finish - submit,
-    }
+    return derived_jobs(raw, job, first)
 
 
 #: Jobs per stored chunk by default: 36 MB packed, far below any database's limit on one value (1 GB),
@@ -106,14 +94,16 @@ def unpack_jobs(blob: bytes | memoryview, first: int = 0) -> dict[str, np.ndarra
 JOB_CHUNK = 1_000_000
 
 
-def job_chunks(outcome: api.RunOutcome, size: int = JOB_CHUNK, keep: np.ndarray | None = None) -> Iterator[bytes]:
-    """A run's per-job records as :func:`pack_jobs` blobs of ``size`` consecutive jobs (the last may be shorter).
+def job_column_chunks(
+    outcome: api.RunOutcome, size: int = JOB_CHUNK, keep: np.ndarray | None = None
+) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray | None]]:
+    """A run's stored per-job columns (submit_s, class, machine, config, start_s, finish_s) in pieces of
+    ``size`` consecutive kept jobs, each with its job numbers when ``keep`` selects a sample (else None).
 
-    Packed one chunk at a time from the engine's own arrays, so storing a run
-    needs one chunk's memory on top of the result, not a copy of every column.
-    A run without jobs gives one empty chunk (it has records: none).
-    ``keep``: the sorted indices of the jobs kept (simcore.records.keep_records; None: all), in chunks
-    of ``size`` kept jobs that store their job numbers.
+    Taken one piece at a time from the engine's own arrays (slices, no copy of
+    every column), so a writer needs one piece's memory on top of the result.
+    A run without jobs gives one empty piece (it has records: none).
+    ``keep``: the sorted indices of the jobs kept (simcore.records.keep_records; None: all).
     """
     if size < 1:
         raise ParameterError(f"job chunk size must be at least 1, got {size}")
@@ -132,7 +122,35 @@ def job_chunks(outcome: api.RunOutcome, size: int = JOB_CHUNK, keep: np.ndarray 
             "start_s": r.start[at],
             "finish_s": r.finish[at],
         }
-        yield pack_jobs(cols, None if keep is None else keep[lo:hi])
+        yield cols, None if keep is None else keep[lo:hi]
+
+
+def job_chunks(outcome: api.RunOutcome, size: int = JOB_CHUNK, keep: np.ndarray | None = None) -> Iterator[bytes]:
+    """A run's per-job records as :func:`pack_jobs` blobs of ``size`` consecutive jobs (the last may be shorter).
+
+    Packed one chunk at a time (:func:`job_column_chunks`). ``keep``: the sorted
+    indices of the jobs kept (None: all), in chunks of ``size`` kept jobs that store their job numbers.
+    """
+    for cols, job in job_column_chunks(outcome, size, keep):
+        yield pack_jobs(cols, job)
+
+
+def derived_jobs(raw: Mapping[str, np.ndarray], job: np.ndarray | None, first: int = 0) -> dict[str, np.ndarray]:
+    """The columns of :data:`JOB_COLUMNS` from the stored ones (``STORED_COLUMNS``) and the job numbers (None:
+    consecutive from ``first``): the same float operations as RunOutcome.jobs_columns, so bit-identical."""
+    n = len(raw["submit_s"])
+    submit, start, finish = raw["submit_s"], raw["start_s"], raw["finish_s"]
+    return {
+        "job": np.arange(first, first + n, dtype=np.int64) if job is None else job,
+        "submit_s": submit,
+        "class": raw["class"].astype(np.int64),
+        "machine": raw["machine"].astype(np.int64),
+        "config": raw["config"].astype(np.int64),
+        "start_s": start,
+        "finish_s": finish,
+        "response_s": start - submit,
+        "completion_s": finish - submit,
+    }
 
 
 def iter_jobs(blobs: Iterable[bytes | memoryview]) -> Iterator[dict[str, np.ndarray]]:
@@ -142,6 +160,7 @@ def iter_jobs(blobs: Iterable[bytes | memoryview]) -> Iterator[dict[str, np.ndar
         cols = unpack_jobs(blob, first)
         first += len(cols["submit_s"])
         yield cols
+        del cols  # not held (by this suspended generator) while the next chunk is unpacked
 
 
 def concat_jobs(chunks: Iterable[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:

@@ -16,9 +16,10 @@ from dashboard.common.heartbeat import PROGRESS_EVERY_S, Heartbeat, clean_json, 
 from dashboard.common.limits import Limits
 from dashboard.common.models import TRANSITIONS, Status, move
 from dashboard.experiments import aggregates
-from dashboard.experiments.jobs import store_jobs
+from dashboard.experiments.jobs import save_jobs, write_jobs
 from dashboard.experiments.models import Experiment, Run, RunResult
 from dashboard.experiments.services import scenario_for
+from dashboard.experiments.storage import discard
 from dashboard.traces.uploads import materialised_files
 from simcore import records
 from simcore.api import RunOutcome
@@ -194,35 +195,45 @@ def _fail(run: Run, message: str) -> str:
 
 
 def store_outcome(run: Run, outcome: RunOutcome) -> bool:
-    """Write a run's results and mark it finished in one transaction; False if it was cancelled first.
+    """Write a run's results and mark it finished; False if it was cancelled first (or is no longer this
+    worker's attempt).
 
-    Only this worker's attempt may finish it (a worker declared lost, whose
-    run was given to another, stores nothing), and a run has one result at most.
-    The per-job records go in chunks (dashboard.experiments.jobs), packed one at a
-    time inside the transaction: a worker killed while writing them leaves no
-    chunk behind (the database rolls the transaction back), so the next
-    attempt writes the only set.
+    The per-job records are written first, as an object in the records storage
+    (dashboard.experiments.jobs.write_jobs), outside any transaction: a large
+    run's takes seconds, and no row is locked meanwhile. Then one transaction
+    finishes the run and names the object. Only this worker's attempt may
+    finish it (a worker declared lost, whose run was given to another, stores
+    nothing), and a run has one result at most. If the transaction does not
+    commit, the object is deleted: no row ever names a missing object, and a
+    worker killed between the two leaves an object its run's next attempt deletes.
     """
     n = int(outcome.summary.get("jobs", 0))
-    with transaction.atomic():
-        if not run.transition(
-            Status.FINISHED,
-            guard=Q(attempt=run.attempt),
-            finished_at=timezone.now(),
-            fraction=1.0,
-            jobs_done=int(outcome.summary.get("completed", 0)),
-            jobs_total=n,
-            eta_s=0.0,
-        ):
-            return False
-        RunResult.objects.create(
-            run=run,
-            summary=clean_json(outcome.summary),
-            series=clean_json(outcome.series),
-            per_class=clean_json(outcome.per_class),
-            offline=clean_json(outcome.offline),
-        )
-        store_jobs(run, outcome, run.experiment.scenario.get("job_records", records.DEFAULT))
-        # What the pages show of it, once, here (issue 25), so no view aggregates summaries or series.
-        aggregates.runs_finished(run.experiment, [run])
+    kept, stored = write_jobs(run, outcome, run.experiment.scenario.get("job_records", records.DEFAULT))
+    finished = False
+    try:
+        with transaction.atomic():
+            if not run.transition(
+                Status.FINISHED,
+                guard=Q(attempt=run.attempt),
+                finished_at=timezone.now(),
+                fraction=1.0,
+                jobs_done=int(outcome.summary.get("completed", 0)),
+                jobs_total=n,
+                eta_s=0.0,
+            ):
+                return False
+            RunResult.objects.create(
+                run=run,
+                summary=clean_json(outcome.summary),
+                series=clean_json(outcome.series),
+                per_class=clean_json(outcome.per_class),
+                offline=clean_json(outcome.offline),
+            )
+            save_jobs(run, kept, stored)
+            # What the pages show of it, once, here (issue 25), so no view aggregates summaries or series.
+            aggregates.runs_finished(run.experiment, [run])
+        finished = True
+    finally:
+        if not finished:
+            discard(None if stored is None else stored.key)
     return True

@@ -1,49 +1,66 @@
-"""A run's per-job records in the database: stored in chunks as the run finishes, read back one chunk at a time.
+"""A run's per-job records: written as the run finishes, read back a piece at a time, in either layout.
 
-The records of a paper-scale run (LoTES Figure 11: 37 M jobs, 1.3 GB packed)
-fit no single database value (1 GB in PostgreSQL) and no worker's spare
-memory twice over, so they are :class:`~dashboard.models.RunJobsChunk` rows
-of ``SIMCORE_JOB_CHUNK`` consecutive jobs. Every reader (downloads, archives,
-packing snapshots) goes through :func:`job_blobs` / :func:`run_job_chunks`,
-which fetch one chunk per query: memory is bounded by one chunk whatever the
-run's size. Runs stored before chunks keep their one :class:`~dashboard.models.RunJobs`
-blob and read as a single chunk.
+New runs keep them as one compressed Parquet object in the "records" storage
+(dashboard.experiments.storage; the database keeps a RunRecordsObject row).
+Runs stored before that keep theirs in the database, and read as they were:
+:class:`~dashboard.models.RunJobsChunk` rows of ``SIMCORE_JOB_CHUNK`` jobs
+(migration 0012), or, before chunks, one :class:`~dashboard.models.RunJobs` blob.
+Every reader (downloads, archives, packing snapshots) goes through
+:func:`run_job_chunks` / :func:`job_blobs`, which hold one row group or chunk
+at a time: memory is bounded by one piece whatever the run's size or layout.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from django.conf import settings
 
-from dashboard.experiments.models import Run, RunJobs, RunJobsChunk
+from dashboard.experiments import storage
+from dashboard.experiments.models import Run, RunJobs, RunJobsChunk, RunRecordsObject
 from simcore import archive, records
 from simcore.api import RunOutcome
 from simcore.core.errors import ParameterError
 
 
-def store_jobs(run: Run, outcome: RunOutcome, policy: str = records.DEFAULT) -> int:
-    """Write the per-job records ``policy`` keeps of ``outcome`` (simcore.records) as the run's chunks, and
-    what was kept in ``run.records``; the number of chunks (0 when none are kept).
+def write_jobs(
+    run: Run, outcome: RunOutcome, policy: str = records.DEFAULT
+) -> tuple[dict[str, Any], storage.Stored | None]:
+    """Write the per-job records ``policy`` keeps of ``outcome`` (simcore.records) as the run's object, before
+    the transaction that finishes the run; what was kept, and the object (None when none are kept).
 
-    Call it inside the transaction that finishes the run (dashboard.experiments.execution.store_outcome):
-    a worker killed half-way leaves nothing, and the unique (run, index) pair refuses a second set.
-    One chunk is packed at a time from the engine's arrays. A sample's chunks hold consecutive kept jobs
-    (``first`` counts kept records) and store their job numbers.
+    Row groups of ``SIMCORE_JOB_CHUNK`` kept jobs are taken one at a time from
+    the engine's arrays; a sample's store their job numbers. Objects of the
+    run's earlier attempts that no row names (their worker was killed before
+    finishing) are deleted first. Name it in that transaction with
+    :func:`save_jobs`, or :func:`storage.discard` it.
     """
-    size = settings.SIMCORE_JOB_CHUNK
     keep, kept = outcome.kept_records(policy)
+    if kept["kept"] == "none":
+        return kept, None
+    named = RunRecordsObject.objects.filter(run_id=run.pk).values_list("key", flat=True)
+    storage.delete_leftovers(run.experiment_id, run.pk, run.attempt, keep=named)
+    pieces = archive.job_column_chunks(outcome, settings.SIMCORE_JOB_CHUNK, keep)
+    return kept, storage.write_records(run.experiment_id, run.pk, run.attempt, pieces, sampled=keep is not None)
+
+
+def save_jobs(run: Run, kept: dict[str, Any], stored: storage.Stored | None) -> None:
+    """Record what ``run`` kept and the object :func:`write_jobs` wrote, inside the finishing transaction
+    (a run has one such row: a second refuses)."""
     Run.objects.filter(pk=run.pk).update(records=kept)
     run.records = kept
-    if kept["kept"] == "none":
-        return 0
-    total = int(kept["jobs_kept"])
-    index = -1
-    for index, blob in enumerate(archive.job_chunks(outcome, size, keep)):
-        first = index * size
-        RunJobsChunk.objects.create(run=run, index=index, first=first, n_jobs=min(size, total - first), data=blob)
-    return index + 1
+    if stored is not None:
+        RunRecordsObject.objects.create(
+            run=run,
+            key=stored.key,
+            rows=stored.rows,
+            row_groups=stored.row_groups,
+            size=stored.size,
+            sha256=stored.sha256,
+            layout=storage.LAYOUT,
+        )
 
 
 def records_text(run: Run) -> str:
@@ -60,14 +77,25 @@ def _source(run: Run) -> int:
     return run.cached_from_id or run.pk
 
 
+def _object(run: Run) -> RunRecordsObject | None:
+    return RunRecordsObject.objects.filter(run_id=_source(run)).first()
+
+
 def has_jobs(run: Run) -> bool:
     rid = _source(run)
-    return RunJobsChunk.objects.filter(run_id=rid).exists() or RunJobs.objects.filter(run_id=rid).exists()
+    return (
+        RunRecordsObject.objects.filter(run_id=rid).exists()
+        or RunJobsChunk.objects.filter(run_id=rid).exists()
+        or RunJobs.objects.filter(run_id=rid).exists()
+    )
 
 
 def n_jobs(run: Run) -> int | None:
     """How many per-job records the run has stored; None if it has none."""
     rid = _source(run)
+    rows = RunRecordsObject.objects.filter(run_id=rid).values_list("rows", flat=True).first()
+    if rows is not None:
+        return rows
     chunks = list(RunJobsChunk.objects.filter(run_id=rid).values_list("n_jobs", flat=True))
     if chunks:
         return sum(chunks)
@@ -78,9 +106,9 @@ def _bytes(data: bytes | memoryview) -> bytes:
     return data if isinstance(data, bytes) else bytes(data)
 
 
-def job_blobs(run: Run) -> Iterator[bytes]:
-    """The run's records as pack_jobs blobs in job order, one database query (and one chunk in memory) each."""
-    rid = _source(run)
+def _database_blobs(rid: int) -> Iterator[bytes]:
+    """A run's records stored in the database (before objects) as pack_jobs blobs, one query (and one chunk
+    in memory) each."""
     ids = list(RunJobsChunk.objects.filter(run_id=rid).order_by("index").values_list("pk", flat=True))
     for pk in ids:
         yield _bytes(RunJobsChunk.objects.filter(pk=pk).values_list("data", flat=True).get())
@@ -90,16 +118,34 @@ def job_blobs(run: Run) -> Iterator[bytes]:
             yield _bytes(legacy)
 
 
+def job_blobs(run: Run) -> Iterator[bytes]:
+    """The run's records as pack_jobs blobs in job order (an experiment archive's chunk files), one row group
+    or database chunk in memory at a time."""
+    obj = _object(run)
+    if obj is None:
+        yield from _database_blobs(_source(run))
+        return
+    sampled = (run.records or {}).get("kept") == "sample"  # its job numbers are not consecutive: keep them
+    for cols in storage.read_records(obj.key, f"run {run.pk}"):
+        blob = archive.pack_jobs(cols, cols["job"] if sampled else None)
+        del cols  # not held while the next row group is read
+        yield blob
+
+
 def run_job_chunks(run: Run) -> Iterator[dict[str, np.ndarray]]:
-    """The per-job columns (simcore.archive.JOB_COLUMNS) of a finished run, one chunk at a time.
+    """The per-job columns (simcore.archive.JOB_COLUMNS) of a finished run, one row group (or stored chunk,
+    for runs stored before objects) at a time.
 
     Raises ParameterError at once (not on the first chunk) when the run has no per-job records.
     """
+    obj = _object(run)
+    if obj is not None:
+        return storage.read_records(obj.key, f"run {run.pk}")
     if not has_jobs(run):
         if (run.records or {}).get("kept") == "none":
             raise ParameterError(f"run {run.pk} kept no per-job records (its experiment's per-job records: none)")
         raise ParameterError(f"run {run.pk} has no per-job results")
-    return archive.iter_jobs(job_blobs(run))
+    return archive.iter_jobs(_database_blobs(_source(run)))
 
 
 def run_jobs(run: Run) -> dict[str, np.ndarray]:

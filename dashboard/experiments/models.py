@@ -1,8 +1,10 @@
 """Experiments, their runs and results, page aggregates, and a run's per-job records.
 
-A run's per-job records are compact binary chunks of consecutive jobs in their
-own table (:class:`RunJobsChunk`), so the pages, which read :class:`RunResult`,
-never load them, and no run is too large for one database value.
+A run's per-job records are one Parquet object in the records storage, outside
+the database (:class:`RunRecordsObject` says where; dashboard.experiments.storage),
+so the pages, which read :class:`RunResult`, never load them and the database
+does not grow with them. Runs stored before keep theirs in :class:`RunJobsChunk`
+rows (or one :class:`RunJobs` blob), read still.
 """
 
 from __future__ import annotations
@@ -235,10 +237,34 @@ class ExperimentCharts(models.Model):
     figures = models.TextField(default="{}")
 
 
+class RunRecordsObject(models.Model):
+    """Where a run's per-job records are: one compressed Parquet object in the "records" storage
+    (dashboard.experiments.storage), and what it should hold. The database keeps this row only.
+
+    Written after the object, in the transaction that finishes the run: a row
+    always points at a whole object. Deleting the row deletes its object.
+    """
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="records_object")
+    #: The object's name in the "records" storage: experiments/<experiment>/runs/<run>/attempt-<n>-<random>.parquet.
+    key = models.CharField(max_length=500, unique=True)
+    #: Records (Parquet rows) and row groups in it; its size in bytes and SHA-256 as written.
+    rows = models.BigIntegerField()
+    row_groups = models.IntegerField()
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    #: dashboard.experiments.storage.LAYOUT when written (its columns and types), for readers of later versions.
+    layout = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.key
+
+
 class RunJobs(models.Model):
     """Per-job records as one simcore.archive.pack_jobs blob (36 bytes a job): runs stored before chunks.
 
-    Read still (dashboard.experiments.jobs); new runs write :class:`RunJobsChunk` rows.
+    Read still (dashboard.experiments.jobs); new runs write a :class:`RunRecordsObject`.
     """
 
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="jobs")
@@ -247,7 +273,8 @@ class RunJobs(models.Model):
 
 
 class RunJobsChunk(models.Model):
-    """Jobs ``first .. first + n_jobs - 1`` of a run as one simcore.archive.pack_jobs blob (36 bytes a job).
+    """Jobs ``first .. first + n_jobs - 1`` of a run as one simcore.archive.pack_jobs blob (36 bytes a job):
+    runs stored before per-job records left the database (migration 0019); read still, no longer written.
 
     A run's chunks are ``index`` 0, 1, ... of SIMCORE_JOB_CHUNK jobs each (the
     last may be shorter; a run without jobs has one empty chunk), all written in

@@ -16,6 +16,18 @@ os.environ.setdefault("SIMCORE_STATIC_COLLECTED", "0")  # no collectstatic befor
 # test_kernel_warm_up asks for it explicitly.
 os.environ.setdefault("SIMCORE_WARM_KERNELS", "0")
 
+# Per-job records in a folder of this test process (dashboard.experiments.storage), which the workers it starts
+# inherit through the environment: never the checkout's var/records, where test databases of other sessions
+# would number their runs alike.
+if not os.environ.get("SIMCORE_STORAGE_URL"):
+    import atexit
+    import shutil
+    import tempfile
+
+    _records = tempfile.mkdtemp(prefix="simcore-test-records-")
+    os.environ["SIMCORE_STORAGE_URL"] = f"file://{_records}"
+    atexit.register(shutil.rmtree, _records, True)
+
 from dashboard.settings import *  # noqa: E402,F403
 
 # No collectstatic before tests: serve static/ as it is (production uses whitenoise's hashed manifest).

@@ -1,9 +1,11 @@
-"""Per-job records in chunks (paper-scale runs): stored whole or not at all, read back one chunk at a time.
+"""Per-job records in row groups of one storage object (paper-scale runs): stored whole or not at all, read
+back one row group at a time; runs stored before, in database chunks, read the same.
 
 Every reader (CSV and Parquet downloads, experiment archives, packing
-snapshots) must give exactly the engine's records whatever the chunk size,
-including at the boundaries (n = chunk - 1, chunk, chunk + 1); a worker
-killed while writing the chunks leaves none, and its retry stores one set.
+snapshots) must give exactly the engine's records whatever the row group
+size, including at the boundaries (n = chunk - 1, chunk, chunk + 1); a worker
+killed while writing the object, or after writing it and before its row,
+leaves no row, and its retry stores one object and deletes the other.
 """
 
 from __future__ import annotations
@@ -28,12 +30,12 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from dashboard.experiments import charts
+from dashboard.experiments import charts, storage
 from dashboard.experiments.execution import claim_run, execute_run, store_outcome
 from dashboard.experiments.jobs import job_blobs, n_jobs, run_job_chunks, run_jobs
 from dashboard.experiments.results import chart_runs, runs_with_results
 from dashboard.experiments.work import recover_lost_runs
-from dashboard.models import Run, RunJobs, RunJobsChunk, RunResult, Status
+from dashboard.models import Run, RunJobs, RunJobsChunk, RunRecordsObject, RunResult, Status
 from dashboard.packing.models import PackingSource
 from dashboard.packing.services import SourceChoice, create_analysis, snapshot_of
 from simcore import archive
@@ -89,9 +91,12 @@ def test_chunk_boundaries_store_every_job_once_and_downloads_equal_the_engines_r
     chunk = n + delta
     run = _stored_run(owner, chunk, settings)
 
-    rows = list(RunJobsChunk.objects.filter(run=run).order_by("index").values_list("index", "first", "n_jobs"))
-    assert rows == ([(0, 0, chunk), (1, chunk, 1)] if delta == -1 else [(0, 0, n)])
-    assert n_jobs(run) == n == run.jobs_total and not RunJobs.objects.filter(run=run).exists()
+    obj = RunRecordsObject.objects.get(run=run)
+    assert (obj.rows, obj.row_groups, obj.layout) == (n, 2 if delta == -1 else 1, storage.LAYOUT)
+    assert [len(c["job"]) for c in run_job_chunks(run)] == ([chunk, 1] if delta == -1 else [n])
+    assert obj.size == storage.storage().size(obj.key) and obj.sha256 == storage.checksum(obj.key)
+    assert n_jobs(run) == n == run.jobs_total
+    assert not RunJobs.objects.filter(run=run).exists() and not RunJobsChunk.objects.filter(run=run).exists()
     _assert_same(run_jobs(run), want)
 
     exp = run.experiment
@@ -114,7 +119,7 @@ def test_many_small_chunks_read_back_in_order_everywhere(owner, owner_client, se
     want = engine.jobs_columns()
     n = len(want["job"])
     run = _stored_run(owner, 333, settings)
-    assert RunJobsChunk.objects.filter(run=run).count() == -(-n // 333)
+    assert RunRecordsObject.objects.get(run=run).row_groups == -(-n // 333)
     parts = list(run_job_chunks(run))
     assert [int(p["job"][0]) for p in parts] == list(range(0, n, 333))
     _assert_same(archive.concat_jobs(parts), want)
@@ -156,7 +161,7 @@ def test_a_packing_snapshot_from_chunks_equals_the_one_from_the_engine(owner, se
 def test_cdf_charts_and_the_stored_cdf_are_the_same_with_one_chunk_or_many(owner, settings, engine):
     one = _stored_run(owner, 10**9, settings)
     many = _stored_run(owner, 100, settings)
-    assert RunJobsChunk.objects.filter(run=one).count() == 1 < RunJobsChunk.objects.filter(run=many).count()
+    assert RunRecordsObject.objects.get(run=one).row_groups == 1 < RunRecordsObject.objects.get(run=many).row_groups
 
     def figures(run: Run) -> dict[str, Any]:
         figs = charts.all_charts(chart_runs(runs_with_results(run.experiment)))
@@ -174,7 +179,7 @@ def test_a_run_stored_before_chunks_reads_as_one_chunk(owner, owner_client, sett
     run = _stored_run(owner, 10**9, settings)
     blob = b"".join(job_blobs(run))
     # As the platform stored it before chunks: one RunJobs blob.
-    RunJobsChunk.objects.filter(run=run).delete()
+    RunRecordsObject.objects.filter(run=run).delete()
     RunJobs.objects.create(run=run, n_jobs=run.jobs_total, data=blob)
     want = engine.jobs_columns()
     assert n_jobs(run) == len(want["job"])
@@ -186,14 +191,57 @@ def test_a_run_stored_before_chunks_reads_as_one_chunk(owner, owner_client, sett
 
 
 @pytest.mark.django_db
-def test_a_run_has_one_chunk_per_index(owner, settings):
+def test_a_run_has_one_records_object(owner, settings):
     run = _stored_run(owner, 10**9, settings)
     with pytest.raises(IntegrityError), transaction.atomic():
-        RunJobsChunk.objects.create(run=run, index=0, first=0, n_jobs=0, data=b"")
+        RunRecordsObject.objects.create(run=run, key="other", rows=0, row_groups=0, size=0, sha256="", layout=1)
 
 
-# A worker process that claims the run, simulates it, and is SIGKILLed by its own hand in the middle of writing
-# the chunks (after two of them went to the database inside the storing transaction).
+def _run_objects(run: Run) -> list[str]:
+    """The objects under the run's folder in the records storage."""
+    return sorted(k.rsplit("/", 1)[-1] for k in storage.objects_under(storage.run_folder(run.experiment_id, run.pk)))
+
+
+@pytest.mark.django_db
+def test_a_run_stored_in_database_chunks_reads_the_same_everywhere(owner, owner_client, settings, engine):
+    """A run of before this layout (issue 29): its records in RunJobsChunk rows, written here as the worker of
+    then wrote them. Its downloads, archive and packing snapshot equal those of the same run stored as an object."""
+    new = _stored_run(owner, 257, settings)
+    old = _stored_run(owner, 10**9, settings)
+    RunRecordsObject.objects.filter(run=old).delete()
+    n = len(engine.jobs_columns()["job"])
+    for index, blob in enumerate(archive.job_chunks(engine, 300)):
+        RunJobsChunk.objects.create(
+            run=old, index=index, first=index * 300, n_jobs=min(300, n - index * 300), data=blob
+        )
+    assert not RunRecordsObject.objects.filter(run=old).exists() and n_jobs(old) == n_jobs(new) == n
+
+    def body(run: Run, name: str) -> bytes:
+        resp = owner_client.get(reverse("run-download", args=[run.experiment_id, run.pk, name]))
+        assert resp.status_code == 200
+        return b"".join(resp.streaming_content)
+
+    assert body(old, "jobs.csv") == body(new, "jobs.csv")
+    assert pq.read_table(io.BytesIO(body(old, "jobs.parquet"))).equals(
+        pq.read_table(io.BytesIO(body(new, "jobs.parquet")))
+    )
+    _assert_same(archive.concat_jobs(archive.iter_jobs(job_blobs(old))), engine.jobs_columns())
+    _assert_same(archive.concat_jobs(archive.iter_jobs(job_blobs(new))), engine.jobs_columns())
+    t = 1800.0
+    snaps = [
+        snapshot_of(
+            create_analysis(owner, SourceChoice(PackingSource.RUN, run=r), time_s=t, spec={"orderings": ["arrival"]})
+        )
+        for r in (old, new)
+    ]
+    assert snaps[0].meta == snaps[1].meta and len(snaps[0].job) > 0
+    for k in ("job", "placement", "request"):
+        np.testing.assert_array_equal(getattr(snaps[0], k), getattr(snaps[1], k))
+
+
+# A worker process that claims the run, simulates it, and is SIGKILLed by its own hand: ``object`` in the middle of
+# writing the records object (after two row groups went to its temporary file), ``row`` after the object is in the
+# storage and before the transaction that names it commits.
 _DYING_WORKER = textwrap.dedent(
     """
     import os, signal, sys
@@ -206,22 +254,31 @@ _DYING_WORKER = textwrap.dedent(
 
     run = execution.claim_run(int(sys.argv[1]), "doomed@host")
     outcome = run_scenario(scenario_for(run), run.scheduler, run.seed)
-    real = archive.job_chunks
+    real = archive.job_column_chunks
 
     def dying(o, size, keep=None):
-        for i, blob in enumerate(real(o, size, keep)):
+        for i, piece in enumerate(real(o, size, keep)):
             if i == 2:
                 os.kill(os.getpid(), signal.SIGKILL)
-            yield blob
+            yield piece
 
-    archive.job_chunks = dying
+    def dying_row(*args):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    if sys.argv[2] == "object":
+        archive.job_column_chunks = dying
+    else:
+        execution.save_jobs = dying_row
     execution.store_outcome(run, outcome)
     """
 )
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_killed_while_storing_chunks_leaves_none_and_its_retry_stores_one_set(owner, settings, engine):
+@pytest.mark.parametrize("when", ["object", "row"])
+def test_a_worker_killed_while_storing_records_leaves_no_row_and_its_retry_stores_one_object(
+    owner, settings, engine, when
+):
     settings.SIMCORE_WORKER_TIMEOUT_S = 60
     settings.SIMCORE_RUN_MAX_ATTEMPTS = 3
     exp = _experiment(owner, SCENARIO)
@@ -233,28 +290,33 @@ def test_a_worker_killed_while_storing_chunks_leaves_none_and_its_retry_stores_o
         "SIMCORE_JOB_CHUNK": "500",
     }
     proc = subprocess.run(
-        [sys.executable, "-c", _DYING_WORKER, str(run.pk)], cwd=ROOT, env=env, capture_output=True, timeout=300
+        [sys.executable, "-c", _DYING_WORKER, str(run.pk), when], cwd=ROOT, env=env, capture_output=True, timeout=300
     )
     assert proc.returncode == -9, proc.stderr.decode()[-2000:]
-    # Killed inside the transaction: no chunk, no result, the run still held by the dead attempt.
+    # Killed before the transaction committed: no row, no result, the run still held by the dead attempt.
     row = Run.objects.get(pk=run.pk)
     assert (row.status, row.attempt, row.worker) == (Status.RUNNING, 1, "doomed@host")
-    assert not RunJobsChunk.objects.filter(run=row).exists() and not RunResult.objects.filter(run=row).exists()
+    assert not RunRecordsObject.objects.filter(run=row).exists() and not RunResult.objects.filter(run=row).exists()
+    # Killed after the object reached the storage: it is there, named by no row.
+    left = _run_objects(row)
+    assert len(left) == (1 if when == "row" else 0) and all(x.startswith("attempt-1-") for x in left)
 
-    # Declared lost, queued again, run by another worker: exactly one set of chunks, the engine's records.
+    # Declared lost, queued again, run by another worker: exactly one object, the engine's records; the dead
+    # attempt's object is deleted.
     assert recover_lost_runs(now=timezone.now() + timedelta(seconds=61)).retried == [run.pk]
     settings.SIMCORE_JOB_CHUNK = 500
     assert execute_run(run.pk, "b@host") == Status.FINISHED
     want = engine.jobs_columns()
     n = len(want["job"])
-    idx = list(RunJobsChunk.objects.filter(run=run).order_by("index").values_list("index", flat=True))
-    assert idx == list(range(-(-n // 500)))
+    obj = RunRecordsObject.objects.get(run=run)
+    assert obj.row_groups == -(-n // 500) and obj.key.rsplit("/", 1)[-1].startswith("attempt-2-")
+    assert _run_objects(row) == [obj.key.rsplit("/", 1)[-1]]
     _assert_same(run_jobs(run), want)
     row.refresh_from_db()
     assert row.attempt == 2 and [a["worker"] for a in row.lost_attempts] == ["doomed@host"]
-    # The dead attempt, were it to come back, can store nothing more.
+    # The dead attempt, were it to come back, can store nothing more, and leaves no object behind.
     assert not store_outcome(_as_held(row, attempt=1), engine)
-    assert RunJobsChunk.objects.filter(run=run).count() == len(idx)
+    assert RunRecordsObject.objects.filter(run=run).count() == 1 and _run_objects(row) == [obj.key.rsplit("/", 1)[-1]]
 
 
 def _as_held(row: Run, attempt: int) -> Run:
@@ -266,11 +328,13 @@ def _as_held(row: Run, attempt: int) -> Run:
 
 
 @pytest.mark.django_db
-def test_a_claim_then_store_writes_the_chunks_in_the_finishing_transaction(owner, settings, engine):
+def test_a_claim_then_store_names_one_object_in_the_finishing_transaction(owner, settings, engine):
     settings.SIMCORE_JOB_CHUNK = 1000
     run = claim_run(_experiment(owner, SCENARIO).runs.get().pk, "w@host")
     assert run is not None and store_outcome(run, engine)
     # A second store of the same attempt (a repeated task message) is refused: still one set.
     assert not store_outcome(_as_held(run, run.attempt), engine)
     n = len(engine.jobs_columns()["job"])
-    assert RunJobsChunk.objects.filter(run=run).count() == -(-n // 1000)
+    obj = RunRecordsObject.objects.get(run=run)
+    # The refused store deleted the object it had written: the run's folder holds the named one only.
+    assert obj.row_groups == -(-n // 1000) and _run_objects(run) == [obj.key.rsplit("/", 1)[-1]]

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from dashboard.experiments.execution import execute_run
 from dashboard.experiments.services import create_experiment
-from dashboard.models import Experiment, Run, RunJobsChunk, Status
+from dashboard.models import Experiment, Run, RunRecordsObject, Status
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.packing.services import SourceChoice, create_analysis
 from simcore import archive
@@ -53,7 +53,7 @@ def test_a_sample_from_the_form_is_stored_shown_and_downloaded_and_the_summary_i
     }
     assert run.result.series == full.result.series
     assert run.records == {"policy": "sample:10", "kept": "sample", "jobs_kept": 10, "of": n, "sample_seed": 0}
-    assert sum(RunJobsChunk.objects.filter(run=run).values_list("n_jobs", flat=True)) == 10
+    assert RunRecordsObject.objects.get(run=run).rows == 10
 
     page = owner_client.get(reverse("experiment-detail", args=[exp.pk])).content.decode()
     assert 'Per-job records asked: <span id="records-asked">sample:10</span>' in page
@@ -105,7 +105,7 @@ def test_none_from_the_api_keeps_no_records_and_the_jobs_download_says_why(owner
     assert exp.scenario["job_records"] == "none"
     (run,) = _run_all(exp)
     assert run.records is not None and run.records["kept"] == "none" and run.records["of"] > 0
-    assert not RunJobsChunk.objects.filter(run=run).exists()
+    assert not RunRecordsObject.objects.filter(run=run).exists()
     assert api.get(f"/api/experiments/{exp.pk}/").json()["runs"][0]["records"]["kept"] == "none"
     for kind in ("jobs.csv", "jobs.parquet"):
         gone = api.get(f"/api/runs/{run.pk}/download/{kind}")

@@ -33,14 +33,16 @@ from dashboard.celery import app
 from dashboard.common.limits import Limits
 from dashboard.common.queueing import requeue_stale, waiting_messages
 from dashboard.common.recovery import attempts_note, exhausted_message
+from dashboard.experiments import storage
 from dashboard.experiments.execution import _fail, _Reporter, claim_run, store_outcome
+from dashboard.experiments.jobs import run_job_chunks
 from dashboard.experiments.work import enqueue_runs, recover_lost_runs
 from dashboard.models import (
     ClusterUpload,
     Experiment,
     ImportStatus,
     Run,
-    RunJobsChunk,
+    RunRecordsObject,
     RunResult,
     Status,
     TraceImportFile,
@@ -49,7 +51,6 @@ from dashboard.models import (
 from dashboard.traces import imports
 from dashboard.traces.uploads import InputFile
 from dashboard.traces.work import recover_lost_imports
-from simcore import archive
 from simcore.core.engine import Progress
 from simcore.core.errors import Cancelled
 from simcore.scenario import run_scenario
@@ -169,14 +170,14 @@ def test_a_zombie_worker_stores_nothing_once_its_run_was_given_to_another(
     assert _fail(zombie, "some error") == Status.RUNNING  # its error
     row = Run.objects.get(pk=zombie.pk)
     assert (row.status, row.attempt, row.worker, row.error) == (Status.RUNNING, 2, "b@host", "")
-    assert not RunResult.objects.filter(run=row).exists() and not RunJobsChunk.objects.filter(run=row).exists()
+    assert not RunResult.objects.filter(run=row).exists() and not RunRecordsObject.objects.filter(run=row).exists()
 
     # Worker b finishes: one result, the lost attempt recorded, nothing of a.
     with django_capture_on_commit_callbacks(execute=True):
         assert store_outcome(live, outcome)
     row.refresh_from_db()
     assert row.status == Status.FINISHED and row.jobs_total == outcome.summary["jobs"]
-    assert RunResult.objects.filter(run=row).count() == 1 and RunJobsChunk.objects.filter(run=row).count() == 1
+    assert RunResult.objects.filter(run=row).count() == 1 and RunRecordsObject.objects.filter(run=row).count() == 1
     assert [a["worker"] for a in row.lost_attempts] == ["a@host"]
 
 
@@ -313,7 +314,7 @@ def test_workers_killed_mid_run_lose_nothing_and_every_run_completes_exactly_onc
     runs = list(exp.runs.order_by("seed", "scheduler"))
     # A longer timeout than the other worker tests': on a busy machine a live worker's heartbeat may come late,
     # and here any attempt declared lost that was not killed would fail the count.
-    # Records in chunks of 100,000 jobs: each run stores three, and must end with exactly one set of them.
+    # Records in row groups of 100,000 jobs: each run stores three, and must end with exactly one object.
     env = {"SIMCORE_RUN_MAX_ATTEMPTS": "3", "SIMCORE_WORKER_TIMEOUT_S": "6", "SIMCORE_JOB_CHUNK": "100000"}
     workers: list[Worker] = []
     killed: list[int] = []
@@ -355,13 +356,16 @@ def test_workers_killed_mid_run_lose_nothing_and_every_run_completes_exactly_onc
         assert len(row.lost_attempts) == lost[pk], (pk, row.lost_attempts)
         assert row.attempt == 1 + lost[pk] and row.error == ""
         assert [a["attempt"] for a in row.lost_attempts] == list(range(1, lost[pk] + 1))
-    # One result per run, whole: its per-job chunks (one set, indices 0, 1, ...) hold every job the summary counts.
+    # One result per run, whole: its one records object holds every job the summary counts, in row groups, and
+    # the run's folder holds no other (a killed attempt's object is deleted by the next attempt).
     assert RunResult.objects.filter(run__in=runs).count() == len(runs)
     for row in rows.values():
-        chunks = list(RunJobsChunk.objects.filter(run=row).order_by("index"))
-        assert [c.index for c in chunks] == list(range(len(chunks))) and chunks
-        assert sum(c.n_jobs for c in chunks) == row.result.summary["jobs"] == row.jobs_total
-        assert [len(archive.unpack_jobs(bytes(c.data))["job"]) for c in chunks] == [c.n_jobs for c in chunks]
+        obj = RunRecordsObject.objects.get(run=row)
+        assert obj.rows == row.result.summary["jobs"] == row.jobs_total and obj.row_groups == -(-obj.rows // 100_000)
+        assert [len(c["job"]) for c in run_job_chunks(row)] == [
+            min(100_000, obj.rows - i) for i in range(0, obj.rows, 100_000)
+        ]
+        assert list(storage.objects_under(storage.run_folder(row.experiment_id, row.pk))) == [obj.key]
     # Completed exactly once: one "finished" end per run in all the workers' logs.
     ends = _finished_lines(logs)
     assert ends == Counter({pk: 1 for pk in rows}), ends
@@ -542,7 +546,7 @@ def test_a_run_over_the_time_limit_stops_with_the_message_and_is_not_retried(own
     assert run.status == Status.FAILED
     assert run.error == "stopped after 2 s: the run time limit (setting SIMCORE_RUN_TIME_LIMIT_S)"
     assert run.attempt == 1 and run.lost_attempts == [] and run.fraction < 1.0
-    assert not RunResult.objects.filter(run=run).exists() and not RunJobsChunk.objects.filter(run=run).exists()
+    assert not RunResult.objects.filter(run=run).exists() and not RunRecordsObject.objects.filter(run=run).exists()
     assert Experiment.objects.get(pk=exp.pk).status == Status.FAILED
 
 

@@ -40,7 +40,6 @@ from dashboard.packing.forms import initial_from
 from dashboard.packing.services import SourceChoice, create_analysis, execute_analysis
 from dashboard.packing.work import recover_lost_analyses
 from dashboard.traces import imports
-from simcore import archive
 from simcore.api import resolve_cluster
 from simcore.packing.analysis import AnalysisSpec, analyse, series_tables
 from simcore.packing.sources import from_result, from_trace
@@ -520,14 +519,16 @@ def test_a_live_analysis_is_not_touched_by_the_repair(owner: User) -> None:
 
 
 def test_a_run_whose_records_no_longer_match_its_rebuilt_workload_is_simulated_again(owner: User) -> None:
-    from dashboard.models import RunJobsChunk
+    from dashboard.experiments import storage
+    from dashboard.experiments.jobs import run_jobs
+    from dashboard.models import RunRecordsObject
 
     run = finished_run(owner)
     # As if another code version had generated the stored run: its records differ from today's workload.
-    chunk = RunJobsChunk.objects.get(run=run, index=0)
-    cols = archive.unpack_jobs(chunk.data)
+    cols = run_jobs(run)
     cols["submit_s"] = cols["submit_s"] + 1e-6
-    RunJobsChunk.objects.filter(pk=chunk.pk).update(data=archive.pack_jobs(cols))
+    other = storage.write_records(run.experiment_id, run.pk, run.attempt, [(cols, None)], sampled=False)
+    RunRecordsObject.objects.filter(run=run).update(key=other.key, sha256=other.sha256, size=other.size)
     a = finished_analysis(owner, run)
     assert "simulated again" in a.results["snapshot"]["meta"]["note"]
     out = run_scenario(run.experiment.scenario, "greedy", 0)

@@ -9,7 +9,7 @@ from dashboard.common.sharing import set_sharing
 from dashboard.experiments.execution import execute_run, store_outcome
 from dashboard.experiments.jobs import n_jobs
 from dashboard.experiments.services import cancel_run, create_experiment
-from dashboard.models import Experiment, Run, RunJobsChunk, RunResult, Status
+from dashboard.models import Experiment, Run, RunRecordsObject, RunResult, Status
 from tests.dashboard.conftest import small_scenario
 
 
@@ -139,7 +139,7 @@ def test_a_finished_run_has_all_results_and_a_cancelled_one_none(owner):
 
     outcome = run_scenario(exp2.scenario, "greedy", 0)
     assert store_outcome(run2, outcome) is False  # cancelled meanwhile: nothing written
-    assert not RunResult.objects.filter(run=run2).exists() and not RunJobsChunk.objects.filter(run=run2).exists()
+    assert not RunResult.objects.filter(run=run2).exists() and not RunRecordsObject.objects.filter(run=run2).exists()
 
 
 def test_transitions_are_guarded_and_claims_are_exclusive(owner):

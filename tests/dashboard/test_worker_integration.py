@@ -15,7 +15,7 @@ from django.urls import reverse
 from dashboard.common.heartbeat import clean_json
 from dashboard.experiments.jobs import run_jobs
 from dashboard.experiments.services import create_experiment
-from dashboard.models import Experiment, Run, RunJobsChunk, RunResult, Status
+from dashboard.models import Experiment, Run, RunRecordsObject, RunResult, Status
 from simcore import archive
 from simcore.scenario import run_scenario
 from tests.dashboard.conftest import small_scenario, wait_for
@@ -151,7 +151,7 @@ def test_a_failing_run_shows_its_message_and_leaves_the_others(owner, owner_clie
     bad = wait_for(bad)
     run = bad.runs.get()
     assert run.status == Status.FAILED and "missing.csv" in run.error
-    assert not RunResult.objects.filter(run=run).exists() and not RunJobsChunk.objects.filter(run=run).exists()
+    assert not RunResult.objects.filter(run=run).exists() and not RunRecordsObject.objects.filter(run=run).exists()
     html = owner_client.get(bad.get_absolute_url()).content.decode()
     assert "missing.csv" in html and "Traceback" not in html
     assert set(exp.runs.values_list("status", flat=True)) == {Status.FINISHED}

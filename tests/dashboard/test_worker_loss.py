@@ -45,7 +45,7 @@ from dashboard.models import (
     ImportRole,
     ImportStatus,
     Run,
-    RunJobsChunk,
+    RunRecordsObject,
     RunResult,
     Status,
     TraceImportFile,
@@ -210,7 +210,7 @@ def test_a_late_worker_cannot_bring_a_lost_run_back(owner, settings, django_capt
     assert _fail(run, "some error") == Status.FAILED
     run = Run.objects.get(pk=run.pk)
     assert (run.status, run.error, run.heartbeat_at) == (Status.FAILED, message, T0)
-    assert not RunResult.objects.filter(run=run).exists() and not RunJobsChunk.objects.filter(run=run).exists()
+    assert not RunResult.objects.filter(run=run).exists() and not RunRecordsObject.objects.filter(run=run).exists()
 
 
 CSV = b"submit_s,duration_s,cpu,mem\n0,10,0.5,0.25\n5,20,0.25,0.5\n"

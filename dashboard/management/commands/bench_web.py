@@ -5,10 +5,11 @@
    the submit until its page renders with the results.
 2. Store and download a big run (a million jobs by default, ``--big-jobs``):
    simulate it in this process, then time :func:`store_outcome` (the per-job
-   records in chunks of SIMCORE_JOB_CHUNK jobs) and full downloads (CSV
+   records as one Parquet object in the records storage, row groups of
+   SIMCORE_JOB_CHUNK jobs) and full downloads (CSV
    streamed, Parquet, the experiment archive) through Django's request
-   handling, with the process's peak resident memory in each step and the
-   database bytes a job takes.
+   handling, with the process's peak resident memory in each step, the
+   object's bytes a job and the database bytes the run's records row takes.
 3. Experiment page server time with that run stored (median of 10 GETs).
 4. Pages under load (``--pages``, issue 25): a 90-cell sweep (10 loads x 3
    schedulers x 3 seeds) and a 10-run experiment (2 schedulers x 5 seeds),
@@ -49,7 +50,7 @@ from django.urls import reverse
 from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.common.models import Status
 from dashboard.experiments.execution import store_outcome
-from dashboard.experiments.models import Experiment, Run, RunJobsChunk
+from dashboard.experiments.models import Experiment, Run, RunJobsChunk, RunRecordsObject
 from dashboard.experiments.services import create_experiment
 from simcore.scenario import run_scenario, validate_scenario
 
@@ -100,13 +101,24 @@ class _Peak:
 
 
 def _stored_bytes(run: Run) -> int:
-    """Bytes the run's per-job chunks take as stored values (PostgreSQL: after TOAST's compression)."""
+    """Bytes the run's per-job records take in the database: its RunRecordsObject row (PostgreSQL: the row's
+    size), or the chunks of runs stored before objects (after TOAST's compression)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as c:
+            c.execute(
+                "SELECT coalesce(sum(pg_column_size(t.*)), 0) "
+                f"FROM {RunRecordsObject._meta.db_table} t WHERE run_id = %s",
+                [run.pk],
+            )
+            row = int(c.fetchone()[0])
+    else:
+        row = 0
     size: Func = (
         Func(F("data"), function="pg_column_size", output_field=BigIntegerField())
         if connection.vendor == "postgresql"
         else Length("data")
     )
-    return int(RunJobsChunk.objects.filter(run=run).aggregate(b=Sum(size))["b"] or 0)
+    return row + int(RunJobsChunk.objects.filter(run=run).aggregate(b=Sum(size))["b"] or 0)
 
 
 class Command(BaseCommand):
@@ -245,12 +257,13 @@ class Command(BaseCommand):
         t_store = time.perf_counter() - t0
         exp.refresh_status()
         n = outcome.summary["jobs"]
-        chunks = RunJobsChunk.objects.filter(run=run).count()
+        obj = RunRecordsObject.objects.get(run=run)
         grown = _stored_bytes(run)
         self.stdout.write(
             f"[2] run of {n:,} jobs simulated in {t_sim:.1f} s ({sim_mem}); stored in {t_store:.2f} s "
-            f"({store_mem}): {chunks} chunks of at most {settings.SIMCORE_JOB_CHUNK:,} jobs in one transaction, "
-            f"{grown / 1e6:,.0f} MB in the database ({grown / max(n, 1):.1f} bytes a job)"
+            f"({store_mem}): one object of {obj.row_groups} row groups of at most {settings.SIMCORE_JOB_CHUNK:,} "
+            f"jobs, {obj.size / 1e6:,.0f} MB ({obj.size / max(n, 1):.1f} bytes a job) in the records storage, "
+            f"{grown:,} bytes in the database"
         )
         del outcome
         self.downloads(client, run)
