@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0018_run_records"),
+        ("dashboard", "0019_capacity_plans"),
     ]
 
     operations = [
