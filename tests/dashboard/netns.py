@@ -32,7 +32,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -229,6 +229,40 @@ class Lab:
             raise
         self.database_url = _moved(database_url, self.gateway, self.forwarder.ports["postgres"])
         self.redis_url = _moved(redis_url, self.gateway, self.forwarder.ports["redis"])
+        self.s3: Any = None
+        self.bucket = f"simcore-netns-{self.tag}"
+        try:
+            self._start_s3()
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_s3(self) -> None:
+        """The per-job records store every host reaches: an S3-compatible server on the bridge's address.
+
+        No real S3 runs here, so it is moto's S3 server (HTTP, the S3 protocol), as in test_record_storage;
+        a filesystem folder under one host's var directory could not be read by the others.
+        """
+        from moto.moto_server.threaded_moto_server import ThreadedMotoServer
+
+        self.s3 = ThreadedMotoServer(ip_address=self.gateway, port=0, verbose=False)
+        self.s3.start()
+        host, port = self.s3.get_host_and_port()
+        self.s3_endpoint = f"http://{host}:{port}"
+        self.s3_bucket().create()
+
+    def s3_bucket(self) -> Any:
+        """The records bucket, as boto3 sees it from the test process."""
+        import boto3
+
+        s3 = boto3.resource(
+            "s3",
+            endpoint_url=self.s3_endpoint,
+            aws_access_key_id="netns",
+            aws_secret_access_key="netns",
+            region_name="us-east-1",
+        )
+        return s3.Bucket(self.bucket)
 
     # -- what every host's processes are given: the one place to add a setting (a storage backend, say)
 
@@ -238,7 +272,15 @@ class Lab:
         Per-job records kept on a filesystem under one host's var directory could not be read by another:
         a storage backend every host reaches (S3-compatible) belongs here, beside the database and the broker.
         """
-        return {"DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url}
+        return {
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+            "SIMCORE_STORAGE_URL": f"s3://{self.bucket}/records",
+            "AWS_S3_ENDPOINT_URL": self.s3_endpoint,
+            "AWS_ACCESS_KEY_ID": "netns",
+            "AWS_SECRET_ACCESS_KEY": "netns",
+            "AWS_S3_REGION_NAME": "us-east-1",
+        }
 
     def env(self, host: Host) -> dict[str, str]:
         """The whole environment of a process on ``host``: nothing inherited from the test process but PATH."""
@@ -322,6 +364,8 @@ class Lab:
         _stop_all([proc for host in self.hosts.values() for proc, _ in host.procs])
         if self.forwarder is not None:
             self.forwarder.close()
+        if getattr(self, "s3", None) is not None:
+            self.s3.stop()
         for host in self.hosts.values():
             subprocess.run(["ip", "netns", "del", host.netns], capture_output=True)
         if self._bridge_made:

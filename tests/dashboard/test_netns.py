@@ -38,7 +38,7 @@ from django.contrib.auth.models import User
 
 from dashboard import launcher
 from dashboard.celery import app
-from dashboard.models import ApiToken, PackingAnalysis, Run, SearchEvaluation, Status, TraceUpload
+from dashboard.models import ApiToken, PackingAnalysis, Run, RunRecordsObject, SearchEvaluation, Status, TraceUpload
 from simcore.cli import main
 from simcore.clusterfile import read_cluster
 from simcore.packing.analysis import AnalysisSpec, analyse
@@ -199,7 +199,12 @@ def test_web_server_and_workers_in_namespaces_of_their_own_share_only_the_databa
     assert record["summary"]["jobs"] == 200 and record["summary"]["mean_response_s"] > 0
     run = Run.objects.get(pk=record["run"])
     assert run.worker.startswith(short) and run.heartbeat_at is not None
-    # Its per-job records, served by the web namespace from what the short worker stored.
+    # Its per-job records, served by the web namespace from what the short worker stored in the S3 store
+    # that every host reaches (not under the short worker's var directory).
+    stored = RunRecordsObject.objects.get(run=run)
+    [obj] = [o for o in lab.s3_bucket().objects.filter(Prefix="records/") if o.key == f"records/{stored.key}"]
+    assert obj.size == stored.size > 0
+    assert not list((lab.hosts["short"].var).rglob("*.parquet"))
     jobs = api.get(f"/api/runs/{run.pk}/download/jobs.csv")
     assert jobs.status_code == 200
     rows = list(csv.DictReader(io.StringIO(jobs.text)))
