@@ -24,11 +24,11 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, labels, queueing, sharing, waiting
+from dashboard.common import access, labels, queueing, sharing
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
-from dashboard.experiments import charts, downloads, lotes_view, scale, sweep_views
+from dashboard.experiments import charts, downloads, lotes_view, memory, scale, sweep_views
 from dashboard.experiments.access import (
     get_experiment_for_user,
     get_run_for_user,
@@ -221,7 +221,7 @@ def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
     runs = runs_with_results(exp, page=True)
-    waits = waiting.notes(((r.status, r.queued_at) for r in runs), "short")
+    waits = memory.waiting_notes([(r.status, r.queued_at, r.needs_mb, r.sent_to) for r in runs])
     for r, wait in zip(runs, waits, strict=True):
         r.waiting = wait  # type: ignore[attr-defined]
         r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]
