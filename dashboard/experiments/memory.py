@@ -190,3 +190,38 @@ def waiting_notes(rows: list[tuple[str, datetime | None, int | None, str]]) -> l
         note(needs, sent_to, live) if is_declined else queue_note
         for (_, _, needs, sent_to), is_declined, queue_note in zip(rows, declined, queue_notes, strict=True)
     ]
+
+
+#: Most sweep points the form's check estimates (each draws a short workload: a fraction of a second).
+FORM_POINTS = 20
+
+
+def form_note(scenario: dict[str, Any], cluster_upload: Any = None, trace_upload: Any = None) -> str:
+    """The new-experiment form's words on memory (its "Check the scale"): the largest run's estimated peak.
+
+    Every point of a sweep up to :data:`FORM_POINTS` (the largest is what a worker must hold), under the
+    scenario's first seed; empty when it cannot be told (a scenario the run itself will refuse).
+    """
+    from simcore.sweep import scenario as sweep_scenario
+
+    jobs = trace_upload.info.get("jobs") if trace_upload is not None else None
+    machines = cluster_upload.info.get("machines") if cluster_upload is not None else None
+    points = sweep_scenario.points(scenario)
+    try:
+        peak = 0
+        for point in points[:FORM_POINTS]:
+            cell = sweep_scenario.cell_scenario(scenario, point) if point else scenario
+            size = memory.cell_size(cell, int(cell["seeds"][0]), jobs=jobs, machines=machines)
+            peak = max(peak, *(memory.estimate_mb(size.jobs, size.machines, s) for s in cell["schedulers"]))
+    except (SimcoreError, ValueError):
+        return ""
+    if len(points) == 1:
+        which = "each run"
+    else:
+        which = "its largest cell" if len(points) <= FORM_POINTS else f"the largest of its first {FORM_POINTS} points"
+    limits = sorted(w.memory_mb for w in workers.live(_short_queue()))
+    here = ""
+    if any(limits):  # say which workers can take it only where limits are set (SIMCORE_WORKER_MEMORY_MB)
+        each = ", ".join(f"{mb:,} MB" if mb else "no limit" for mb in limits)
+        here = f" (workers here: {each}; setting SIMCORE_WORKER_MEMORY_MB)"
+    return f"Memory: {which} needs about {memory.megabytes_text(peak)} at its peak in a worker{here}."

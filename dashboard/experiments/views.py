@@ -154,10 +154,12 @@ def _new_experiment(
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
     form = ExperimentForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     checked: list[str] | None = None
+    memory_note = ""
     check = request.method == "POST" and "check" in request.POST
     if check and form.is_valid():
         # "Check the scale": the form again with what the scale can show, nothing created.
         checked = scale.before(form.scenario)
+        memory_note = memory.form_note(form.scenario, form.cluster_upload, form.trace_upload)
     elif request.method == "POST" and form.is_valid():
         try:
             exp = create_experiment(
@@ -187,6 +189,7 @@ def _new_experiment(
             "scale_check": checked or [],
             "scale_checked": checked is not None,
             "scale_unread": check and form.is_valid() and checked is None,
+            "memory_note": memory_note,
         },
         status=400 if form.errors else 200,
     )
