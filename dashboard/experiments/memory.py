@@ -97,7 +97,6 @@ def _choose(needs_mb: int, live: list[workers.Live], load: dict[str, int]) -> wo
 
 def _send(run_id: int, needs_mb: int, sent_to: str, now: datetime) -> str:
     """Send run ``run_id`` to a live worker with enough memory unless ``sent_to`` is one; the worker it is with."""
-
     live = workers.live(_short_queue(), now)
     by_name = {w.name: w for w in live}
     if sent_to in by_name and by_name[sent_to].fits(needs_mb):
@@ -113,6 +112,8 @@ def _send(run_id: int, needs_mb: int, sent_to: str, now: datetime) -> str:
     name = target.name if target is not None else ""
     if target is not None and not queueing.send_to_worker(TASK, run_id, target.name):
         name = ""  # the broker is down: the next repair pass sends it
+    if not name and not sent_to:
+        return ""  # still no worker with enough: it waits, nothing to write
     Run.objects.filter(pk=run_id, status=Status.PENDING).update(
         sent_to=name[:200], **({"queued_at": now} if name else {})
     )
