@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER_OVER_BENCH_MB = 34
 #: The estimate's stated error (docs/notes/memcell.md): never below a measurement, and at most this far
 #: above (MiB, or this fraction of the measurement when larger).
-OVER_MB, OVER_FRACTION = 250, 0.17
+OVER_MB, OVER_FRACTION = 320, 0.17
 
 #: Measured with bench/memcell.py (docs/notes/memcell.md): (scheduler, machines, jobs, peak MiB).
 MEASURED = [
@@ -33,6 +33,9 @@ MEASURED = [
     ("lotes", 10_000, 9_844_573, 1402.0),
     ("greedy", 1_000, 29_832_728, 3734.8),
     ("lotes", 10_000, 31_736_485, 3979.2),  # a paper-scale Figure 11 cell: 10,000 machines, 100 h
+    # Kernels compiled in the process (numba's cache cold):
+    ("tetris", 100, 9_809, 331.0),
+    ("greedy", 1_000, 984_463, 438.7),
 ]
 
 
@@ -89,7 +92,8 @@ def test_a_cells_size_is_counted_from_a_short_draw_within_a_few_percent():
 
 
 def test_a_real_cells_peak_is_within_the_stated_error():
-    """One small cell measured here, in a fresh process, as bench/memcell.py measures (about 5 s)."""
+    """One small cell measured here, in a fresh process, as bench/memcell.py measures (about 5 s; more if its
+    kernel is compiled, which the estimate covers too)."""
     out = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "memcell.py"), "greedy", "10", "3.1"],
         capture_output=True,
