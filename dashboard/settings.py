@@ -291,6 +291,11 @@ def _half_the_memory_mb() -> int:
 #: Megabytes of memory one run or trace import may allocate in its worker process (RLIMIT_DATA on top of
 #: what the process holds when it starts the work; common.limits); 0: no limit. Default: half the machine's memory.
 SIMCORE_RUN_MEMORY_MB = env_int("SIMCORE_RUN_MEMORY_MB", _half_the_memory_mb(), minimum=0)
+#: Megabytes one process of this worker has for one run (a sweep cell): its host's memory over its
+#: concurrency, less what else runs there. A cell whose estimated peak (simcore.memory) is more is left for a
+#: worker with enough (dashboard.experiments.memory) instead of being killed by the kernel. 0: not set, every
+#: cell is taken (as before).
+SIMCORE_WORKER_MEMORY_MB = env_int("SIMCORE_WORKER_MEMORY_MB", 0, minimum=0)
 #: Jobs per Parquet row group of a run's per-job records (dashboard.experiments.storage; ~36 bytes a job before
 #: compression): writers and readers hold one row group at a time, whatever the run's size.
 SIMCORE_JOB_CHUNK = env_int("SIMCORE_JOB_CHUNK", 1_000_000, minimum=1)
@@ -364,6 +369,9 @@ CELERY_TASK_QUEUES = tuple(
     for name in (CELERY_TASK_DEFAULT_QUEUE, CELERY_TASK_DEFAULT_QUEUE + ".long")
 )
 CELERY_TASK_IGNORE_RESULT = True
+# Every worker also consumes a queue of its own (``<node name>.dq2``): a cell one worker declined for memory
+# is sent to the own queue of one with enough (dashboard.experiments.memory), never back to the shared one.
+CELERY_WORKER_DIRECT = True
 # A run is long and CPU-bound: take one at a time, acknowledge after it ends so a message whose
 # worker died may be redelivered. That redelivery is a convenience, not the guarantee: Redis gives an
 # unacknowledged message back only after the visibility timeout, the filesystem transport never.

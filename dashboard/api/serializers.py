@@ -344,7 +344,9 @@ class ProgressRunSerializer(serializers.Serializer):
     waiting = serializers.CharField(
         allow_blank=True,
         help_text="pending for more than a few seconds: what is ahead of it in its queue "
-        "('waiting for a worker: 3 tasks ahead of this one (...)'); else empty",
+        "('waiting for a worker: 3 tasks ahead of this one (...)'); declined by a worker whose memory "
+        "(SIMCORE_WORKER_MEMORY_MB) is below its estimate: how much it needs and which workers there are "
+        "('needs about 4.3 GB of memory; waiting for a worker with at least that much (...)'); else empty",
     )
 
 

@@ -150,3 +150,27 @@ def heard_at(last_heard: datetime | None, now: datetime) -> str:
 def lost_message(last_heard: datetime | None, now: datetime, advice: str) -> str:
     """What a user reads on work whose worker vanished; ``last_heard``: its last heartbeat."""
     return f"the worker running this stopped without finishing (lost at {heard_at(last_heard, now)}); {advice}"
+
+
+class WorkerHost(models.Model):
+    """A live worker as it publishes itself: its Celery node name, its memory limit, the queues it takes.
+
+    Each worker's main process writes its row when it starts and at every periodic repair pass
+    (dashboard.common.workers), and deletes it when it stops; a row not written for a few passes is a
+    worker gone. Read to send a cell a worker declined for memory to one with enough, and to tell the
+    page which workers there are.
+    """
+
+    #: Celery's node name (``short@host``): its direct queue is ``<name>.dq2`` (CELERY_WORKER_DIRECT).
+    name = models.CharField(max_length=200, primary_key=True)
+    #: SIMCORE_WORKER_MEMORY_MB of the worker: the memory one of its processes has for one cell; 0: not set.
+    memory_mb = models.PositiveIntegerField(default=0)
+    #: The queues it consumes, comma-separated.
+    queues = models.TextField(blank=True)
+    heard_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name

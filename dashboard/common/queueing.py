@@ -72,6 +72,23 @@ def send(task: str, ids: list[int]) -> bool:
     return True
 
 
+def send_to_worker(task: str, pk: int, worker: str) -> bool:
+    """One message of task ``task`` for row ``pk`` on the own queue of worker ``worker`` (its Celery node name:
+    every worker consumes ``<name>.dq2``, CELERY_WORKER_DIRECT); False (nothing raised) when the broker is down."""
+    from celery.utils.nodenames import worker_direct
+
+    from dashboard.celery import app
+
+    try:
+        with app.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=settings.SIMCORE_BROKER_TIMEOUT_S)
+            app.send_task(task, (pk,), connection=conn, retry=False, queue=worker_direct(worker))
+    except BROKER_ERRORS as e:
+        log.warning("could not send %s %s to worker %s: %s", task, pk, worker, e)
+        return False
+    return True
+
+
 @dataclass(frozen=True)
 class Work:
     """One kind of queued work, as a feature registers it (:func:`register`)."""

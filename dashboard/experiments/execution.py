@@ -15,7 +15,7 @@ from dashboard.common import beats, outages
 from dashboard.common.heartbeat import PROGRESS_EVERY_S, Heartbeat, clean_json, status_after_interrupt
 from dashboard.common.limits import Limits
 from dashboard.common.models import TRANSITIONS, Status, move
-from dashboard.experiments import aggregates
+from dashboard.experiments import aggregates, memory
 from dashboard.experiments.jobs import save_jobs, write_jobs
 from dashboard.experiments.models import Experiment, Run, RunResult
 from dashboard.experiments.services import scenario_for
@@ -98,6 +98,8 @@ def execute_run(run_id: int, worker: str = "", give_back: int | None = None) -> 
     task is retried, first giving back the attempt ``give_back`` it interrupted.
     """
     outages.give_back(Run, run_id, give_back, Status.RUNNING, Status.PENDING, fraction=0.0, jobs_done=0, eta_s=None)
+    if memory.too_big(run_id, worker):  # more than SIMCORE_WORKER_MEMORY_MB: left for a worker with more
+        return Status.PENDING
     run = claim_run(run_id, worker)
     if run is None:  # gone, not pending, or taken by another worker's claim of a duplicate message
         return Run.objects.filter(pk=run_id).values_list("status", flat=True).first() or "missing"

@@ -151,6 +151,14 @@ class Run(models.Model):
     #: Which per-job records it kept (simcore.records.describe: policy, kept all/sample/none, jobs_kept, of,
     #: sample_seed); null for runs stored before the choice, which kept all. A cached cell copies its source's.
     records = models.JSONField(null=True, blank=True)
+    #: The estimated peak memory (MiB, simcore.memory) once a worker declined it as more than its
+    #: SIMCORE_WORKER_MEMORY_MB; null while none did. Such a run waits for a worker with enough
+    #: (dashboard.experiments.memory), not in the shared queue.
+    needs_mb = models.PositiveIntegerField(null=True, blank=True)
+    #: The workers that declined it for memory, oldest first: {"worker", "limit_mb", "at"}.
+    declined = models.JSONField(default=list, blank=True)
+    #: The worker whose own queue holds its message since it was declined; "" while no live worker has enough.
+    sent_to = models.CharField(max_length=200, blank=True)
 
     class Meta:
         ordering = ["experiment_id", "seed", "id"]

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import IO, Any
 
-from dashboard.common import waiting
 from dashboard.common.models import Status
 from dashboard.common.recovery import attempts_note
+from dashboard.experiments import memory
 from dashboard.experiments.charts import ChartRun
 from dashboard.experiments.jobs import has_jobs, job_blobs
 from dashboard.experiments.models import Experiment, Run
@@ -66,9 +66,13 @@ def progress_payload(experiment: Experiment) -> dict[str, Any]:
             "attempt",
             "lost_attempts",
             "queued_at",
+            "needs_mb",
+            "sent_to",
         )
     )
-    waits = waiting.notes(((r["status"], r.pop("queued_at")) for r in runs), "short")  # type: ignore[misc]
+    waits = memory.waiting_notes(
+        [(r["status"], r.pop("queued_at"), r.pop("needs_mb"), r.pop("sent_to")) for r in runs]  # type: ignore[misc]
+    )
     for r, wait in zip(runs, waits, strict=True):
         r["attempts_note"] = attempts_note(r["attempt"], r["lost_attempts"])  # type: ignore[misc]  # one more key
         r["waiting"] = wait  # type: ignore[misc]  # and one more

@@ -24,11 +24,11 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, labels, queueing, sharing, waiting
+from dashboard.common import access, labels, queueing, sharing
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
-from dashboard.experiments import charts, downloads, lotes_view, scale, sweep_views
+from dashboard.experiments import charts, downloads, lotes_view, memory, scale, sweep_views
 from dashboard.experiments.access import (
     get_experiment_for_user,
     get_run_for_user,
@@ -154,10 +154,12 @@ def _new_experiment(
     """The new-experiment form (a fork when ``source`` is given), and its submission."""
     form = ExperimentForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     checked: list[str] | None = None
+    memory_note = ""
     check = request.method == "POST" and "check" in request.POST
     if check and form.is_valid():
         # "Check the scale": the form again with what the scale can show, nothing created.
         checked = scale.before(form.scenario)
+        memory_note = memory.form_note(form.scenario, form.cluster_upload, form.trace_upload)
     elif request.method == "POST" and form.is_valid():
         try:
             exp = create_experiment(
@@ -187,6 +189,7 @@ def _new_experiment(
             "scale_check": checked or [],
             "scale_checked": checked is not None,
             "scale_unread": check and form.is_valid() and checked is None,
+            "memory_note": memory_note,
         },
         status=400 if form.errors else 200,
     )
@@ -221,7 +224,7 @@ def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
     runs = runs_with_results(exp, page=True)
-    waits = waiting.notes(((r.status, r.queued_at) for r in runs), "short")
+    waits = memory.waiting_notes([(r.status, r.queued_at, r.needs_mb, r.sent_to) for r in runs])
     for r, wait in zip(runs, waits, strict=True):
         r.waiting = wait  # type: ignore[attr-defined]
         r.dl_prefix = f"{base}runs/{r.pk}/download/"  # type: ignore[attr-defined]

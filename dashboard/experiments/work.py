@@ -23,7 +23,9 @@ RUNS = queueing.register(
         task="dashboard.run_simulation",
         model=Run,
         pending=Status.PENDING,
-        pending_rows=lambda: Run.objects.filter(status=Status.PENDING),
+        # Not the runs a worker declined for memory: they wait for a worker with enough, not in the shared
+        # queue (dashboard.experiments.memory routes them).
+        pending_rows=lambda: Run.objects.filter(status=Status.PENDING, needs_mb__isnull=True),
         created="experiment__created",
     )
 )
@@ -90,4 +92,11 @@ def _repair() -> dict[str, Any]:
     return {"runs_retried": runs.retried, "runs_failed": runs.failed}
 
 
+def _route_for_memory() -> dict[str, Any]:
+    from dashboard.experiments.memory import route_waiting
+
+    return route_waiting()
+
+
 repair.register(repair.LOST_WORK, _repair)
+repair.register(repair.LOST_WORK, _route_for_memory)

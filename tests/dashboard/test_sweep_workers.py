@@ -74,7 +74,7 @@ def test_a_repeated_sweep_on_real_workers_runs_nothing_again(owner):
 class Worker:
     """A ``celery worker`` of this test with its own SIMCORE_VAR_DIR: it shares only the database and broker."""
 
-    def __init__(self, name: str, queue: str, var_dir: Path) -> None:
+    def __init__(self, name: str, queue: str, var_dir: Path, env: dict[str, str] | None = None) -> None:
         self.name = f"{name}-{uuid.uuid4().hex[:6]}"
         self.ready = var_dir / "ready"
         self.log = ARTIFACTS / f"celery-worker-{name}.log"
@@ -86,6 +86,7 @@ class Worker:
             "DJANGO_SETTINGS_MODULE": "tests.dashboard.settings",
             "SIMCORE_VAR_DIR": str(var_dir),
             "SIMCORE_TASK_QUEUE": queue,
+            **(env or {}),
         }
         if not os.environ.get("REDIS_URL"):
             # The filesystem transport's queue is the broker "URL" here: a folder both workers reach.
