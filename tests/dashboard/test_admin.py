@@ -1,4 +1,4 @@
-"""The admin lists packing analyses, searches and capacity plans (operators look there first when a user reports one)."""
+"""The admin lists packing analyses, searches and capacity plans (operators look there first when a user asks)."""
 
 from __future__ import annotations
 
