@@ -17,10 +17,10 @@ samples taken before each event, the engine's start checks.
 
 State has names, not positions: numba's named tuples of arrays (:class:`Engine`,
 :class:`Policy`, :class:`Run`, :class:`Samples`) and one structured record of
-counters (:data:`COUNTERS`), written as ``c.n_active_tasks``. The functions are
-plain ``numba.njit``, as every kernel's are; the
-helpers are inlined by numba into the one entry point, :func:`step`, which is
-cached on disk in the directory :mod:`simcore.compiled.jit` configures.
+counters (:data:`COUNTERS`), written as ``c.n_active_tasks``. One entry point,
+:func:`step` (``numba.njit``, cached on disk in the directory :mod:`simcore.compiled.jit`
+configures), calls helpers each compiled once (:func:`helper`, LLVM inlines them), and
+the few large stages called in one or two places are inlined by numba (:func:`inline`).
 
 Randomness. The specification draws uniforms from the injected generator in
 batches, one number at a time, in a fixed order; the kernel takes the same numbers
@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numba
+import numba.extending
 import numpy as np
 
 from simcore.compiled import jit as _jit  # noqa: F401  (sets numba's cache directory before anything compiles)
@@ -112,13 +113,26 @@ F = TypeVar("F", bound=Callable[..., Any])
 _nb: Any = numba
 
 
-def njit(fn: F) -> F:
-    """A helper, inlined into the kernel by numba (its IR, before typing).
+def helper(fn: F) -> F:
+    """A helper compiled once (per argument types) and called: numba's ``register_jitable``.
 
-    Inlined so that the named tuples of state are never copied into a call (a helper call passed
-    about 3 KB of array structs: 3x slower). ``_nrt=False``, as :func:`simcore.compiled.jit.njit`:
-    no reference counting of the arrays taken out of the tuples at every access (4x slower with
-    it); the kernel allocates nothing, so it needs none.
+    Why not numba's IR inlining (``inline="always"``) for every helper: it builds and copies the
+    helper's IR anew at each call site, and again inside each helper that inlines it, so the kernel's
+    first compile grew with every site (24 CPU-s, most of it in that inlining; docs/notes/stagedc.md).
+    A called helper is typed and lowered once; LLVM then inlines the small ones into their callers
+    when it optimises the kernel, so they cost no call at run time, however many named tuples they
+    take. ``_nrt=False``, as :func:`simcore.compiled.jit.njit`: no reference counting of the arrays
+    taken out of the tuples at every access (4x slower with it); the kernel allocates nothing.
+    """
+    return _nb.extending.register_jitable(_nrt=False)(fn)  # type: ignore[no-any-return]
+
+
+def inline(fn: F) -> F:
+    """A large helper with one or two call sites, inlined there by numba (its IR, before typing).
+
+    LLVM would not inline these (they are too large), and a call passes every array of the named
+    tuples it takes, flattened (about 400 values for ``e, p, r``: 27% slower, measured), so numba
+    inlines them. They call only :func:`helper` functions, so inlining one copies no nested inlines.
     """
     return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
@@ -131,7 +145,7 @@ def entry(fn: F) -> F:
 # -- the engine: durations, starts, completions, its heap --------------------------------------------
 
 
-@njit
+@helper
 def duration(e: Any, c: Any, job: int, cfg: int, last_c: int) -> float:
     """``runtime.duration(job, cfg, last_c)`` from the model's ``compiled_form`` (as simcore.compiled.core)."""
     if c.mode == FIXED:
@@ -151,7 +165,7 @@ def duration(e: Any, c: Any, job: int, cfg: int, last_c: int) -> float:
     return e.tab[k, cfg]  # type: ignore[no-any-return]
 
 
-@njit
+@helper
 def fits(e: Any, c: Any, job: int, m: int) -> bool:
     """The engine's fit rule: ``free >= request - EPS`` in every resource."""
     N = c.n_machines
@@ -162,21 +176,21 @@ def fits(e: Any, c: Any, job: int, m: int) -> bool:
     return True
 
 
-@njit
+@helper
 def heap_less(e: Any, a: int, b: int) -> bool:
     ta = e.heap_t[a]
     tb = e.heap_t[b]
     return ta < tb or (ta == tb and e.heap_seq[a] < e.heap_seq[b])  # type: ignore[no-any-return]
 
 
-@njit
+@helper
 def heap_swap(e: Any, a: int, b: int) -> None:
     e.heap_t[a], e.heap_t[b] = e.heap_t[b], e.heap_t[a]
     e.heap_seq[a], e.heap_seq[b] = e.heap_seq[b], e.heap_seq[a]
     e.heap_job[a], e.heap_job[b] = e.heap_job[b], e.heap_job[a]
 
 
-@njit
+@helper
 def start(e: Any, c: Any, job: int, m: int) -> None:
     """``Simulation.start(job, m)``: the checks a staged choice can fail, then the start; a refusal sets ``c.err``."""
     N = c.n_machines
@@ -210,7 +224,7 @@ def start(e: Any, c: Any, job: int, m: int) -> None:
         i = up
 
 
-@njit
+@helper
 def complete(e: Any, c: Any) -> int:
     """The earliest running task finishes now; its machine is freed (an idle machine exactly empty)."""
     job = e.heap_job[0]
@@ -245,7 +259,7 @@ def complete(e: Any, c: Any) -> int:
     return job  # type: ignore[no-any-return]
 
 
-@njit
+@helper
 def pairwise_sum(a: Any, lo: int, n: int, stk: Any, vals: Any) -> float:
     """``a[lo:lo+n].sum()`` as numpy reduces a contiguous row, to the bit (its pairwise summation).
 
@@ -298,7 +312,7 @@ def pairwise_sum(a: Any, lo: int, n: int, stk: Any, vals: Any) -> float:
     return vals[0]  # type: ignore[no-any-return]
 
 
-@njit
+@helper
 def take_sample(e: Any, s: Any, c: Any) -> None:
     """``Simulation._sample``: queue (released, not started), running tasks, utilisation per resource."""
     si = c.sample
@@ -314,7 +328,7 @@ def take_sample(e: Any, s: Any, c: Any) -> None:
 # -- the specification's state: uniforms, task lists, sorted jobs, the task queue ---------------------
 
 
-@njit
+@helper
 def uniform(r: Any, c: Any) -> float:
     """The next uniform of the specification's stream (``StagedRun.uniform``)."""
     u = r.draws[c.draw]
@@ -322,7 +336,7 @@ def uniform(r: Any, c: Any) -> float:
     return u  # type: ignore[no-any-return]
 
 
-@njit
+@helper
 def job_less(r: Any, a: int, b: int) -> bool:
     """Job a's J3 key before job b's: tuple order of the atoms' numbers, then the job number."""
     for k in range(r.job_key.shape[1]):
@@ -333,7 +347,7 @@ def job_less(r: Any, a: int, b: int) -> bool:
     return a < b
 
 
-@njit
+@helper
 def task_less(r: Any, a: int, b: int) -> bool:
     """Task a's T2 key before task b's: tuple order of the atoms' numbers, then the task number."""
     for k in range(r.task_key.shape[1]):
@@ -344,7 +358,7 @@ def task_less(r: Any, a: int, b: int) -> bool:
     return a < b
 
 
-@njit
+@helper
 def enqueue_job(r: Any, c: Any, j: int) -> None:
     """Insert job j into the J3-sorted jobs with incoming tasks (``bisect.insort``)."""
     lo = 0
@@ -361,7 +375,7 @@ def enqueue_job(r: Any, c: Any, j: int) -> None:
     c.n_waiting += 1
 
 
-@njit
+@helper
 def append_task(r: Any, j: int, t: int) -> None:
     """Task t joins the end of job j's incoming tasks (release order)."""
     r.task_next[t] = -1
@@ -372,7 +386,7 @@ def append_task(r: Any, j: int, t: int) -> None:
     r.job_tail[j] = t
 
 
-@njit
+@helper
 def queue_push(r: Any, c: Any, t: int) -> None:
     q = r.queue
     i = c.q_size
@@ -386,7 +400,7 @@ def queue_push(r: Any, c: Any, t: int) -> None:
         i = up
 
 
-@njit
+@helper
 def queue_pop(r: Any, c: Any) -> None:
     q = r.queue
     c.q_size -= 1
@@ -408,7 +422,7 @@ def queue_pop(r: Any, c: Any) -> None:
 # -- the atoms ----------------------------------------------------------------------------------------
 
 
-@njit
+@helper
 def advise(codes: Any, args: Any, jobs: bool, r: Any, c: Any, j: int) -> int:
     """A deterministic J2 (``jobs``) or T1 composition for job j (or a task of job j): the worst advice."""
     worst = ADMIT
@@ -432,7 +446,7 @@ def advise(codes: Any, args: Any, jobs: bool, r: Any, c: Any, j: int) -> int:
     return worst
 
 
-@njit
+@helper
 def advise_random(probs: Any, active: int, r: Any, c: Any) -> int:
     """The ``Random(p)`` atoms of a composition: each draws; ADMIT if ``u <= p`` or nothing is active."""
     worst = ADMIT
@@ -443,7 +457,7 @@ def advise_random(probs: Any, active: int, r: Any, c: Any) -> int:
     return worst
 
 
-@njit
+@helper
 def job_key(p: Any, r: Any, j: int) -> None:
     """J3: job j's key, taken at its admission."""
     for k in range(len(p.j3_kind)):
@@ -456,7 +470,7 @@ def job_key(p: Any, r: Any, j: int) -> None:
             r.job_key[j, k] = r.job_random[j]
 
 
-@njit
+@helper
 def task_key(p: Any, r: Any, c: Any, t: int, j: int) -> None:
     """T2: task t's key (its job j), taken as it enters the queue."""
     for k in range(len(p.t2_kind)):
@@ -476,7 +490,7 @@ def task_key(p: Any, r: Any, c: Any, t: int, j: int) -> None:
         r.task_key[t, k] = v
 
 
-@njit
+@helper
 def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable: bool) -> int:
     """:func:`match` for one atom (a First-Fit after it changes nothing): one pass over the machines.
 
@@ -507,7 +521,7 @@ def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable:
     return found
 
 
-@njit
+@inline
 def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
     """R5: the machine task t starts on now, or -1 where it fits nowhere (``atoms.machine_matcher``)."""
     N = c.n_machines
@@ -560,7 +574,7 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
 # -- the cycle ------------------------------------------------------------------------------------------
 
 
-@njit
+@helper
 def request(r: Any, c: Any) -> None:
     """J1: ask for the next cycle (``StagedRun._request``); one wake-up is pending at a time."""
     c.pending = 1
@@ -577,7 +591,7 @@ def request(r: Any, c: Any) -> None:
         c.timer = now + int(uniform(r, c) * RANDOM_DELAY_MS) / 1000.0
 
 
-@njit
+@inline
 def on_arrival(r: Any, c: Any, t: int) -> None:
     """``StagedRun.on_arrival``: a released task waits with its job (incoming or active)."""
     j = r.job_of[t]
@@ -601,7 +615,7 @@ def on_arrival(r: Any, c: Any, t: int) -> None:
         request(r, c)
 
 
-@njit
+@helper
 def on_completion(e: Any, r: Any, c: Any, t: int) -> None:
     """``StagedRun.on_completion`` (history is always kept: only its key reads it)."""
     j = r.job_of[t]
@@ -618,7 +632,7 @@ def on_completion(e: Any, r: Any, c: Any, t: int) -> None:
         request(r, c)
 
 
-@njit
+@inline
 def admit_jobs(p: Any, r: Any, c: Any) -> None:
     """J2 then J3 (``StagedRun._admit_jobs``): denied jobs stay incoming, in order, ahead of the unasked."""
     lo, hi = c.in_lo, c.in_hi
@@ -651,7 +665,7 @@ def admit_jobs(p: Any, r: Any, c: Any) -> None:
     c.in_lo = i - (w - lo)
 
 
-@njit
+@inline
 def admit_tasks(p: Any, r: Any, c: Any) -> None:
     """T1 (``StagedRun._admit_tasks``): jobs in J3 order, each job's tasks in release order."""
     n = c.n_waiting
@@ -697,7 +711,7 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
     c.n_waiting = kept
 
 
-@njit
+@inline
 def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
     """T3 + R5 (``StagedRun._dispatch``): start queue heads until one fits nowhere."""
     while c.q_size > 0:
@@ -723,32 +737,20 @@ def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
             return
 
 
-@njit
-def cycle(e: Any, p: Any, r: Any, c: Any) -> None:
-    c.cycles += 1
-    if c.in_hi > c.in_lo:
-        admit_jobs(p, r, c)
-    if c.n_waiting > 0:
-        admit_tasks(p, r, c)
-    if c.q_size > 0:
-        dispatch(e, p, r, c)
+@helper
+def release(e: Any, c: Any, ch: int) -> bool:
+    """A parent of task ch finished: ch is queued if that was its last; True if it has arrived (released now)."""
+    left = e.waiting[ch] - 1
+    e.waiting[ch] = left
+    if left == 0:
+        e.state[ch] = QUEUED
+        if ch < c.arrived:
+            c.held -= 1
+            return True
+    return False
 
 
-@njit
-def release_children(e: Any, r: Any, c: Any, t: int) -> None:
-    """Task t finished: children whose last parent it was are queued, and arrived ones released."""
-    for k in range(e.child_ptr[t], e.child_ptr[t + 1]):
-        ch = e.children[k]
-        left = e.waiting[ch] - 1
-        e.waiting[ch] = left
-        if left == 0:
-            e.state[ch] = QUEUED
-            if ch < c.arrived:
-                c.held -= 1
-                on_arrival(r, c, ch)
-
-
-@njit
+@helper
 def draws_needed(c: Any) -> int:
     """Uniforms one event may use at most: per waiting task, one per random atom that may ask about it."""
     if c.draws_per_task == 0:
@@ -797,11 +799,21 @@ def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
         elif kind == 2:
             c.timer = INF
             c.pending = 0
-            cycle(e, p, r, c)
+            # the cycle (StagedRun.cycle), written here: its stages are inlined (see inline)
+            c.cycles += 1
+            if c.in_hi > c.in_lo:
+                admit_jobs(p, r, c)
+            if c.n_waiting > 0:
+                admit_tasks(p, r, c)
+            if c.q_size > 0:
+                dispatch(e, p, r, c)
         else:
             job = complete(e, c)
             on_completion(e, r, c, job)
-            release_children(e, r, c, job)
+            # children whose last parent it was are queued, and arrived ones released
+            for k in range(e.child_ptr[job], e.child_ptr[job + 1]):
+                if release(e, c, e.children[k]):
+                    on_arrival(r, c, e.children[k])
         if c.err != 0:
             return S_ERROR
         done += 1
