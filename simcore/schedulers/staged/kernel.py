@@ -121,7 +121,9 @@ def helper(fn: F) -> F:
     first compile grew with every site (24 CPU-s, most of it in that inlining; docs/notes/stagedc.md).
     A called helper is typed and lowered once; LLVM then inlines the small ones into their callers
     when it optimises the kernel, so they cost no call at run time, however many named tuples they
-    take. ``_nrt=False``, as :func:`simcore.compiled.jit.njit`: no reference counting of the arrays
+    take. Each takes only the arrays it reads where that is a few (``uniform(r.draws, c)``): a
+    helper's compile grows with the named tuples in its signature (about 0.1 s each, measured),
+    and numba compiles a helper again for each compiled function that calls it. ``_nrt=False``, as :func:`simcore.compiled.jit.njit`: no reference counting of the arrays
     taken out of the tuples at every access (4x slower with it); the kernel allocates nothing.
     """
     return _nb.extending.register_jitable(_nrt=False)(fn)  # type: ignore[no-any-return]
@@ -146,48 +148,48 @@ def entry(fn: F) -> F:
 
 
 @helper
-def duration(e: Any, c: Any, job: int, cfg: int, last_c: int) -> float:
+def duration(work: Any, dcls: Any, tab: Any, tab2: Any, c: Any, job: int, cfg: int, last_c: int) -> float:
     """``runtime.duration(job, cfg, last_c)`` from the model's ``compiled_form`` (as simcore.compiled.core)."""
     if c.mode == FIXED:
-        return e.work[job]  # type: ignore[no-any-return]
+        return work[job]  # type: ignore[no-any-return]
     if c.mode == SPEED:
-        return e.work[job] * e.tab[0, cfg]  # type: ignore[no-any-return]
-    k = e.dcls[job]
+        return work[job] * tab[0, cfg]  # type: ignore[no-any-return]
+    k = dcls[job]
     if k < 0:
-        k += e.tab.shape[0]  # the Python models index a list: -1 is the last row
+        k += tab.shape[0]  # the Python models index a list: -1 is the last row
     if c.mode == RATE:
-        rate = e.tab[k, cfg]
+        rate = tab[k, cfg]
         if rate <= 0:
             return INF
-        return e.work[job] / rate  # type: ignore[no-any-return]
-    if last_c == e.dcls[job]:
-        return e.tab2[k, cfg]  # type: ignore[no-any-return]
-    return e.tab[k, cfg]  # type: ignore[no-any-return]
+        return work[job] / rate  # type: ignore[no-any-return]
+    if last_c == dcls[job]:
+        return tab2[k, cfg]  # type: ignore[no-any-return]
+    return tab[k, cfg]  # type: ignore[no-any-return]
 
 
 @helper
-def fits(e: Any, c: Any, job: int, m: int) -> bool:
+def fits(free: Any, req: Any, c: Any, job: int, m: int) -> bool:
     """The engine's fit rule: ``free >= request - EPS`` in every resource."""
     N = c.n_machines
     R = c.n_resources
     for r in range(R):
-        if not e.free[r * N + m] >= e.req[job * R + r] - FIT_EPS:
+        if not free[r * N + m] >= req[job * R + r] - FIT_EPS:
             return False
     return True
 
 
 @helper
-def heap_less(e: Any, a: int, b: int) -> bool:
-    ta = e.heap_t[a]
-    tb = e.heap_t[b]
-    return ta < tb or (ta == tb and e.heap_seq[a] < e.heap_seq[b])  # type: ignore[no-any-return]
+def heap_less(heap_t: Any, heap_seq: Any, a: int, b: int) -> bool:
+    ta = heap_t[a]
+    tb = heap_t[b]
+    return ta < tb or (ta == tb and heap_seq[a] < heap_seq[b])  # type: ignore[no-any-return]
 
 
 @helper
-def heap_swap(e: Any, a: int, b: int) -> None:
-    e.heap_t[a], e.heap_t[b] = e.heap_t[b], e.heap_t[a]
-    e.heap_seq[a], e.heap_seq[b] = e.heap_seq[b], e.heap_seq[a]
-    e.heap_job[a], e.heap_job[b] = e.heap_job[b], e.heap_job[a]
+def heap_swap(heap_t: Any, heap_seq: Any, heap_job: Any, a: int, b: int) -> None:
+    heap_t[a], heap_t[b] = heap_t[b], heap_t[a]
+    heap_seq[a], heap_seq[b] = heap_seq[b], heap_seq[a]
+    heap_job[a], heap_job[b] = heap_job[b], heap_job[a]
 
 
 @helper
@@ -195,10 +197,10 @@ def start(e: Any, c: Any, job: int, m: int) -> None:
     """``Simulation.start(job, m)``: the checks a staged choice can fail, then the start; a refusal sets ``c.err``."""
     N = c.n_machines
     R = c.n_resources
-    if not fits(e, c, job, m):
+    if not fits(e.free, e.req, c, job, m):
         c.err, c.err_job, c.err_machine = E_NO_FIT, job, m
         return
-    p = duration(e, c, job, e.config_of[m], e.last[m])
+    p = duration(e.work, e.dcls, e.tab, e.tab2, c, job, e.config_of[m], e.last[m])
     if not (0.0 <= p < INF):
         c.err, c.err_job, c.err_machine = E_CANNOT_RUN, job, m
         return
@@ -218,9 +220,9 @@ def start(e: Any, c: Any, job: int, m: int) -> None:
     c.hsize += 1
     while i > 0:
         up = (i - 1) >> 1
-        if not heap_less(e, i, up):
+        if not heap_less(e.heap_t, e.heap_seq, i, up):
             break
-        heap_swap(e, i, up)
+        heap_swap(e.heap_t, e.heap_seq, e.heap_job, i, up)
         i = up
 
 
@@ -236,11 +238,11 @@ def complete(e: Any, c: Any) -> int:
         a = 2 * i + 1
         if a >= last:
             break
-        if a + 1 < last and heap_less(e, a + 1, a):
+        if a + 1 < last and heap_less(e.heap_t, e.heap_seq, a + 1, a):
             a += 1
-        if not heap_less(e, a, i):
+        if not heap_less(e.heap_t, e.heap_seq, a, i):
             break
-        heap_swap(e, a, i)
+        heap_swap(e.heap_t, e.heap_seq, e.heap_job, a, i)
         i = a
     N = c.n_machines
     R = c.n_resources
@@ -313,14 +315,14 @@ def pairwise_sum(a: Any, lo: int, n: int, stk: Any, vals: Any) -> float:
 
 
 @helper
-def take_sample(e: Any, s: Any, c: Any) -> None:
+def take_sample(free: Any, s: Any, c: Any) -> None:
     """``Simulation._sample``: queue (released, not started), running tasks, utilisation per resource."""
     si = c.sample
     N = c.n_machines
     s.s_queue[si] = c.arrived - c.held - c.started
     s.s_running[si] = c.started - c.completed
     for r in range(c.n_resources):
-        used = s.total_cap[r] - pairwise_sum(e.free, r * N, N, s.pw_stk, s.pw_vals)
+        used = s.total_cap[r] - pairwise_sum(free, r * N, N, s.pw_stk, s.pw_vals)
         s.s_util[si, r] = used / s.safe_cap[r]
     c.sample += 1
 
@@ -329,80 +331,78 @@ def take_sample(e: Any, s: Any, c: Any) -> None:
 
 
 @helper
-def uniform(r: Any, c: Any) -> float:
+def uniform(draws: Any, c: Any) -> float:
     """The next uniform of the specification's stream (``StagedRun.uniform``)."""
-    u = r.draws[c.draw]
+    u = draws[c.draw]
     c.draw += 1
     return u  # type: ignore[no-any-return]
 
 
 @helper
-def job_less(r: Any, a: int, b: int) -> bool:
+def job_less(job_key: Any, a: int, b: int) -> bool:
     """Job a's J3 key before job b's: tuple order of the atoms' numbers, then the job number."""
-    for k in range(r.job_key.shape[1]):
-        x = r.job_key[a, k]
-        y = r.job_key[b, k]
+    for k in range(job_key.shape[1]):
+        x = job_key[a, k]
+        y = job_key[b, k]
         if x != y:
             return x < y  # type: ignore[no-any-return]
     return a < b
 
 
 @helper
-def task_less(r: Any, a: int, b: int) -> bool:
+def task_less(task_key: Any, a: int, b: int) -> bool:
     """Task a's T2 key before task b's: tuple order of the atoms' numbers, then the task number."""
-    for k in range(r.task_key.shape[1]):
-        x = r.task_key[a, k]
-        y = r.task_key[b, k]
+    for k in range(task_key.shape[1]):
+        x = task_key[a, k]
+        y = task_key[b, k]
         if x != y:
             return x < y  # type: ignore[no-any-return]
     return a < b
 
 
 @helper
-def enqueue_job(r: Any, c: Any, j: int) -> None:
+def enqueue_job(waiting: Any, job_key: Any, c: Any, j: int) -> None:
     """Insert job j into the J3-sorted jobs with incoming tasks (``bisect.insort``)."""
     lo = 0
     hi = c.n_waiting
     while lo < hi:
         mid = (lo + hi) >> 1
-        if job_less(r, j, r.waiting[mid]):
+        if job_less(job_key, j, waiting[mid]):
             hi = mid
         else:
             lo = mid + 1
     for i in range(c.n_waiting, lo, -1):
-        r.waiting[i] = r.waiting[i - 1]
-    r.waiting[lo] = j
+        waiting[i] = waiting[i - 1]
+    waiting[lo] = j
     c.n_waiting += 1
 
 
 @helper
-def append_task(r: Any, j: int, t: int) -> None:
+def append_task(task_next: Any, job_head: Any, job_tail: Any, j: int, t: int) -> None:
     """Task t joins the end of job j's incoming tasks (release order)."""
-    r.task_next[t] = -1
-    if r.job_head[j] < 0:
-        r.job_head[j] = t
+    task_next[t] = -1
+    if job_head[j] < 0:
+        job_head[j] = t
     else:
-        r.task_next[r.job_tail[j]] = t
-    r.job_tail[j] = t
+        task_next[job_tail[j]] = t
+    job_tail[j] = t
 
 
 @helper
-def queue_push(r: Any, c: Any, t: int) -> None:
-    q = r.queue
+def queue_push(q: Any, task_key: Any, c: Any, t: int) -> None:
     i = c.q_size
     q[i] = t
     c.q_size += 1
     while i > 0:
         up = (i - 1) >> 1
-        if not task_less(r, q[i], q[up]):
+        if not task_less(task_key, q[i], q[up]):
             break
         q[i], q[up] = q[up], q[i]
         i = up
 
 
 @helper
-def queue_pop(r: Any, c: Any) -> None:
-    q = r.queue
+def queue_pop(q: Any, task_key: Any, c: Any) -> None:
     c.q_size -= 1
     n = c.q_size
     q[0] = q[n]
@@ -411,9 +411,9 @@ def queue_pop(r: Any, c: Any) -> None:
         a = 2 * i + 1
         if a >= n:
             break
-        if a + 1 < n and task_less(r, q[a + 1], q[a]):
+        if a + 1 < n and task_less(task_key, q[a + 1], q[a]):
             a += 1
-        if not task_less(r, q[a], q[i]):
+        if not task_less(task_key, q[a], q[i]):
             break
         q[a], q[i] = q[i], q[a]
         i = a
@@ -423,7 +423,7 @@ def queue_pop(r: Any, c: Any) -> None:
 
 
 @helper
-def advise(codes: Any, args: Any, jobs: bool, r: Any, c: Any, j: int) -> int:
+def advise(codes: Any, args: Any, jobs: bool, job_active: Any, c: Any, j: int) -> int:
     """A deterministic J2 (``jobs``) or T1 composition for job j (or a task of job j): the worst advice."""
     worst = ADMIT
     for k in range(len(codes)):
@@ -434,24 +434,24 @@ def advise(codes: Any, args: Any, jobs: bool, r: Any, c: Any, j: int) -> int:
         elif code == LIMIT_ACTIVE:
             a = ADMIT if (c.n_active_jobs if jobs else c.n_active_tasks) < x else STOP
         elif code == LIMIT_JOB:
-            a = ADMIT if r.job_active[j] < x else DENY
+            a = ADMIT if job_active[j] < x else DENY
         else:  # JOB_BALANCE
             jobs_now = c.n_active_jobs
             base = c.n_active_tasks / jobs_now if jobs_now else 0.0
             if base < 1.0:
                 base = 1.0
-            a = ADMIT if (r.job_active[j] + 1) / base <= x else DENY
+            a = ADMIT if (job_active[j] + 1) / base <= x else DENY
         if a > worst:
             worst = a
     return worst
 
 
 @helper
-def advise_random(probs: Any, active: int, r: Any, c: Any) -> int:
+def advise_random(probs: Any, active: int, draws: Any, c: Any) -> int:
     """The ``Random(p)`` atoms of a composition: each draws; ADMIT if ``u <= p`` or nothing is active."""
     worst = ADMIT
     for k in range(len(probs)):
-        a = ADMIT if uniform(r, c) <= probs[k] or active == 0 else DENY
+        a = ADMIT if uniform(draws, c) <= probs[k] or active == 0 else DENY
         if a > worst:
             worst = a
     return worst
@@ -486,7 +486,7 @@ def task_key(p: Any, r: Any, c: Any, t: int, j: int) -> None:
         elif kind == K_COMPLETION:
             v = sign * r.job_done[j] / r.job_size[j]
         else:  # K_RANDOM
-            v = uniform(r, c)
+            v = uniform(r.draws, c)
         r.task_key[t, k] = v
 
 
@@ -504,7 +504,7 @@ def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable:
     count = 0
     best = 0.0
     for m in range(N):
-        if not fits(e, c, t, m) or (check_runnable and not r.runnable[e.config_of[m]]):
+        if not fits(e.free, e.req, c, t, m) or (check_runnable and not r.runnable[e.config_of[m]]):
             continue
         if atom == FIRST_FIT:
             return m
@@ -517,7 +517,7 @@ def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable:
             found = m
             best = v
     if atom == R_RANDOM:
-        return r.pick[int(uniform(r, c) * count)] if count else -1
+        return r.pick[int(uniform(r.draws, c) * count)] if count else -1
     return found
 
 
@@ -528,14 +528,14 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
     check_runnable = c.all_runnable == 0
     if check_runnable:
         for cfg in range(c.n_configs):
-            d = duration(e, c, t, cfg, -1)
+            d = duration(e.work, e.dcls, e.tab, e.tab2, c, t, cfg, -1)
             r.runnable[cfg] = 0.0 <= d < INF
     atom = p.r5[0]
     if len(p.r5) == 1 or p.r5[1] == FIRST_FIT:
         return match_one(e, p, r, c, t, atom, check_runnable)
     first = -1
     for m in range(N):
-        ok = fits(e, c, t, m) and (not check_runnable or r.runnable[e.config_of[m]])
+        ok = fits(e.free, e.req, c, t, m) and (not check_runnable or r.runnable[e.config_of[m]])
         r.cand[m] = ok
         if ok and first < 0:
             first = m
@@ -550,7 +550,7 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
             for m in range(N):
                 if r.cand[m]:
                     count += 1
-            pick = int(uniform(r, c) * count)
+            pick = int(uniform(r.draws, c) * count)
             for m in range(N):
                 if r.cand[m]:
                     if pick == 0:
@@ -575,7 +575,7 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
 
 
 @helper
-def request(r: Any, c: Any) -> None:
+def request(draws: Any, c: Any) -> None:
     """J1: ask for the next cycle (``StagedRun._request``); one wake-up is pending at a time."""
     c.pending = 1
     now = c.now
@@ -588,7 +588,7 @@ def request(r: Any, c: Any) -> None:
             t = now + q
         c.timer = t
     else:
-        c.timer = now + int(uniform(r, c) * RANDOM_DELAY_MS) / 1000.0
+        c.timer = now + int(uniform(draws, c) * RANDOM_DELAY_MS) / 1000.0
 
 
 @inline
@@ -598,21 +598,21 @@ def on_arrival(r: Any, c: Any, t: int) -> None:
     state = r.job_state[j]
     if state == 2:
         empty = r.job_head[j] < 0
-        append_task(r, j, t)
+        append_task(r.task_next, r.job_head, r.job_tail, j, t)
         if empty:
-            enqueue_job(r, c, j)
+            enqueue_job(r.waiting, r.job_key, c, j)
     elif state == 0:
         r.job_state[j] = 1
         r.job_submit[j] = c.now
         if c.j3_random:
-            r.job_random[j] = uniform(r, c)
-        append_task(r, j, t)
+            r.job_random[j] = uniform(r.draws, c)
+        append_task(r.task_next, r.job_head, r.job_tail, j, t)
         r.incoming[c.in_hi] = j
         c.in_hi += 1
     else:
-        append_task(r, j, t)
+        append_task(r.task_next, r.job_head, r.job_tail, j, t)
     if c.pending == 0:
-        request(r, c)
+        request(r.draws, c)
 
 
 @helper
@@ -629,7 +629,7 @@ def on_completion(e: Any, r: Any, c: Any, t: int) -> None:
         r.job_state[j] = 3
         c.n_active_jobs -= 1
     if c.pending == 0:
-        request(r, c)
+        request(r.draws, c)
 
 
 @inline
@@ -641,14 +641,14 @@ def admit_jobs(p: Any, r: Any, c: Any) -> None:
     stopped = False
     while i < hi:
         j = r.incoming[i]
-        a = advise(p.j2_det, p.j2_arg, True, r, c, j)
+        a = advise(p.j2_det, p.j2_arg, True, r.job_active, c, j)
         if a == ADMIT and len(p.j2_rnd):
-            a = advise_random(p.j2_rnd, c.n_active_jobs, r, c)
+            a = advise_random(p.j2_rnd, c.n_active_jobs, r.draws, c)
         if a == ADMIT:
             r.job_state[j] = 2
             c.n_active_jobs += 1
             job_key(p, r, j)
-            enqueue_job(r, c, j)
+            enqueue_job(r.waiting, r.job_key, c, j)
         elif a == DENY:
             r.incoming[w] = j
             w += 1
@@ -679,13 +679,13 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
         t = r.job_head[j]
         while t >= 0:
             nxt = r.task_next[t]
-            a = advise(p.t1_det, p.t1_arg, False, r, c, j)
+            a = advise(p.t1_det, p.t1_arg, False, r.job_active, c, j)
             if a == DENY:
                 break  # the job's later tasks get the same answer: nothing changed
             if a == STOP:
                 stopped = True
                 break
-            if len(p.t1_rnd) and advise_random(p.t1_rnd, c.n_active_tasks, r, c) == DENY:
+            if len(p.t1_rnd) and advise_random(p.t1_rnd, c.n_active_tasks, r.draws, c) == DENY:
                 prev = t  # it stays incoming, in its place
             else:
                 if prev < 0:
@@ -695,7 +695,7 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
                 if r.job_tail[j] == t:
                     r.job_tail[j] = prev
                 task_key(p, r, c, t, j)
-                queue_push(r, c, t)
+                queue_push(r.queue, r.task_key, c, t)
                 r.job_active[j] += 1  # after its key: Active-Per-Job counts earlier admissions
                 c.n_active_tasks += 1
             t = nxt
@@ -723,7 +723,7 @@ def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
         m = match(e, p, r, c, t)
         if m < 0:
             if c.started == c.completed:  # every machine is empty: it can never start
-                queue_pop(r, c)
+                queue_pop(r.queue, r.task_key, c)
                 c.unrunnable += 1
                 c.n_active_tasks -= 1
                 r.job_active[r.job_of[t]] -= 1
@@ -731,19 +731,19 @@ def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
             c.blocked_task = t
             c.blocked_at = c.completed
             return
-        queue_pop(r, c)
+        queue_pop(r.queue, r.task_key, c)
         start(e, c, t, m)
         if c.err != 0:
             return
 
 
 @helper
-def release(e: Any, c: Any, ch: int) -> bool:
+def release(waiting: Any, state: Any, c: Any, ch: int) -> bool:
     """A parent of task ch finished: ch is queued if that was its last; True if it has arrived (released now)."""
-    left = e.waiting[ch] - 1
-    e.waiting[ch] = left
+    left = waiting[ch] - 1
+    waiting[ch] = left
     if left == 0:
-        e.state[ch] = QUEUED
+        state[ch] = QUEUED
         if ch < c.arrived:
             c.held -= 1
             return True
@@ -784,7 +784,7 @@ def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
         if t > c.horizon and c.drain == 0.0:
             return S_DONE
         while c.sample < n_s and t >= s.sample_t[c.sample]:
-            take_sample(e, s, c)
+            take_sample(e.free, s, c)
         if done >= budget:
             return S_BUDGET
         if c.n_draws - c.draw < draws_needed(c):
@@ -812,7 +812,7 @@ def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
             on_completion(e, r, c, job)
             # children whose last parent it was are queued, and arrived ones released
             for k in range(e.child_ptr[job], e.child_ptr[job + 1]):
-                if release(e, c, e.children[k]):
+                if release(e.waiting, e.state, c, e.children[k]):
                     on_arrival(r, c, e.children[k])
         if c.err != 0:
             return S_ERROR
