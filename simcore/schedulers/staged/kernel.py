@@ -20,7 +20,7 @@ State has names, not positions: numba's named tuples of arrays (:class:`Engine`,
 counters (:data:`COUNTERS`), written as ``c.n_active_tasks``. One entry point,
 :func:`step` (``numba.njit``, cached on disk in the directory :mod:`simcore.compiled.jit`
 configures), calls helpers each compiled once (:func:`helper`, LLVM inlines them), and
-the few large stages called in one or two places are inlined by numba (:func:`inline`).
+the few large stages called in one or two places are inlined by numba (:func:`inline_always`).
 
 Randomness. The specification draws uniforms from the injected generator in
 batches, one number at a time, in a fixed order; the kernel takes the same numbers
@@ -116,25 +116,28 @@ _nb: Any = numba
 def helper(fn: F) -> F:
     """A helper compiled once (per argument types) and called: numba's ``register_jitable``.
 
-    Why not numba's IR inlining (``inline="always"``) for every helper: it builds and copies the
-    helper's IR anew at each call site, and again inside each helper that inlines it, so the kernel's
-    first compile grew with every site (24 CPU-s, most of it in that inlining; docs/notes/stagedc.md).
-    A called helper is typed and lowered once; LLVM then inlines the small ones into their callers
-    when it optimises the kernel, so they cost no call at run time, however many named tuples they
-    take. Each takes only the arrays it reads where that is a few (``uniform(r.draws, c)``): a
-    helper's compile grows with the named tuples in its signature (about 0.1 s each, measured),
-    and numba compiles a helper again for each compiled function that calls it. ``_nrt=False``, as :func:`simcore.compiled.jit.njit`: no reference counting of the arrays
-    taken out of the tuples at every access (4x slower with it); the kernel allocates nothing.
+    Why not numba's IR inlining (``inline="always"``) for every helper, as the kernel had: numba
+    builds and deep-copies a helper's IR anew at each call site, and again inside each helper that
+    inlines it (64 inlinings of 30 helpers), which was most of the kernel's 21-24 CPU-s first
+    compile (docs/notes/stagedc.md). A called helper is typed and lowered once; LLVM then inlines
+    the small ones into their callers, so they cost no call at run time.
+
+    A helper takes the arrays it reads where they are few (``uniform(r.draws, c)``), not the named
+    tuples: its compile grows with the tuples in its signature, and numba compiles a helper once
+    more for each other helper that calls it. ``_nrt=False``, as :func:`simcore.compiled.jit.njit`:
+    no reference counting of the arrays taken out of the tuples at every access (4x slower with
+    it); the kernel allocates nothing.
     """
     return _nb.extending.register_jitable(_nrt=False)(fn)  # type: ignore[no-any-return]
 
 
-def inline(fn: F) -> F:
-    """A large helper with one or two call sites, inlined there by numba (its IR, before typing).
+def inline_always(fn: F) -> F:
+    """A large stage with one or two call sites, inlined there by numba (its IR, before typing).
 
-    LLVM would not inline these (they are too large), and a call passes every array of the named
-    tuples it takes, flattened (about 400 values for ``e, p, r``: 27% slower, measured), so numba
-    inlines them. They call only :func:`helper` functions, so inlining one copies no nested inlines.
+    LLVM does not inline these (too large), and a call that is not inlined passes every array of
+    the named tuples it takes as separate values (about 400 for ``e, p, r``: 27% slower with
+    every stage called, measured). Their helpers are :func:`helper` functions, so an inlined stage
+    is small IR; one stage inlines another (:func:`dispatch` inlines :func:`match`), none deeper.
     """
     return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
@@ -521,7 +524,7 @@ def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable:
     return found
 
 
-@inline
+@inline_always
 def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
     """R5: the machine task t starts on now, or -1 where it fits nowhere (``atoms.machine_matcher``)."""
     N = c.n_machines
@@ -591,7 +594,7 @@ def request(draws: Any, c: Any) -> None:
         c.timer = now + int(uniform(draws, c) * RANDOM_DELAY_MS) / 1000.0
 
 
-@inline
+@inline_always
 def on_arrival(r: Any, c: Any, t: int) -> None:
     """``StagedRun.on_arrival``: a released task waits with its job (incoming or active)."""
     j = r.job_of[t]
@@ -632,7 +635,7 @@ def on_completion(e: Any, r: Any, c: Any, t: int) -> None:
         request(r.draws, c)
 
 
-@inline
+@inline_always
 def admit_jobs(p: Any, r: Any, c: Any) -> None:
     """J2 then J3 (``StagedRun._admit_jobs``): denied jobs stay incoming, in order, ahead of the unasked."""
     lo, hi = c.in_lo, c.in_hi
@@ -665,7 +668,7 @@ def admit_jobs(p: Any, r: Any, c: Any) -> None:
     c.in_lo = i - (w - lo)
 
 
-@inline
+@inline_always
 def admit_tasks(p: Any, r: Any, c: Any) -> None:
     """T1 (``StagedRun._admit_tasks``): jobs in J3 order, each job's tasks in release order."""
     n = c.n_waiting
@@ -711,7 +714,7 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
     c.n_waiting = kept
 
 
-@inline
+@inline_always
 def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
     """T3 + R5 (``StagedRun._dispatch``): start queue heads until one fits nowhere."""
     while c.q_size > 0:
@@ -799,7 +802,7 @@ def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
         elif kind == 2:
             c.timer = INF
             c.pending = 0
-            # the cycle (StagedRun.cycle), written here: its stages are inlined (see inline)
+            # the cycle (StagedRun.cycle), written here: its stages are inlined (see inline_always)
             c.cycles += 1
             if c.in_hi > c.in_lo:
                 admit_jobs(p, r, c)
