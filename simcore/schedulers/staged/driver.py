@@ -239,9 +239,8 @@ def _refill(parts: dict[str, Any], rng: np.random.Generator) -> None:
     c = parts["counters"]
     r = parts["run"]
     left = r.draws[int(c["draw"][0]) :]
-    # Its Python function (calling the njit one from Python would compile it), on the record by attribute.
-    needed: Any = K.draws_needed
-    need = 2 * int(needed.py_func(c.view(np.recarray)[0]))
+    # A kernel helper is a plain Python function outside the kernel: here on the record, by attribute.
+    need = 2 * K.draws_needed(c.view(np.recarray)[0])
     more = rng.random(max(DRAW_BATCH, need - len(left)))
     draws = np.concatenate([left, more])
     parts["run"] = r._replace(draws=draws)

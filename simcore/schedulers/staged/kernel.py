@@ -17,10 +17,10 @@ samples taken before each event, the engine's start checks.
 
 State has names, not positions: numba's named tuples of arrays (:class:`Engine`,
 :class:`Policy`, :class:`Run`, :class:`Samples`) and one structured record of
-counters (:data:`COUNTERS`), written as ``c.n_active_tasks``. The functions are
-plain ``numba.njit``, as every kernel's are; the
-helpers are inlined by numba into the one entry point, :func:`step`, which is
-cached on disk in the directory :mod:`simcore.compiled.jit` configures.
+counters (:data:`COUNTERS`), written as ``c.n_active_tasks``. One entry point,
+:func:`step` (``numba.njit``, cached on disk in the directory :mod:`simcore.compiled.jit`
+configures), calls helpers each compiled once (:func:`helper`, LLVM inlines them), and
+the few large stages called in one or two places are inlined by numba (:func:`inline_always`).
 
 Randomness. The specification draws uniforms from the injected generator in
 batches, one number at a time, in a fixed order; the kernel takes the same numbers
@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numba
+import numba.extending
 import numpy as np
 
 from simcore.compiled import jit as _jit  # noqa: F401  (sets numba's cache directory before anything compiles)
@@ -112,13 +113,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 _nb: Any = numba
 
 
-def njit(fn: F) -> F:
-    """A helper, inlined into the kernel by numba (its IR, before typing).
+def helper(fn: F) -> F:
+    """A helper compiled once (per argument types) and called: numba's ``register_jitable``.
 
-    Inlined so that the named tuples of state are never copied into a call (a helper call passed
-    about 3 KB of array structs: 3x slower). ``_nrt=False``, as :func:`simcore.compiled.jit.njit`:
+    Why not numba's IR inlining (``inline="always"``) for every helper, as the kernel had: numba
+    builds and deep-copies a helper's IR anew at each call site, and again inside each helper that
+    inlines it (64 inlinings of 30 helpers), which was most of the kernel's 21-24 CPU-s first
+    compile (docs/notes/stagedc.md). A called helper is typed and lowered once; LLVM then inlines
+    the small ones into their callers, so they cost no call at run time.
+
+    A helper takes the arrays it reads where they are few (``uniform(r.draws, c)``), not the named
+    tuples: its compile grows with the tuples in its signature, and numba compiles a helper once
+    more for each other helper that calls it. ``_nrt=False``, as :func:`simcore.compiled.jit.njit`:
     no reference counting of the arrays taken out of the tuples at every access (4x slower with
-    it); the kernel allocates nothing, so it needs none.
+    it); the kernel allocates nothing.
+    """
+    return _nb.extending.register_jitable(_nrt=False)(fn)  # type: ignore[no-any-return]
+
+
+def inline_always(fn: F) -> F:
+    """A large stage with one or two call sites, inlined there by numba (its IR, before typing).
+
+    LLVM does not inline these (too large), and a call that is not inlined passes every array of
+    the named tuples it takes as separate values (about 400 for ``e, p, r``: 27% slower with
+    every stage called, measured). Their helpers are :func:`helper` functions, so an inlined stage
+    is small IR; one stage inlines another (:func:`dispatch` inlines :func:`match`), none deeper.
     """
     return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
@@ -131,60 +150,60 @@ def entry(fn: F) -> F:
 # -- the engine: durations, starts, completions, its heap --------------------------------------------
 
 
-@njit
-def duration(e: Any, c: Any, job: int, cfg: int, last_c: int) -> float:
+@helper
+def duration(work: Any, dcls: Any, tab: Any, tab2: Any, c: Any, job: int, cfg: int, last_c: int) -> float:
     """``runtime.duration(job, cfg, last_c)`` from the model's ``compiled_form`` (as simcore.compiled.core)."""
     if c.mode == FIXED:
-        return e.work[job]  # type: ignore[no-any-return]
+        return work[job]  # type: ignore[no-any-return]
     if c.mode == SPEED:
-        return e.work[job] * e.tab[0, cfg]  # type: ignore[no-any-return]
-    k = e.dcls[job]
+        return work[job] * tab[0, cfg]  # type: ignore[no-any-return]
+    k = dcls[job]
     if k < 0:
-        k += e.tab.shape[0]  # the Python models index a list: -1 is the last row
+        k += tab.shape[0]  # the Python models index a list: -1 is the last row
     if c.mode == RATE:
-        rate = e.tab[k, cfg]
+        rate = tab[k, cfg]
         if rate <= 0:
             return INF
-        return e.work[job] / rate  # type: ignore[no-any-return]
-    if last_c == e.dcls[job]:
-        return e.tab2[k, cfg]  # type: ignore[no-any-return]
-    return e.tab[k, cfg]  # type: ignore[no-any-return]
+        return work[job] / rate  # type: ignore[no-any-return]
+    if last_c == dcls[job]:
+        return tab2[k, cfg]  # type: ignore[no-any-return]
+    return tab[k, cfg]  # type: ignore[no-any-return]
 
 
-@njit
-def fits(e: Any, c: Any, job: int, m: int) -> bool:
+@helper
+def fits(free: Any, req: Any, c: Any, job: int, m: int) -> bool:
     """The engine's fit rule: ``free >= request - EPS`` in every resource."""
     N = c.n_machines
     R = c.n_resources
     for r in range(R):
-        if not e.free[r * N + m] >= e.req[job * R + r] - FIT_EPS:
+        if not free[r * N + m] >= req[job * R + r] - FIT_EPS:
             return False
     return True
 
 
-@njit
-def heap_less(e: Any, a: int, b: int) -> bool:
-    ta = e.heap_t[a]
-    tb = e.heap_t[b]
-    return ta < tb or (ta == tb and e.heap_seq[a] < e.heap_seq[b])  # type: ignore[no-any-return]
+@helper
+def heap_less(heap_t: Any, heap_seq: Any, a: int, b: int) -> bool:
+    ta = heap_t[a]
+    tb = heap_t[b]
+    return ta < tb or (ta == tb and heap_seq[a] < heap_seq[b])  # type: ignore[no-any-return]
 
 
-@njit
-def heap_swap(e: Any, a: int, b: int) -> None:
-    e.heap_t[a], e.heap_t[b] = e.heap_t[b], e.heap_t[a]
-    e.heap_seq[a], e.heap_seq[b] = e.heap_seq[b], e.heap_seq[a]
-    e.heap_job[a], e.heap_job[b] = e.heap_job[b], e.heap_job[a]
+@helper
+def heap_swap(heap_t: Any, heap_seq: Any, heap_job: Any, a: int, b: int) -> None:
+    heap_t[a], heap_t[b] = heap_t[b], heap_t[a]
+    heap_seq[a], heap_seq[b] = heap_seq[b], heap_seq[a]
+    heap_job[a], heap_job[b] = heap_job[b], heap_job[a]
 
 
-@njit
+@helper
 def start(e: Any, c: Any, job: int, m: int) -> None:
     """``Simulation.start(job, m)``: the checks a staged choice can fail, then the start; a refusal sets ``c.err``."""
     N = c.n_machines
     R = c.n_resources
-    if not fits(e, c, job, m):
+    if not fits(e.free, e.req, c, job, m):
         c.err, c.err_job, c.err_machine = E_NO_FIT, job, m
         return
-    p = duration(e, c, job, e.config_of[m], e.last[m])
+    p = duration(e.work, e.dcls, e.tab, e.tab2, c, job, e.config_of[m], e.last[m])
     if not (0.0 <= p < INF):
         c.err, c.err_job, c.err_machine = E_CANNOT_RUN, job, m
         return
@@ -204,13 +223,13 @@ def start(e: Any, c: Any, job: int, m: int) -> None:
     c.hsize += 1
     while i > 0:
         up = (i - 1) >> 1
-        if not heap_less(e, i, up):
+        if not heap_less(e.heap_t, e.heap_seq, i, up):
             break
-        heap_swap(e, i, up)
+        heap_swap(e.heap_t, e.heap_seq, e.heap_job, i, up)
         i = up
 
 
-@njit
+@helper
 def complete(e: Any, c: Any) -> int:
     """The earliest running task finishes now; its machine is freed (an idle machine exactly empty)."""
     job = e.heap_job[0]
@@ -222,11 +241,11 @@ def complete(e: Any, c: Any) -> int:
         a = 2 * i + 1
         if a >= last:
             break
-        if a + 1 < last and heap_less(e, a + 1, a):
+        if a + 1 < last and heap_less(e.heap_t, e.heap_seq, a + 1, a):
             a += 1
-        if not heap_less(e, a, i):
+        if not heap_less(e.heap_t, e.heap_seq, a, i):
             break
-        heap_swap(e, a, i)
+        heap_swap(e.heap_t, e.heap_seq, e.heap_job, a, i)
         i = a
     N = c.n_machines
     R = c.n_resources
@@ -245,7 +264,7 @@ def complete(e: Any, c: Any) -> int:
     return job  # type: ignore[no-any-return]
 
 
-@njit
+@helper
 def pairwise_sum(a: Any, lo: int, n: int, stk: Any, vals: Any) -> float:
     """``a[lo:lo+n].sum()`` as numpy reduces a contiguous row, to the bit (its pairwise summation).
 
@@ -298,15 +317,15 @@ def pairwise_sum(a: Any, lo: int, n: int, stk: Any, vals: Any) -> float:
     return vals[0]  # type: ignore[no-any-return]
 
 
-@njit
-def take_sample(e: Any, s: Any, c: Any) -> None:
+@helper
+def take_sample(free: Any, s: Any, c: Any) -> None:
     """``Simulation._sample``: queue (released, not started), running tasks, utilisation per resource."""
     si = c.sample
     N = c.n_machines
     s.s_queue[si] = c.arrived - c.held - c.started
     s.s_running[si] = c.started - c.completed
     for r in range(c.n_resources):
-        used = s.total_cap[r] - pairwise_sum(e.free, r * N, N, s.pw_stk, s.pw_vals)
+        used = s.total_cap[r] - pairwise_sum(free, r * N, N, s.pw_stk, s.pw_vals)
         s.s_util[si, r] = used / s.safe_cap[r]
     c.sample += 1
 
@@ -314,81 +333,79 @@ def take_sample(e: Any, s: Any, c: Any) -> None:
 # -- the specification's state: uniforms, task lists, sorted jobs, the task queue ---------------------
 
 
-@njit
-def uniform(r: Any, c: Any) -> float:
+@helper
+def uniform(draws: Any, c: Any) -> float:
     """The next uniform of the specification's stream (``StagedRun.uniform``)."""
-    u = r.draws[c.draw]
+    u = draws[c.draw]
     c.draw += 1
     return u  # type: ignore[no-any-return]
 
 
-@njit
-def job_less(r: Any, a: int, b: int) -> bool:
+@helper
+def job_less(job_key: Any, a: int, b: int) -> bool:
     """Job a's J3 key before job b's: tuple order of the atoms' numbers, then the job number."""
-    for k in range(r.job_key.shape[1]):
-        x = r.job_key[a, k]
-        y = r.job_key[b, k]
+    for k in range(job_key.shape[1]):
+        x = job_key[a, k]
+        y = job_key[b, k]
         if x != y:
             return x < y  # type: ignore[no-any-return]
     return a < b
 
 
-@njit
-def task_less(r: Any, a: int, b: int) -> bool:
+@helper
+def task_less(task_key: Any, a: int, b: int) -> bool:
     """Task a's T2 key before task b's: tuple order of the atoms' numbers, then the task number."""
-    for k in range(r.task_key.shape[1]):
-        x = r.task_key[a, k]
-        y = r.task_key[b, k]
+    for k in range(task_key.shape[1]):
+        x = task_key[a, k]
+        y = task_key[b, k]
         if x != y:
             return x < y  # type: ignore[no-any-return]
     return a < b
 
 
-@njit
-def enqueue_job(r: Any, c: Any, j: int) -> None:
+@helper
+def enqueue_job(waiting: Any, job_key: Any, c: Any, j: int) -> None:
     """Insert job j into the J3-sorted jobs with incoming tasks (``bisect.insort``)."""
     lo = 0
     hi = c.n_waiting
     while lo < hi:
         mid = (lo + hi) >> 1
-        if job_less(r, j, r.waiting[mid]):
+        if job_less(job_key, j, waiting[mid]):
             hi = mid
         else:
             lo = mid + 1
     for i in range(c.n_waiting, lo, -1):
-        r.waiting[i] = r.waiting[i - 1]
-    r.waiting[lo] = j
+        waiting[i] = waiting[i - 1]
+    waiting[lo] = j
     c.n_waiting += 1
 
 
-@njit
-def append_task(r: Any, j: int, t: int) -> None:
+@helper
+def append_task(task_next: Any, job_head: Any, job_tail: Any, j: int, t: int) -> None:
     """Task t joins the end of job j's incoming tasks (release order)."""
-    r.task_next[t] = -1
-    if r.job_head[j] < 0:
-        r.job_head[j] = t
+    task_next[t] = -1
+    if job_head[j] < 0:
+        job_head[j] = t
     else:
-        r.task_next[r.job_tail[j]] = t
-    r.job_tail[j] = t
+        task_next[job_tail[j]] = t
+    job_tail[j] = t
 
 
-@njit
-def queue_push(r: Any, c: Any, t: int) -> None:
-    q = r.queue
+@helper
+def queue_push(q: Any, task_key: Any, c: Any, t: int) -> None:
     i = c.q_size
     q[i] = t
     c.q_size += 1
     while i > 0:
         up = (i - 1) >> 1
-        if not task_less(r, q[i], q[up]):
+        if not task_less(task_key, q[i], q[up]):
             break
         q[i], q[up] = q[up], q[i]
         i = up
 
 
-@njit
-def queue_pop(r: Any, c: Any) -> None:
-    q = r.queue
+@helper
+def queue_pop(q: Any, task_key: Any, c: Any) -> None:
     c.q_size -= 1
     n = c.q_size
     q[0] = q[n]
@@ -397,9 +414,9 @@ def queue_pop(r: Any, c: Any) -> None:
         a = 2 * i + 1
         if a >= n:
             break
-        if a + 1 < n and task_less(r, q[a + 1], q[a]):
+        if a + 1 < n and task_less(task_key, q[a + 1], q[a]):
             a += 1
-        if not task_less(r, q[a], q[i]):
+        if not task_less(task_key, q[a], q[i]):
             break
         q[a], q[i] = q[i], q[a]
         i = a
@@ -408,8 +425,8 @@ def queue_pop(r: Any, c: Any) -> None:
 # -- the atoms ----------------------------------------------------------------------------------------
 
 
-@njit
-def advise(codes: Any, args: Any, jobs: bool, r: Any, c: Any, j: int) -> int:
+@helper
+def advise(codes: Any, args: Any, jobs: bool, job_active: Any, c: Any, j: int) -> int:
     """A deterministic J2 (``jobs``) or T1 composition for job j (or a task of job j): the worst advice."""
     worst = ADMIT
     for k in range(len(codes)):
@@ -420,30 +437,30 @@ def advise(codes: Any, args: Any, jobs: bool, r: Any, c: Any, j: int) -> int:
         elif code == LIMIT_ACTIVE:
             a = ADMIT if (c.n_active_jobs if jobs else c.n_active_tasks) < x else STOP
         elif code == LIMIT_JOB:
-            a = ADMIT if r.job_active[j] < x else DENY
+            a = ADMIT if job_active[j] < x else DENY
         else:  # JOB_BALANCE
             jobs_now = c.n_active_jobs
             base = c.n_active_tasks / jobs_now if jobs_now else 0.0
             if base < 1.0:
                 base = 1.0
-            a = ADMIT if (r.job_active[j] + 1) / base <= x else DENY
+            a = ADMIT if (job_active[j] + 1) / base <= x else DENY
         if a > worst:
             worst = a
     return worst
 
 
-@njit
-def advise_random(probs: Any, active: int, r: Any, c: Any) -> int:
+@helper
+def advise_random(probs: Any, active: int, draws: Any, c: Any) -> int:
     """The ``Random(p)`` atoms of a composition: each draws; ADMIT if ``u <= p`` or nothing is active."""
     worst = ADMIT
     for k in range(len(probs)):
-        a = ADMIT if uniform(r, c) <= probs[k] or active == 0 else DENY
+        a = ADMIT if uniform(draws, c) <= probs[k] or active == 0 else DENY
         if a > worst:
             worst = a
     return worst
 
 
-@njit
+@helper
 def job_key(p: Any, r: Any, j: int) -> None:
     """J3: job j's key, taken at its admission."""
     for k in range(len(p.j3_kind)):
@@ -456,7 +473,7 @@ def job_key(p: Any, r: Any, j: int) -> None:
             r.job_key[j, k] = r.job_random[j]
 
 
-@njit
+@helper
 def task_key(p: Any, r: Any, c: Any, t: int, j: int) -> None:
     """T2: task t's key (its job j), taken as it enters the queue."""
     for k in range(len(p.t2_kind)):
@@ -472,11 +489,11 @@ def task_key(p: Any, r: Any, c: Any, t: int, j: int) -> None:
         elif kind == K_COMPLETION:
             v = sign * r.job_done[j] / r.job_size[j]
         else:  # K_RANDOM
-            v = uniform(r, c)
+            v = uniform(r.draws, c)
         r.task_key[t, k] = v
 
 
-@njit
+@helper
 def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable: bool) -> int:
     """:func:`match` for one atom (a First-Fit after it changes nothing): one pass over the machines.
 
@@ -490,7 +507,7 @@ def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable:
     count = 0
     best = 0.0
     for m in range(N):
-        if not fits(e, c, t, m) or (check_runnable and not r.runnable[e.config_of[m]]):
+        if not fits(e.free, e.req, c, t, m) or (check_runnable and not r.runnable[e.config_of[m]]):
             continue
         if atom == FIRST_FIT:
             return m
@@ -503,25 +520,25 @@ def match_one(e: Any, p: Any, r: Any, c: Any, t: int, atom: int, check_runnable:
             found = m
             best = v
     if atom == R_RANDOM:
-        return r.pick[int(uniform(r, c) * count)] if count else -1
+        return r.pick[int(uniform(r.draws, c) * count)] if count else -1
     return found
 
 
-@njit
+@inline_always
 def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
     """R5: the machine task t starts on now, or -1 where it fits nowhere (``atoms.machine_matcher``)."""
     N = c.n_machines
     check_runnable = c.all_runnable == 0
     if check_runnable:
         for cfg in range(c.n_configs):
-            d = duration(e, c, t, cfg, -1)
+            d = duration(e.work, e.dcls, e.tab, e.tab2, c, t, cfg, -1)
             r.runnable[cfg] = 0.0 <= d < INF
     atom = p.r5[0]
     if len(p.r5) == 1 or p.r5[1] == FIRST_FIT:
         return match_one(e, p, r, c, t, atom, check_runnable)
     first = -1
     for m in range(N):
-        ok = fits(e, c, t, m) and (not check_runnable or r.runnable[e.config_of[m]])
+        ok = fits(e.free, e.req, c, t, m) and (not check_runnable or r.runnable[e.config_of[m]])
         r.cand[m] = ok
         if ok and first < 0:
             first = m
@@ -536,7 +553,7 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
             for m in range(N):
                 if r.cand[m]:
                     count += 1
-            pick = int(uniform(r, c) * count)
+            pick = int(uniform(r.draws, c) * count)
             for m in range(N):
                 if r.cand[m]:
                     if pick == 0:
@@ -560,8 +577,8 @@ def match(e: Any, p: Any, r: Any, c: Any, t: int) -> int:
 # -- the cycle ------------------------------------------------------------------------------------------
 
 
-@njit
-def request(r: Any, c: Any) -> None:
+@helper
+def request(draws: Any, c: Any) -> None:
     """J1: ask for the next cycle (``StagedRun._request``); one wake-up is pending at a time."""
     c.pending = 1
     now = c.now
@@ -574,34 +591,34 @@ def request(r: Any, c: Any) -> None:
             t = now + q
         c.timer = t
     else:
-        c.timer = now + int(uniform(r, c) * RANDOM_DELAY_MS) / 1000.0
+        c.timer = now + int(uniform(draws, c) * RANDOM_DELAY_MS) / 1000.0
 
 
-@njit
+@inline_always
 def on_arrival(r: Any, c: Any, t: int) -> None:
     """``StagedRun.on_arrival``: a released task waits with its job (incoming or active)."""
     j = r.job_of[t]
     state = r.job_state[j]
     if state == 2:
         empty = r.job_head[j] < 0
-        append_task(r, j, t)
+        append_task(r.task_next, r.job_head, r.job_tail, j, t)
         if empty:
-            enqueue_job(r, c, j)
+            enqueue_job(r.waiting, r.job_key, c, j)
     elif state == 0:
         r.job_state[j] = 1
         r.job_submit[j] = c.now
         if c.j3_random:
-            r.job_random[j] = uniform(r, c)
-        append_task(r, j, t)
+            r.job_random[j] = uniform(r.draws, c)
+        append_task(r.task_next, r.job_head, r.job_tail, j, t)
         r.incoming[c.in_hi] = j
         c.in_hi += 1
     else:
-        append_task(r, j, t)
+        append_task(r.task_next, r.job_head, r.job_tail, j, t)
     if c.pending == 0:
-        request(r, c)
+        request(r.draws, c)
 
 
-@njit
+@helper
 def on_completion(e: Any, r: Any, c: Any, t: int) -> None:
     """``StagedRun.on_completion`` (history is always kept: only its key reads it)."""
     j = r.job_of[t]
@@ -615,10 +632,10 @@ def on_completion(e: Any, r: Any, c: Any, t: int) -> None:
         r.job_state[j] = 3
         c.n_active_jobs -= 1
     if c.pending == 0:
-        request(r, c)
+        request(r.draws, c)
 
 
-@njit
+@inline_always
 def admit_jobs(p: Any, r: Any, c: Any) -> None:
     """J2 then J3 (``StagedRun._admit_jobs``): denied jobs stay incoming, in order, ahead of the unasked."""
     lo, hi = c.in_lo, c.in_hi
@@ -627,14 +644,14 @@ def admit_jobs(p: Any, r: Any, c: Any) -> None:
     stopped = False
     while i < hi:
         j = r.incoming[i]
-        a = advise(p.j2_det, p.j2_arg, True, r, c, j)
+        a = advise(p.j2_det, p.j2_arg, True, r.job_active, c, j)
         if a == ADMIT and len(p.j2_rnd):
-            a = advise_random(p.j2_rnd, c.n_active_jobs, r, c)
+            a = advise_random(p.j2_rnd, c.n_active_jobs, r.draws, c)
         if a == ADMIT:
             r.job_state[j] = 2
             c.n_active_jobs += 1
             job_key(p, r, j)
-            enqueue_job(r, c, j)
+            enqueue_job(r.waiting, r.job_key, c, j)
         elif a == DENY:
             r.incoming[w] = j
             w += 1
@@ -651,7 +668,7 @@ def admit_jobs(p: Any, r: Any, c: Any) -> None:
     c.in_lo = i - (w - lo)
 
 
-@njit
+@inline_always
 def admit_tasks(p: Any, r: Any, c: Any) -> None:
     """T1 (``StagedRun._admit_tasks``): jobs in J3 order, each job's tasks in release order."""
     n = c.n_waiting
@@ -665,13 +682,13 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
         t = r.job_head[j]
         while t >= 0:
             nxt = r.task_next[t]
-            a = advise(p.t1_det, p.t1_arg, False, r, c, j)
+            a = advise(p.t1_det, p.t1_arg, False, r.job_active, c, j)
             if a == DENY:
                 break  # the job's later tasks get the same answer: nothing changed
             if a == STOP:
                 stopped = True
                 break
-            if len(p.t1_rnd) and advise_random(p.t1_rnd, c.n_active_tasks, r, c) == DENY:
+            if len(p.t1_rnd) and advise_random(p.t1_rnd, c.n_active_tasks, r.draws, c) == DENY:
                 prev = t  # it stays incoming, in its place
             else:
                 if prev < 0:
@@ -681,7 +698,7 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
                 if r.job_tail[j] == t:
                     r.job_tail[j] = prev
                 task_key(p, r, c, t, j)
-                queue_push(r, c, t)
+                queue_push(r.queue, r.task_key, c, t)
                 r.job_active[j] += 1  # after its key: Active-Per-Job counts earlier admissions
                 c.n_active_tasks += 1
             t = nxt
@@ -697,7 +714,7 @@ def admit_tasks(p: Any, r: Any, c: Any) -> None:
     c.n_waiting = kept
 
 
-@njit
+@inline_always
 def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
     """T3 + R5 (``StagedRun._dispatch``): start queue heads until one fits nowhere."""
     while c.q_size > 0:
@@ -709,7 +726,7 @@ def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
         m = match(e, p, r, c, t)
         if m < 0:
             if c.started == c.completed:  # every machine is empty: it can never start
-                queue_pop(r, c)
+                queue_pop(r.queue, r.task_key, c)
                 c.unrunnable += 1
                 c.n_active_tasks -= 1
                 r.job_active[r.job_of[t]] -= 1
@@ -717,38 +734,26 @@ def dispatch(e: Any, p: Any, r: Any, c: Any) -> None:
             c.blocked_task = t
             c.blocked_at = c.completed
             return
-        queue_pop(r, c)
+        queue_pop(r.queue, r.task_key, c)
         start(e, c, t, m)
         if c.err != 0:
             return
 
 
-@njit
-def cycle(e: Any, p: Any, r: Any, c: Any) -> None:
-    c.cycles += 1
-    if c.in_hi > c.in_lo:
-        admit_jobs(p, r, c)
-    if c.n_waiting > 0:
-        admit_tasks(p, r, c)
-    if c.q_size > 0:
-        dispatch(e, p, r, c)
+@helper
+def release(waiting: Any, state: Any, c: Any, ch: int) -> bool:
+    """A parent of task ch finished: ch is queued if that was its last; True if it has arrived (released now)."""
+    left = waiting[ch] - 1
+    waiting[ch] = left
+    if left == 0:
+        state[ch] = QUEUED
+        if ch < c.arrived:
+            c.held -= 1
+            return True
+    return False
 
 
-@njit
-def release_children(e: Any, r: Any, c: Any, t: int) -> None:
-    """Task t finished: children whose last parent it was are queued, and arrived ones released."""
-    for k in range(e.child_ptr[t], e.child_ptr[t + 1]):
-        ch = e.children[k]
-        left = e.waiting[ch] - 1
-        e.waiting[ch] = left
-        if left == 0:
-            e.state[ch] = QUEUED
-            if ch < c.arrived:
-                c.held -= 1
-                on_arrival(r, c, ch)
-
-
-@njit
+@helper
 def draws_needed(c: Any) -> int:
     """Uniforms one event may use at most: per waiting task, one per random atom that may ask about it."""
     if c.draws_per_task == 0:
@@ -782,7 +787,7 @@ def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
         if t > c.horizon and c.drain == 0.0:
             return S_DONE
         while c.sample < n_s and t >= s.sample_t[c.sample]:
-            take_sample(e, s, c)
+            take_sample(e.free, s, c)
         if done >= budget:
             return S_BUDGET
         if c.n_draws - c.draw < draws_needed(c):
@@ -797,11 +802,21 @@ def step(e: Any, p: Any, r: Any, s: Any, cs: Any, budget: int) -> int:
         elif kind == 2:
             c.timer = INF
             c.pending = 0
-            cycle(e, p, r, c)
+            # the cycle (StagedRun.cycle), written here: its stages are inlined (see inline_always)
+            c.cycles += 1
+            if c.in_hi > c.in_lo:
+                admit_jobs(p, r, c)
+            if c.n_waiting > 0:
+                admit_tasks(p, r, c)
+            if c.q_size > 0:
+                dispatch(e, p, r, c)
         else:
             job = complete(e, c)
             on_completion(e, r, c, job)
-            release_children(e, r, c, job)
+            # children whose last parent it was are queued, and arrived ones released
+            for k in range(e.child_ptr[job], e.child_ptr[job + 1]):
+                if release(e.waiting, e.state, c, e.children[k]):
+                    on_arrival(r, c, e.children[k])
         if c.err != 0:
             return S_ERROR
         done += 1
