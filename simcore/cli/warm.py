@@ -1,6 +1,6 @@
 """Compile the built-in schedulers' kernels ahead of their first real run: ``python -m simcore.cli.warm``.
 
-A scheduler's first compiled run compiles its kernel (3-6 s on an idle machine, 40-95 s on a
+A scheduler's first compiled run compiles its kernel (8-13 CPU-s in a fresh process here, 40-95 s on a
 busy one) and numba keeps the machine code in its disk cache (:mod:`simcore.compiled.jit`).
 A dashboard worker starts this module in a background process when it comes up
 (:mod:`dashboard.celery`), so that a researcher's first experiment loads the kernels from
