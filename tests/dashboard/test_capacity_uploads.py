@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from dashboard.capacity import files, services
+from dashboard.capacity.charts import curve_chart
 from dashboard.capacity.forms import initial_from_plan
 from dashboard.capacity.models import CapacityPlan, CapacityProbe
 from dashboard.capacity.views import capacity_command
@@ -49,14 +50,33 @@ def var_dir(settings: Any, tmp_path: Path) -> Path:
     return settings.VAR_DIR
 
 
-@pytest.fixture
-def uploads(owner: User, var_dir: Path) -> tuple[ClusterUpload, TraceUpload, bytes, bytes]:
+def make_uploads(owner: User) -> tuple[ClusterUpload, TraceUpload, bytes, bytes]:
+    """The two files of :func:`_files`, uploaded by ``owner`` (the trace imported by the worker's code, here)."""
     cbytes, tbytes = _files()
     cu = create_upload("cluster", owner, "small", "small.json", cbytes)
     tu = create_upload("trace", owner, "quarter", "quarter.csv", tbytes)
     assert imports.execute_import(tu.pk) == "ready"
     tu.refresh_from_db()
     return cu, tu, cbytes, tbytes  # type: ignore[return-value]
+
+
+@pytest.fixture
+def uploads(owner: User, var_dir: Path) -> tuple[ClusterUpload, TraceUpload, bytes, bytes]:
+    return make_uploads(owner)
+
+
+def local_spec(folder: Path, cbytes: bytes, tbytes: bytes) -> PlanSpec:
+    """The plan of :func:`_request` on the same files in ``folder``, as ``simcore capacity`` would get it."""
+    (folder / "small.json").write_bytes(cbytes)
+    (folder / "quarter.csv").write_bytes(tbytes)
+    return PlanSpec(
+        cluster=str(folder / "small.json"),
+        workload=str(folder / "quarter.csv"),
+        schedulers=["greedy", "tetris"],
+        target=TARGET,
+        seeds=[0],
+        curve_points=2,
+    )
 
 
 def _request(cu: ClusterUpload, tu: TraceUpload, **changes: Any) -> PlanSpec:
@@ -69,8 +89,9 @@ def _request(cu: ClusterUpload, tu: TraceUpload, **changes: Any) -> PlanSpec:
 
 
 @pytest.mark.django_db
-def test_a_plan_on_uploads_is_the_plan_of_make_plan_on_the_same_files(uploads, owner, var_dir, tmp_path):
+def test_a_plan_on_uploads_is_the_plan_of_make_plan_on_the_same_files(uploads, owner, var_dir, tmp_path, client):
     cu, tu, cbytes, tbytes = uploads
+    client.force_login(owner)
     spec = _request(cu, tu)
     # Stored: the uploads by their scenario names and the rows; no path of this host.
     assert (spec.cluster, spec.workload, spec.load) == ("cluster_small.json", "trace_quarter.csv", None)
@@ -81,19 +102,9 @@ def test_a_plan_on_uploads_is_the_plan_of_make_plan_on_the_same_files(uploads, o
     assert (plan.result["cluster"], plan.result["workload"]) == ("cluster_small.json", "trace_quarter.csv")
     assert (plan.cluster_label, plan.workload_label) == ("small", "quarter")
     # The same files, locally, through simcore capacity's make_plan.
-    (tmp_path / "small.json").write_bytes(cbytes)
-    (tmp_path / "quarter.csv").write_bytes(tbytes)
-    local = local_plan(
-        PlanSpec(
-            cluster=str(tmp_path / "small.json"),
-            workload=str(tmp_path / "quarter.csv"),
-            schedulers=["greedy", "tetris"],
-            target=TARGET,
-            seeds=[0],
-            curve_points=2,
-        )
-    )
+    local = local_plan(local_spec(tmp_path, cbytes, tbytes))
     same_answers(plan.result, local)
+    assert all(isinstance(p["machines"], int) for p in local["plans"]), local["plans"]
     assert local["given_machines"] == 20 and local["jobs"] == tu.info["jobs"]
     # Each upload was written once, under the var dir, at a path its content hash names.
     written = sorted(p.relative_to(var_dir).as_posix() for p in var_dir.rglob("*") if p.is_file())
@@ -104,6 +115,10 @@ def test_a_plan_on_uploads_is_the_plan_of_make_plan_on_the_same_files(uploads, o
     # The command line names the files as their owner sent them.
     command = capacity_command(plan)
     assert command.startswith("simcore capacity --cluster small.json --workload quarter.csv --schedulers")
+    # The statistic in words: the chart's axis and the answers' column.
+    assert curve_chart(plan.result)["layout"]["yaxis"]["title"]["text"] == "99th percentile wait until start (s)"
+    page = client.get(plan.get_absolute_url()).content.decode()
+    assert "<th>99th percentile wait until start (s) at the answer (seed mean)</th>" in page
 
 
 @pytest.mark.django_db
