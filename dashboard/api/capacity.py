@@ -32,6 +32,8 @@ from simcore.core.errors import SimcoreError
 def _where(message: str) -> dict[str, Any]:
     """A simcore message as a validation error under the request field it names."""
     name = field_of(message)
+    if name == "workload":
+        return {"scenario": {"workload": [message]}}
     if name is not None:
         return {name: [message]}
     for part in ("cluster", "workload"):

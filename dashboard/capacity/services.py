@@ -72,6 +72,8 @@ def field_of(message: str) -> str | None:
             return name
     if "smallest resize" in message or re.match(r"\d[\d,]* machines is below", message):
         return "max_machines"
+    if message.startswith("trace ") and "requests resources" in message:  # experiments' check_resources
+        return "workload"
     return None
 
 

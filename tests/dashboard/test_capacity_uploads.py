@@ -224,3 +224,22 @@ def test_the_api_takes_uploads_by_id_as_experiments_do(uploads, owner_client, ot
         [1],
         None,
     )
+
+
+@pytest.mark.django_db
+def test_a_trace_and_a_cluster_of_other_resources_is_a_field_error(uploads, owner_client, owner):
+    _, tu, _, _ = uploads
+    gpu = (
+        b'{"name": "gpus", "resources": ["gpu"], "configurations": [{"name": "A", "count": 4, "capacity": {"gpu": 1}}]}'
+    )
+    cu = create_upload("cluster", owner, "gpus", "gpus.json", gpu)
+    resp = owner_client.post(reverse("capacity-new"), _form(cu, tu))
+    assert resp.status_code == 400
+    assert resp.context["form"].errors["workload"] == [
+        "trace 'quarter' requests resources ['cpu', 'mem'] but cluster upload 'gpus' has ['gpu']; "
+        "choose a cluster with the trace's resources"
+    ]
+    body = {"scenario": {"cluster": {"upload": cu.pk}, "workload": {"upload": tu.pk}}, "schedulers": ["greedy"]}
+    resp = owner_client.post(reverse("api-capacity-list"), {**body, "target": TARGET}, content_type="application/json")
+    assert resp.status_code == 400 and "requests resources" in resp.json()["scenario"]["workload"][0]
+    assert CapacityPlan.objects.count() == 0
