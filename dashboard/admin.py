@@ -93,4 +93,6 @@ class CapacityPlanAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "owner", "team", "visibility", "target", "phase", "round", "status", "created")
     list_filter = ("status", "phase", "visibility")
     exclude = ("share_token",)
-    readonly_fields = ("bounds", "result")  # computed by workers; editing them would show numbers no probe produced
+    # bounds, result: computed by workers (editing them would show numbers no probe produced); the uploads: the spec
+    # names them, so another one would run a plan nobody asked for.
+    readonly_fields = ("bounds", "result", "cluster_upload", "trace_upload")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.http import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -17,18 +17,23 @@ from dashboard.api import capacity_serializers as s
 from dashboard.api.serializers import ExperimentUpdateSerializer
 from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _team
 from dashboard.capacity import downloads as capacity_downloads
+from dashboard.capacity import files
 from dashboard.capacity.access import get_plan_for_user, visible_plans
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import cancel_plan, check_request, create_plan, field_of, progress_payload
 from dashboard.common import access, queueing
 from dashboard.common.models import Status
 from dashboard.common.sharing import set_sharing
+from dashboard.traces.models import ClusterUpload, TraceUpload, Upload
+from dashboard.traces.uploads import upload_specs
 from simcore.core.errors import SimcoreError
 
 
 def _where(message: str) -> dict[str, Any]:
     """A simcore message as a validation error under the request field it names."""
     name = field_of(message)
+    if name == "workload":
+        return {"scenario": {"workload": [message]}}
     if name is not None:
         return {name: [message]}
     for part in ("cluster", "workload"):
@@ -39,11 +44,43 @@ def _where(message: str) -> dict[str, Any]:
     return {"non_field_errors": [message]}
 
 
+def _uploads(
+    request: Request, scenario: dict[str, Any], source: CapacityPlan | None
+) -> tuple[dict[str, Any], ClusterUpload | None, TraceUpload | None]:
+    """The scenario with its uploads resolved, as experiments' API resolves them: the caller's, or ``source``'s."""
+    allowed = dict(zip(("cluster", "workload"), files.uploads_of(source), strict=True)) if source else {}
+    picked: dict[str, Upload | None] = {"cluster": None, "workload": None}
+    sc = dict(scenario)
+    for part, model in (("cluster", ClusterUpload), ("workload", TraceUpload)):
+        given = dict(sc[part])
+        if "upload" not in given:
+            continue
+        up: Upload | None = (
+            model.objects.filter(pk=given["upload"], owner=access.signed_in(request)).defer("content_gz").first()
+        )
+        other = allowed.get(part)
+        if up is None and other is not None and other.pk == given["upload"]:
+            up = other
+        if up is None:
+            raise ValidationError({"scenario": {part: {"upload": [f"no {part} upload {given['upload']} of yours"]}}})
+        if isinstance(up, TraceUpload) and not up.is_ready:
+            why = f"trace upload {up.pk} is {up.status}; only a ready trace can be used"
+            raise ValidationError({"scenario": {part: {"upload": [why]}}})
+        picked[part] = up
+    cu = cast(ClusterUpload | None, picked["cluster"])
+    tu = cast(TraceUpload | None, picked["workload"])
+    sc.update(upload_specs(cu, tu))
+    return sc, cu, tu
+
+
 def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None = None) -> Response:
     ser = s.PlanCreateSerializer(data=data)
     ser.is_valid(raise_exception=True)
     d = ser.validated_data
-    scenario = {**dict(d["scenario"]), "schedulers": d["schedulers"], "seeds": d["seeds"]}
+    scenario, cu, tu = _uploads(request, dict(d["scenario"]), source)
+    scenario = {**scenario, "schedulers": d["schedulers"], "seeds": d["seeds"]}
+    if tu is not None and "load" not in cast(dict[str, Any], data.get("scenario") or {}):
+        scenario["load"] = None  # a trace is replayed as recorded unless a rate is given
     try:
         spec, _ = check_request(
             scenario,
@@ -51,6 +88,8 @@ def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None =
             resize=d["resize"],
             max_machines=d["max_machines"],
             curve_points=d["curve_points"],
+            cluster_upload=cu,
+            trace_upload=tu,
         )
     except SimcoreError as e:
         raise ValidationError(_where(str(e))) from None
@@ -61,6 +100,8 @@ def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None =
         team=_team(request, d["team"]),
         visibility=d["visibility"],
         forked_from=source,
+        cluster_upload=cu,
+        trace_upload=tu,
     )
     body = dict(s.PlanSerializer(CapacityPlan.objects.get(pk=plan.pk), context={"request": request}).data)
     if getattr(plan, "queued", True) is False:
@@ -69,15 +110,22 @@ def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None =
 
 
 def _request_of(plan: CapacityPlan) -> dict[str, Any]:
-    """A plan as a creation request: the base of a fork."""
+    """A plan as a creation request (uploads by id): the base of a fork."""
     spec = plan.spec
+    scenario: dict[str, Any] = {
+        "cluster": {"preset": spec["cluster"], "params": spec.get("cluster_params") or {}},
+        "workload": {"preset": spec["workload"], "params": spec.get("workload_params") or {}},
+        "load": spec.get("load") if spec.get("load") is not None else 0.9,
+        "hours": spec.get("hours"),
+    }
+    if plan.cluster_upload_id:
+        scenario["cluster"] = {"upload": plan.cluster_upload_id}
+    if plan.trace_upload_id:
+        scenario["workload"] = {"upload": plan.trace_upload_id}
+        if spec.get("load") is None:
+            del scenario["load"]
     return {
-        "scenario": {
-            "cluster": {"preset": spec["cluster"], "params": spec.get("cluster_params") or {}},
-            "workload": {"preset": spec["workload"], "params": spec.get("workload_params") or {}},
-            "load": spec.get("load") if spec.get("load") is not None else 0.9,
-            "hours": spec.get("hours"),
-        },
+        "scenario": scenario,
         "schedulers": list(spec["schedulers"]),
         "seeds": list(spec["seeds"]),
         "target": spec["target"],

@@ -21,7 +21,8 @@ class PlanCreateSerializer(SharingSerializer):
     name = serializers.CharField(
         max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
     )
-    #: Where the plan simulates: presets (cluster, workload), load and window; the cluster is resized.
+    #: Where the plan simulates: presets or your uploads (cluster, workload), load and window; the cluster is resized.
+    #: A trace with no load is replayed as recorded.
     scenario = PlaceSerializer()
     schedulers = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=64)
     seeds = serializers.ListField(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dashboard.common import labels
 from dashboard.common.chartkit import axis, compact, hover, number, scheduler_colour, xy_layout
 from simcore.planning import parse_target
 
@@ -18,19 +19,13 @@ Figure = dict[str, Any]
 
 #: Widest size range (machines) that gets a tick per machine.
 SMALL_RANGE = 12
-#: Axis titles of the statistics a target is on (any other is shown by its name).
-UNITS = {"unstarted_fraction": ""}
-
-
-def _title(statistic: str) -> str:
-    unit = UNITS.get(statistic, "s" if statistic.endswith("_s") else "")
-    return f"{statistic} ({unit})" if unit else statistic
 
 
 def curve_chart(plan: Mapping[str, Any]) -> Figure:
     """The statistic against size per scheduler, the target line, the answers (``plan``: simcore.planning.finish's)."""
     target = parse_target(str(plan["target"]))
-    stat = str(plan["statistic"])
+    key = str(plan["statistic"])
+    stat = labels.name(key)  # in words: "99th percentile wait until start"
     data: list[dict[str, Any]] = []
     xs: list[float] = []
     for entry in plan["plans"]:
@@ -103,7 +98,7 @@ def curve_chart(plan: Mapping[str, Any]) -> Figure:
             f"{stat} against cluster size (target {target.text()})",
             # Whole machines: a tick per machine on a narrow range (Plotly would write 16.5 machines).
             axis("machines", tickformat=",", **({"dtick": 1} if hi - lo <= SMALL_RANGE else {})),
-            axis(_title(stat), rangemode="tozero"),
+            axis(labels.title(key), rangemode="tozero"),
             height=460,
         ),
     }

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from dashboard.capacity import work
+from dashboard.capacity import files, work
 from dashboard.capacity.models import PROBE_TRANSITIONS, CapacityPlan, CapacityProbe, PlanPhase, ProbeStatus
 from dashboard.capacity.services import fail_plan, probe_results, spec_of, web_message
 from dashboard.common import queueing
@@ -71,13 +71,17 @@ def _step(plan_id: int, queued: list[int]) -> str:
         plan.bounds = current[0].result
     spec = spec_of(plan)
     results = probe_results(plan)
+    shown: dict[str, str] = {}
     try:
         step = next_requests(spec, plan.bounds or {}, results)
         if step.done:
             started = plan.started_at or plan.created
-            out = finish(spec, plan.bounds or {}, results, (now - started).total_seconds())
+            # finish builds the cluster (the answers' counts per configuration): an upload's file on this host.
+            local, shown = files.runnable_spec(plan, spec)
+            out = finish(local, plan.bounds or {}, results, (now - started).total_seconds())
+            out["cluster"], out["workload"] = spec.cluster, spec.workload  # the stored names, not this host's paths
     except SimcoreError as e:
-        fail_plan(plan.pk, web_message(str(e)))
+        fail_plan(plan.pk, web_message(files.without_paths(str(e), shown)))
         return Status.FAILED
     if step.done:
         plan.result = clean_json(out)

@@ -14,6 +14,7 @@ import logging
 from django.db.models import F
 from django.utils import timezone
 
+from dashboard.capacity import files
 from dashboard.capacity.coordinator import advance
 from dashboard.capacity.models import PROBE_TRANSITIONS, CapacityPlan, CapacityProbe, ProbeStatus
 from dashboard.capacity.services import TRANSITIONS, fail_plan, spec_of, web_message
@@ -70,8 +71,10 @@ def execute_probe(probe_id: int, worker: str = "") -> str:
 
 def _run(row: CapacityProbe, plan: CapacityPlan) -> str:
     where = "computing the bounds: " if row.round == 0 else f"probe at {row.machines:,} machines, seed {row.seed}: "
+    shown: dict[str, str] = {}
     try:
-        spec = spec_of(plan)
+        # Uploads become files on this worker's disk here, and only here (dashboard.capacity.files).
+        spec, shown = files.runnable_spec(plan, spec_of(plan))
         if row.round == 0:
             data = prepare(spec)
         else:
@@ -81,16 +84,16 @@ def _run(row: CapacityProbe, plan: CapacityPlan) -> str:
             move(CapacityProbe, row.pk, ProbeStatus.RUNNING, ProbeStatus.CANCELLED, PROBE_TRANSITIONS)
         return _current(row)
     except SimcoreError as e:
-        return _fail(row, plan, where + web_message(str(e)))
+        return _fail(row, plan, where + web_message(files.without_paths(str(e), shown)))
     except SchedulingError as e:
-        return _fail(row, plan, f"{where}a scheduler made an invalid decision: {e}")
+        return _fail(row, plan, f"{where}a scheduler made an invalid decision: {files.without_paths(str(e), shown)}")
     except MemoryError:
         return _fail(row, plan, f"{where}the simulation needed more memory than the worker has")
     except outages.OUTAGE_ERRORS:  # not the probe's fault: the task is retried (dashboard.common.outages)
         raise
     except Exception as e:  # a bug: the traceback for us, one line for the user
         log.exception("probe %s of capacity plan %s failed", row.pk, plan.pk)
-        return _fail(row, plan, f"{where}internal error ({type(e).__name__}): {e}")
+        return _fail(row, plan, f"{where}internal error ({type(e).__name__}): {files.without_paths(str(e), shown)}")
     won = move(
         CapacityProbe,
         row.pk,

@@ -7,10 +7,13 @@ from typing import Any, cast
 from django import forms
 from django.contrib.auth.models import User
 
+from dashboard.capacity import files
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import check_request, field_of
 from dashboard.common.models import Visibility
 from dashboard.experiments.forms import SEP, ExperimentForm
+from dashboard.traces.models import ClusterUpload, TraceUpload
+from dashboard.traces.uploads import upload_specs
 from simcore.core.errors import SimcoreError
 from simcore.planning.plan import MAX_CURVE_POINTS
 from simcore.planning.target import FIXED_STATISTICS
@@ -22,7 +25,7 @@ DEFAULT_TARGET = "p99_wait_s<=60"
 
 
 class CapacityForm(ExperimentForm):
-    """A plan: a cluster shape and workload (presets), schedulers, seeds, and the target with its search limits."""
+    """A plan: a cluster shape and a workload (presets or uploads), schedulers, seeds, the target and search limits."""
 
     target = forms.CharField(
         max_length=200,
@@ -50,7 +53,8 @@ class CapacityForm(ExperimentForm):
         help_text="extra sizes per scheduler for the curve, evenly spaced from lambda*'s size to the given one",
     )
 
-    def __init__(self, *args: Any, owner: User, source: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, owner: User, source: CapacityPlan | None = None, **kwargs: Any) -> None:
+        """``source``: the plan being forked; its uploads are offered besides the owner's."""
         super().__init__(*args, owner=owner, source=None, **kwargs)
         for name in ("vary", "engine", "job_records", "reuse", "drain"):
             del self.fields[name]
@@ -59,12 +63,23 @@ class CapacityForm(ExperimentForm):
                 for key in keys:
                     del self.fields[key]
         self.param_groups = [g for g in self.param_groups if g[0] != "scheduler"]
-        # Presets only: a plan's worker rebuilds the cluster and workload at every size (uploads: not yet).
-        for kind in ("cluster", "workload"):
-            field = cast(forms.ChoiceField, self.fields[kind])
-            field.choices = [g for g in cast(list[Any], field.choices) if g[0] == "Presets"]
-            field.help_text = "a preset"
-        self.cluster_uploads, self.trace_uploads = {}, {}
+        # The owner's uploads (the experiment form's) and, in a fork, the source plan's: what the owner can see.
+        if source is not None:
+            cu, tu = files.uploads_of(source)
+            if cu is not None:
+                self.cluster_uploads.setdefault(str(cu.pk), cu)
+            if tu is not None:
+                self.trace_uploads.setdefault(str(tu.pk), tu)
+            for kind, ups in (("cluster", self.cluster_uploads), ("workload", self.trace_uploads)):
+                field = cast(forms.ChoiceField, self.fields[kind])
+                presets = [g for g in cast(list[Any], field.choices) if g[0] == "Presets"]
+                uploaded = [("Uploaded", [(f"upload:{k}", str(u)) for k, u in ups.items()])] if ups else []
+                field.choices = presets + uploaded
+        self.fields["cluster"].help_text = "a preset or one of your uploaded cluster files (its shape is resized)"
+        self.fields["workload"].help_text = (
+            "a preset (generated at load x lambda* of the given cluster) or one of your uploaded traces (replayed "
+            "as recorded, or at the load's rate)"
+        )
         if not self.is_bound and not self.initial.get("workload"):
             self.fields["cluster"].initial = f"preset:{DEFAULT_CLUSTER}"
             self.fields["workload"].initial = f"preset:{DEFAULT_WORKLOAD}"
@@ -83,9 +98,17 @@ class CapacityForm(ExperimentForm):
             "schedulers": cd["schedulers"],
             "seeds": cd["seeds"],
         }
+        self.cluster_upload: ClusterUpload | None = None
+        self.trace_upload: TraceUpload | None = None
         for kind in ("cluster", "workload"):
-            _, _, ref = cd[kind].partition(":")
-            scenario[kind] = {"preset": ref, "params": self._params(kind, ref)}
+            src, _, ref = cd[kind].partition(":")
+            if src == "preset":
+                scenario[kind] = {"preset": ref, "params": self._params(kind, ref)}
+            elif kind == "cluster":
+                self.cluster_upload = self.cluster_uploads[ref]
+            else:
+                self.trace_upload = self.trace_uploads[ref]
+        scenario.update(upload_specs(self.cluster_upload, self.trace_upload))
         try:
             self.spec, _ = check_request(
                 scenario,
@@ -93,6 +116,8 @@ class CapacityForm(ExperimentForm):
                 resize=cd.get("resize") or "all",
                 max_machines=cd.get("max_machines"),
                 curve_points=cd.get("curve_points") or 0,
+                cluster_upload=self.cluster_upload,
+                trace_upload=self.trace_upload,
             )
             from dashboard.common.sharing import check_team_choice
 
@@ -107,8 +132,8 @@ def initial_from_plan(plan: CapacityPlan, name: str = "") -> dict[str, Any]:
     spec = plan.spec
     data: dict[str, Any] = {
         "name": name,
-        "cluster": f"preset:{spec['cluster']}",
-        "workload": f"preset:{spec['workload']}",
+        "cluster": f"upload:{plan.cluster_upload_id}" if plan.cluster_upload_id else f"preset:{spec['cluster']}",
+        "workload": f"upload:{plan.trace_upload_id}" if plan.trace_upload_id else f"preset:{spec['workload']}",
         "load": spec.get("load"),
         "hours": spec.get("hours"),
         "schedulers": list(spec["schedulers"]),

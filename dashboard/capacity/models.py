@@ -28,6 +28,7 @@ from django.utils import timezone
 from dashboard.common.models import ACTIVE, Status, Team, Visibility
 from dashboard.common.names import validate_name
 from dashboard.searches.models import EVAL_TRANSITIONS, EvalStatus
+from dashboard.traces.models import ClusterUpload, TraceUpload
 
 #: A probe's states and transitions are a search evaluation's (running -> pending: its worker was lost).
 ProbeStatus = EvalStatus
@@ -50,8 +51,14 @@ class CapacityPlan(models.Model):
     share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
     name = models.CharField(max_length=200, blank=True, validators=[validate_name])
-    #: simcore.planning.PlanSpec.to_dict(): presets by name with their parameters.
+    #: simcore.planning.PlanSpec.to_dict(): presets by name with their parameters; an upload by its scenario file
+    #: name (``cluster_<file>``, ``trace_<file>``: :func:`dashboard.traces.uploads.scenario_file_names`), the row
+    #: below saying which. A worker writes the upload's bytes to its own disk and runs a copy of the spec naming
+    #: that path (:mod:`dashboard.capacity.files`): the stored spec names no path of any machine.
     spec = models.JSONField()
+    #: The uploads the spec's cluster and workload are (PROTECT: an upload in use is not deleted).
+    cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    trace_upload = models.ForeignKey(TraceUpload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
     cluster_label = models.CharField(max_length=200)
     workload_label = models.CharField(max_length=200)
     target = models.CharField(max_length=200)

@@ -22,11 +22,12 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard.capacity import work
+from dashboard.capacity import files, work
 from dashboard.capacity.models import CapacityPlan, CapacityProbe, PlanPhase, ProbeStatus
 from dashboard.common import waiting
 from dashboard.common.models import ACTIVE, Status, Team, Visibility, move
 from dashboard.common.rows import sharing_fields
+from dashboard.traces.models import ClusterUpload, TraceUpload
 from simcore.core.errors import ParameterError, SimcoreError
 from simcore.planning import PlanSpec, ProbeResult
 from simcore.planning.plan import check_plan
@@ -71,6 +72,8 @@ def field_of(message: str) -> str | None:
             return name
     if "smallest resize" in message or re.match(r"\d[\d,]* machines is below", message):
         return "max_machines"
+    if message.startswith("trace ") and "requests resources" in message:  # experiments' check_resources
+        return "workload"
     return None
 
 
@@ -81,22 +84,32 @@ def check_request(
     resize: str = "all",
     max_machines: int | None = None,
     curve_points: int = 0,
+    cluster_upload: ClusterUpload | None = None,
+    trace_upload: TraceUpload | None = None,
 ) -> tuple[PlanSpec, dict[str, Any]]:
     """A plan's request from the web, checked: the scenario's platform bounds and simcore's plan checks.
 
-    ``scenario`` has ``cluster`` and ``workload`` (presets with ``params``), ``load``, ``hours``,
-    ``schedulers`` and ``seeds``. Returns the spec and the checked scenario; every problem is a
+    ``scenario`` has ``cluster`` and ``workload`` (presets with ``params``; for an upload, the
+    entries :func:`dashboard.traces.uploads.upload_specs` makes, with the upload given here; the
+    caller checked the owner may use it), ``load``, ``hours``, ``schedulers`` and ``seeds``. Returns
+    the spec (uploads by their scenario file names) and the checked scenario; every problem is a
     ParameterError naming the field (``target``, ``max_machines``, ``schedulers``, ``cluster``, ...).
     """
-    from dashboard.experiments.services import check_scenario
+    from dashboard.experiments.services import check_resources, check_scenario
 
+    uploads = {"cluster": cluster_upload, "workload": trace_upload}
     for part in ("cluster", "workload"):
-        if "preset" not in (scenario.get(part) or {}):
-            raise ParameterError(f"{part}: a capacity plan takes a preset here (an upload is not supported yet)")
+        given = scenario.get(part) or {}
+        if ("preset" in given) == (uploads[part] is not None):
+            raise ParameterError(f"{part}: give a preset or an upload")
+    load = scenario.get("load")
+    workload = dict(scenario["workload"])
+    workload.pop("classes", None)  # a plan replays the trace as recorded; the class table is the experiments'
     full = {
         "cluster": scenario["cluster"],
-        "workload": scenario["workload"],
-        "load": scenario.get("load"),
+        "workload": workload,
+        # A trace's load is its replay rate, None: as recorded (1, which simcore's scenario checks want a number for).
+        "load": 1.0 if load is None and trace_upload is not None else load,
         "hours": scenario.get("hours"),
         "drain": False,
         "schedulers": list(scenario.get("schedulers") or []),
@@ -106,24 +119,27 @@ def check_request(
     if not full["schedulers"]:
         raise ParameterError("schedulers: choose at least one scheduler")
     sc = check_scenario(full)  # unknown presets, schedulers, parameters; the platform's load and hours bounds
+    check_resources(sc, cluster_upload, trace_upload)
     spec = PlanSpec(
-        cluster=sc["cluster"]["preset"],
-        workload=sc["workload"]["preset"],
+        cluster=sc["cluster"].get("preset") or sc["cluster"]["file"],
+        workload=sc["workload"].get("preset") or sc["workload"]["file"],
         schedulers=list(sc["schedulers"]),
         target=str(target).strip(),
         seeds=[int(s) for s in sc["seeds"]],
         resize=str(resize or "all").strip(),
-        load=sc["load"],
+        load=load if trace_upload is not None else sc["load"],
         hours=sc["hours"],
         max_machines=max_machines,
         curve_points=int(curve_points or 0),
         cluster_params=dict(sc["cluster"].get("params") or {}),
         workload_params=dict(sc["workload"].get("params") or {}),
     )
+    # The cluster upload on this host's disk (the check builds the cluster; the trace is read by the workers).
+    local, shown = files.runnable(spec, cluster_upload, None, workload=False)
     try:
-        check_plan(spec)
+        check_plan(local)
     except SimcoreError as e:
-        raise ParameterError(web_message(str(e))) from None
+        raise ParameterError(web_message(files.without_paths(str(e), shown))) from None
     return spec, sc
 
 
@@ -135,6 +151,8 @@ def create_plan(
     team: Team | None = None,
     visibility: str = Visibility.PRIVATE,
     forked_from: CapacityPlan | None = None,
+    cluster_upload: ClusterUpload | None = None,
+    trace_upload: TraceUpload | None = None,
 ) -> CapacityPlan:
     """Store a checked plan (:func:`check_request`) and its round 0 (the bounds); queue it after the commit."""
     shared = sharing_fields(owner, team, visibility)
@@ -144,8 +162,10 @@ def create_plan(
             **shared,
             forked_from=forked_from,
             spec=spec.to_dict(),
-            cluster_label=spec.cluster[:200],
-            workload_label=spec.workload[:200],
+            cluster_upload=cluster_upload,
+            trace_upload=trace_upload,
+            cluster_label=(cluster_upload.name if cluster_upload is not None else spec.cluster)[:200],
+            workload_label=(trace_upload.name if trace_upload is not None else spec.workload)[:200],
             target=spec.target[:200],
             code_version=code_version()[:100],
         )

@@ -7,6 +7,7 @@ whose links are relative to ``base``.
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from django.contrib import messages
@@ -20,11 +21,12 @@ from django.views.decorators.http import require_POST, require_safe
 
 from dashboard.capacity import charts as capacity_charts
 from dashboard.capacity import downloads as capacity_downloads
+from dashboard.capacity import files
 from dashboard.capacity.access import get_plan_for_user, get_shared_plan, visible_plans
 from dashboard.capacity.forms import CapacityForm, initial_from_plan
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import cancel_plan, create_plan, phase_text, progress_payload
-from dashboard.common import access, queueing, sharing
+from dashboard.common import access, labels, queueing, sharing
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
 from simcore.core.errors import SimcoreError
@@ -45,7 +47,7 @@ def plan_list(request: HttpRequest) -> HttpResponse:
 
 def _new_plan(request: HttpRequest, *, source: CapacityPlan | None = None, source_url: str = "") -> HttpResponse:
     initial = initial_from_plan(source, f"{source.title} (fork)"[:200]) if source is not None else None
-    form = CapacityForm(request.POST or None, owner=access.signed_in(request), initial=initial)
+    form = CapacityForm(request.POST or None, owner=access.signed_in(request), initial=initial, source=source)
     if request.method == "POST" and form.is_valid():
         try:
             plan = create_plan(
@@ -55,6 +57,8 @@ def _new_plan(request: HttpRequest, *, source: CapacityPlan | None = None, sourc
                 team=form.cleaned_data.get("team"),
                 visibility=form.cleaned_data["visibility"],
                 forked_from=source,
+                cluster_upload=form.cluster_upload,
+                trace_upload=form.trace_upload,
             )
         except SimcoreError as e:
             form.add_error(None, str(e))
@@ -88,12 +92,13 @@ def shared_plan_fork(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def capacity_command(plan: CapacityPlan) -> str:
-    """The ``simcore capacity`` command that makes the same plan."""
+    """The ``simcore capacity`` command that makes the same plan (an upload by the name of the file its owner sent)."""
     spec = plan.spec
-    words = ["simcore", "capacity", "--cluster", spec["cluster"]]
+    cu, tu = files.uploads_of(plan)
+    words = ["simcore", "capacity", "--cluster", shlex.quote(cu.filename) if cu is not None else spec["cluster"]]
     for k, v in (spec.get("cluster_params") or {}).items():
         words += [f"--{k.replace('_', '-')}", str(v)]
-    words += ["--workload", spec["workload"]]
+    words += ["--workload", shlex.quote(tu.filename) if tu is not None else spec["workload"]]
     for k, v in (spec.get("workload_params") or {}).items():
         words += [f"--{k.replace('_', '-')}", str(v)]
     if spec.get("load") is not None:
@@ -123,6 +128,7 @@ def _detail(request: HttpRequest, plan: CapacityPlan, base: str, *, shared: bool
         "command": capacity_command(plan),
         "result": result,
         "entries": result.get("plans", []),
+        "statistic_title": labels.title(str(result.get("statistic") or "")),
         "charts": capacity_charts.plan_charts(plan.result) or None,
         "can_cancel": not shared and plan.is_active and access.can(request.user, plan, "cancel"),
         **share_panel(request, plan, "shared-capacity-detail", is_owner=is_owner),

@@ -58,6 +58,9 @@ LABELS: dict[str, Label] = {
     "p99_completion_s": Label("p99 completion time", "s", "completion-time"),
     "mean_run_s": Label("Mean run time", "s", "run-time"),
     "mean_wait_s": Label(f"Mean {WAIT}", "s", WAIT_ANCHOR),
+    # Capacity plans' statistics (simcore.planning.target): over every arrived job, never-started ones included.
+    "max_wait_s": Label(f"Longest {WAIT}", "s", WAIT_ANCHOR),
+    "unstarted_fraction": Label("Fraction of jobs never started", "", "not-started"),
     "jobs": Label("Jobs arrived", "", "jobs"),
     "started": Label("Jobs started", "", "jobs"),
     "completed": Label("Jobs completed", "", "jobs"),
@@ -97,6 +100,18 @@ LABELS: dict[str, Label] = {
 }
 
 _UTIL = re.compile(r"^utilization\.(.+)$")
+#: A capacity plan's wait percentile (simcore.planning.target): every arrived job, a never-started one waiting
+#: until the run's end.
+_WAIT_PERCENTILE = re.compile(r"^p(\d+(?:\.\d+)?)_wait_s$")
+
+
+def _ordinal(number: str) -> str:
+    """``99``: ``99th``; ``99.9``: ``99.9th``; ``1``: ``1st``; ``12``: ``12th``."""
+    if "." in number:
+        return f"{number}th"
+    n = int(number)
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 def label(key: str) -> Label:
@@ -104,6 +119,9 @@ def label(key: str) -> Label:
     (``utilization.cpu``: ``Utilisation of cpu``, ``mean_foo_s``: ``mean foo (s)``)."""
     if key in LABELS:
         return LABELS[key]
+    m = _WAIT_PERCENTILE.match(key)
+    if m:
+        return Label(f"{_ordinal(m.group(1))} percentile {WAIT}", "s", WAIT_ANCHOR)
     m = _UTIL.match(key)
     if m:
         return Label(f"Utilisation of {m.group(1)}", "fraction of capacity", "utilisation")

@@ -252,7 +252,8 @@ def upload_specs(cluster: ClusterUpload | None, trace: TraceUpload | None) -> di
 
 
 def delete_upload(upload: Upload) -> None:
-    """Delete one of the caller's uploads (the caller checked ownership); refused while an experiment uses it.
+    """Delete one of the caller's uploads (the caller checked ownership); refused while an experiment, a search or a
+    capacity plan uses it.
 
     Deleting a trace whose import is still running stops it: the worker's
     next progress write finds no row and gives up, storing nothing.
@@ -270,6 +271,13 @@ def delete_upload(upload: Upload) -> None:
     if searches.exists():
         n = visible(searches, upload.owner).count()
         which = f"by {n} search(es) you can see" if n else "by searches"
+        raise ParameterError(f"{upload} is in use {which}; it stays so they can be re-run and forked")
+    from dashboard.capacity.models import CapacityPlan  # capacity imports traces, as searches do
+
+    plans = CapacityPlan.objects.filter(**{field: upload})
+    if plans.exists():
+        n = visible(plans, upload.owner).count()
+        which = f"by {n} capacity plan(s) you can see" if n else "by capacity plans"
         raise ParameterError(f"{upload} is in use {which}; it stays so they can be re-run and forked")
     upload.delete()
 

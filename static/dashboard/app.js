@@ -177,10 +177,11 @@
   }
   if (traces && traces.dataset.active === "1") setTimeout(pollImports, 500);
 
-  // Experiment form: show only the parameters of the chosen cluster, workload and schedulers; disable the
+  // Experiment form (and the search and capacity-plan forms, which extend it): show only the parameters of the chosen cluster, workload and schedulers; disable the
   // schedulers the workload cannot serve and the load where it does not apply, saying why (the server
   // refuses them with the same reasons when this script does not run).
-  var form = document.getElementById("experiment-form") || document.getElementById("search-form");
+  var form = document.getElementById("experiment-form") || document.getElementById("search-form") ||
+    document.getElementById("capacity-form");
   var capsEl = document.getElementById("form-capabilities");
   var caps = capsEl ? JSON.parse(capsEl.textContent) : {workloads: {}, schedulers: {}};
   function reason(host, text) {

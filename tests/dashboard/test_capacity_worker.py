@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +43,25 @@ def test_a_worker_makes_the_plan_of_simcore_capacity_one_task_per_probe(owner):
     # Progress only moves forward, ending at the plan's rounds and every probe stored.
     assert seen == sorted(seen) and seen[-1] == (local["rounds"], probes.filter(round__gt=0).count())
     assert (plan.started_at is not None) and plan.finished_at > plan.started_at
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("celery_worker")
+def test_a_worker_takes_a_plans_uploads_from_the_database_onto_its_own_disk(owner, settings, tmp_path):
+    """The worker has its own var dir (the session's default), this process another: the trace reaches the worker
+    through the database only, written once at the path its hash names, and the plan is make_plan's."""
+    from django.conf import settings as worker_default
+
+    from tests.dashboard.test_capacity_uploads import _request, local_spec, make_uploads
+
+    worker_var = Path(worker_default.VAR_DIR)
+    settings.VAR_DIR = tmp_path / "this-process"
+    cu, tu, cbytes, tbytes = make_uploads(owner)
+    on_worker = worker_var / "plan-uploads" / tu.sha256 / "trace_quarter.csv"
+    on_worker.unlink(missing_ok=True)  # a run before this one left it: it must come from the database again
+    spec = _request(cu, tu)
+    plan, _ = _wait(services.create_plan(owner, spec, cluster_upload=cu, trace_upload=tu))
+    assert plan.status == Status.FINISHED, plan.error
+    assert on_worker.read_bytes() == tbytes
+    assert not (settings.VAR_DIR / "plan-uploads" / tu.sha256).exists()  # this process never read the trace
+    same_answers(plan.result, local_plan(local_spec(tmp_path, cbytes, tbytes)))
