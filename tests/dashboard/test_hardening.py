@@ -358,6 +358,7 @@ def test_pending_work_never_queued_is_queued_once_the_broker_is_back(owner, djan
             "imports": 0,
             "analyses": 0,
             "evaluations": 0,
+            "capacity probes": 0,
         }  # still down: nothing sent, nothing raised
     finally:
         app.conf.broker_url = before
@@ -366,14 +367,22 @@ def test_pending_work_never_queued_is_queued_once_the_broker_is_back(owner, djan
         "imports": 0,
         "analyses": 0,
         "evaluations": 0,
+        "capacity probes": 0,
     }  # within the grace: left to the request
-    assert requeue_stale(later) == {"runs": 2, "imports": 0, "analyses": 0, "evaluations": 0}
+    assert requeue_stale(later) == {
+        "runs": 2,
+        "imports": 0,
+        "analyses": 0,
+        "evaluations": 0,
+        "capacity probes": 0,
+    }
     assert all(r.queued_at is not None for r in Experiment.objects.get().runs.all())
     assert requeue_stale(later) == {
         "runs": 0,
         "imports": 0,
         "analyses": 0,
         "evaluations": 0,
+        "capacity probes": 0,
     }  # queued recently: not again
 
 

@@ -477,12 +477,12 @@ def test_old_pending_runs_are_sent_again_only_when_the_queue_holds_fewer_message
     long_ago = timezone.now() - timedelta(hours=1)
     Run.objects.filter(pk__in=ids).update(queued_at=long_ago)
     # Queued an hour ago but their four messages still wait (a backlog): no duplicates.
-    assert requeue_stale() == {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0}
+    assert requeue_stale() == {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0, "capacity probes": 0}
     assert waiting_messages() == 4
     # The broker loses them (a restart with nothing on disk empties the queue): all four are sent again.
     purge_queues(own_queue)
     assert waiting_messages() == 0
-    assert requeue_stale() == {"runs": 4, "imports": 0, "analyses": 0, "evaluations": 0}
+    assert requeue_stale() == {"runs": 4, "imports": 0, "analyses": 0, "evaluations": 0, "capacity probes": 0}
     assert waiting_messages() == 4
     assert all(q > long_ago for q in Run.objects.filter(pk__in=ids).values_list("queued_at", flat=True))
 

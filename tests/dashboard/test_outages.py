@@ -429,7 +429,7 @@ def test_work_queued_half_a_minute_ago_is_sent_again_only_once_its_messages_are_
     ids = sorted(exp.runs.values_list("pk", flat=True))
     assert enqueue_runs(ids) and waiting_messages() == 4
     Run.objects.filter(pk__in=ids).update(queued_at=timezone.now() - timedelta(seconds=LOST_MESSAGE_GRACE_S + 10))
-    nothing = {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0}
+    nothing = {"runs": 0, "imports": 0, "analyses": 0, "evaluations": 0, "capacity probes": 0}
     assert requeue_stale() == nothing  # their four messages wait (a backlog): no duplicates
     purge_queues(own_queue)  # the broker loses them
     assert requeue_stale() == {**nothing, "runs": 4}

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("dashboard", "0019_capacity_plans"),
+        ("dashboard", "0021_worker_memory"),
     ]
 
     operations = [
