@@ -187,6 +187,28 @@ def test_kernels_search_trees_of_several_levels_as_the_specification_scans(
     both(cluster, wl, name, opts, seed, drain=drain, samples=50)
 
 
+@pytest.mark.parametrize(("name", "opts"), [("tetris", {}), ("tetris", {"work_weight": 0.0})])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scen=wide_scenarios(), drain=st.booleans(), speeds=st.booleans(), seed=st.integers(0, 3))
+def test_tetris_kernel_searches_its_levels_and_directions_as_the_specification_scans(
+    name: str, opts: dict[str, Any], scen: tuple[Cluster, Workload], drain: bool, speeds: bool, seed: int
+) -> None:
+    """Tetris's branch and bound over hundreds of machines: ties and fits at the rule's edge.
+
+    The wide scenarios' clusters (200-600 machines: 25 to 75 blocks of the kernel's tree, its levels
+    of room and its directions) hold many identical machines, and their requests are a few values,
+    some a capacity plus EPS/2: equal scores on many machines (ties: the lowest index), fits decided
+    by EPS, and machines that leave and re-enter the levels as they fill and free, which the kernel's
+    levels bring up to date only when a search reads them. With ``speeds`` the configurations run at
+    different speeds, so the work term differs per configuration (mode config: subtracted per subtree).
+    """
+    cluster, wl = scen
+    if speeds:
+        rng = np.random.default_rng(seed)
+        cluster = dataclasses.replace(cluster, speed=rng.choice([1.0, 2.0, 3.5], cluster.n_configs))
+    both(cluster, wl, name, opts, seed, drain=drain, samples=50)
+
+
 @st.composite
 def fcfs_scenarios(draw: Any) -> tuple[Cluster, Workload]:
     """Scenarios for FCFS's idle order: several configurations of few machines and many short jobs.

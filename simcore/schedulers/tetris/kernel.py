@@ -15,7 +15,10 @@ subtracted), so every maximum and every tie comes out the same:
   every machine where it fits (the room is monotone), so the machines with
   much free CPU and no memory to spare no longer make the bounds of subtrees
   where the job cannot fit (on the paper-scale Figure 11 point a search opened
-  216 nodes without levels, 51 with them). Per node and level the tree keeps
+  216 nodes without levels, 51 with them). Each level is a tree of its own, brought up to date
+  only when a search reads it (``_tree_flush``; a start or a completion only
+  marks its block stale in the levels that hold the machine), and all of them
+  whenever the kernel returns. Per node and level the tree keeps
   the largest free capacity in each resource, and with two resources the
   largest ``(1 - t) C_0 / cmax_0 + t C_1 / cmax_1`` for a few directions ``t``.
   A node's bound is at least the score of every machine under it: the
@@ -91,7 +94,7 @@ class TetrisState(NamedTuple):
     fl: Any  #: scratch: the arrival's fit floors
     a: Any  #: scratch: its packing weights
     f: Any  #: scratch: the freed machine's capacity
-    tree: Any  #: the levels' max trees: per node and level, maxima per resource, direction
+    tree: Any  #: the levels' max trees: per level and node, maxima per resource, direction
     dirs: Any  #: the directions
     qry: Any  #: the arrival's query (see _prepare_query), work factor and level
     g_next: Any  #: the grid: next job in its cell
@@ -109,8 +112,10 @@ class TetrisState(NamedTuple):
     g_ub: Any  #: scratch: their bounds
     theta: Any  #: the levels' thresholds of room (level 0: -inf, every machine)
     room_w: Any  #: the room's weights
-    leaf: Any  #: scratch: a machine's values
-    acc: Any  #: scratch: a block's maxima per level
+    mval: Any  #: each machine's values: free capacity per resource, then per direction
+    mroom: Any  #: each machine's room (``_room``)
+    acc: Any  #: scratch: a block's maxima
+    dirty: Any  #: per level: [0, P) a block is stale, [P, 2P) the stale blocks, [2P] how many
 
 
 #: Queued jobs from which completions search the grid, and below which they scan the list again.
@@ -120,19 +125,23 @@ GRID_SIDE = 16
 # st.qry (float64) slots: the arrival's direction for the directional bound, its work factor, its tree level
 Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF, Q_LVL = 0, 1, 2, 3, 4, 5
 #: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
-#: (Nine made the tree's updates dearer than the nodes they saved once the levels below keep machines
-#: without room out of the bounds: the paper-scale point ran 15% slower with nine, 30% slower with three.)
-DIRECTIONS = 5
+#: (With every level brought up to date at every change, nine made the updates dearer than the nodes they
+#: saved; with levels brought up to date only when searched (``_tree_flush``) and branch-free updates,
+#: nine against five ran the google bench scenario 1.2-1.3x faster and the paper-scale point about the
+#: same or faster. Seventeen was no faster than nine.)
+DIRECTIONS = 9
 #: Levels of the tree: level l keeps only the machines whose room (``_room``) is at least ``st.theta[l]``
 #: (level 0: every machine). A job searches the highest level whose threshold its own room floor reaches,
 #: which holds every machine where it fits, and so its bounds leave out machines where it cannot fit.
 #: On the paper-scale Figure 11 point (memory 94% in use) the machines with the most free CPU and no
 #: memory to spare made the bounds of most subtrees: a search expanded about 216 nodes and computed 403
-#: bounds, with four levels 58 and 88, and a run of 10 hours took 0.4 of the time. (Three or five levels
-#: were slower; a best-first search opened fewer nodes but its heap cost more than it saved.)
-LEVELS = 4
+#: bounds, with four levels 58 and 88, and a run of 10 hours took 0.4 of the time. (A best-first search
+#: opened fewer nodes but its heap cost more than it saved.) With nine directions, three levels: the
+#: google scenario ran 1.25x faster with three than with four, the 4-hour paper point 3% slower; two
+#: levels cost the paper point 15% (docs/notes/tetris.md).
+LEVELS = 3
 #: Machines per leaf of the tree: a leaf holds the maxima of a block of machines, which a search scans
-#: (the fit rule and the score of each) instead of descending three more levels.
+#: (the fit rule and the score of each) instead of descending three more levels. (Sixteen was slower.)
 BLOCK = 8
 NEG_INF = -K.INF
 
@@ -233,7 +242,7 @@ def _node_gmin(st: Any, lo: int, hi: int) -> float:
 def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -> float:
     """An upper bound of the scores under ``node`` (machines ``lo..lo+size-1``), or -inf if the job fits on none."""
     q = st.qry
-    V = st.tree[node, int(q[Q_LVL])]
+    V = st.tree[int(q[Q_LVL]), node]
     dims = core.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
@@ -281,62 +290,104 @@ def _room(st: Any, v: Any, R: int) -> float:
 
 
 @inline
-def _tree_set(core: Any, st: Any, m: int) -> None:
-    """Machine m's free capacity changed: its block's leaf in every level (the maxima over the block's
-    machines whose room reaches the level's threshold) and the maxima above it, until a node is unchanged."""
-    T = st.tree
-    free = core.free
-    dims = core.dims
-    N = dims[K.D_N]
-    R = dims[K.D_R]
-    P = st.info[I_P]
-    L = T.shape[1]
+def _tree_set(
+    free: Any,
+    N: int,
+    R: int,
+    T: Any,
+    mval: Any,
+    mroom: Any,
+    theta: Any,
+    inv: Any,
+    room_w: Any,
+    dirs: Any,
+    dirty: Any,
+    m: int,
+) -> None:
+    """Machine m's free capacity changed: its values and room now, and its block marked stale in every
+    level that holds it now or held it before (no level above one that holds it neither way does: the
+    thresholds rise). :func:`_tree_flush` brings a level's tree up to date when a search needs it.
+
+    Levels are brought up to date lazily because a search reads one level and the jobs of a workload
+    mostly read the same one or two: updating every level at every start and completion (a walk to the
+    root in each, since the machine Tetris picks is often the best one of some direction) cost a third
+    of the google scenario's time. A block changed several times between two searches of its level is
+    brought up to date once. (Takes the arrays it uses, not the state tuples: a call LLVM does not inline
+    copies every array it is given.)
+    """
+    L = T.shape[0]
     Q = T.shape[2]
-    v = st.leaf
-    acc = st.acc
-    theta = st.theta
-    for lv in range(L):
-        for q in range(Q):
-            acc[lv, q] = NEG_INF
+    for r in range(R):
+        mval[m, r] = free[r * N + m]
+    if Q > R:
+        x = free[m] * inv[0]
+        y = free[N + m] * inv[1]
+        for k in range(Q - R):
+            mval[m, R + k] = dirs[k, 0] * x + dirs[k, 1] * y
+    # _room, on the values just stored
+    h = (mval[m, 0] * inv[0]) * room_w[0]
+    for r in range(1, R):
+        x = (mval[m, r] * inv[r]) * room_w[r]
+        if x < h:
+            h = x
+    was = mroom[m]
+    mroom[m] = h
     b = m // BLOCK
-    m1 = min(b * BLOCK + BLOCK, N)
-    for mm in range(b * BLOCK, m1):
-        for r in range(R):
-            v[r] = free[r * N + mm]
-        if Q > R:
-            dirs = st.dirs
-            inv = st.inv
-            x = free[mm] * inv[0]
-            y = free[N + mm] * inv[1]
-            for k in range(Q - R):
-                v[R + k] = dirs[k, 0] * x + dirs[k, 1] * y
-        h = _room(st, v, R)
-        for lv in range(L):
-            if not h >= theta[lv]:
-                break  # the thresholds rise: no higher level holds it either
-            for q in range(Q):
-                if v[q] > acc[lv, q]:
-                    acc[lv, q] = v[q]
-    i = P + b
-    changed = False
+    P = T.shape[1] >> 1
     for lv in range(L):
+        th = theta[lv]
+        if not h >= th and not was >= th:
+            break  # in this level neither before nor now, nor in any above it
+        # dirty[lv, P + k] lists the level's stale blocks; dirty[lv, b] > 0 marks block b as listed
+        if dirty[lv, b] == 0:
+            n = dirty[lv, 2 * P] + 1
+            dirty[lv, 2 * P] = n
+            dirty[lv, P + n - 1] = b
+            dirty[lv, b] = 1
+
+
+@inline
+def _tree_flush(N: int, T: Any, mval: Any, mroom: Any, theta: Any, dirty: Any, acc: Any, lv: int) -> None:
+    """Level lv's tree brought up to date: each stale block's leaf (the maxima over the block's machines
+    whose room reaches the level's threshold), then the maxima above it until a node is unchanged."""
+    P = T.shape[1] >> 1
+    n = dirty[lv, 2 * P]
+    if n == 0:
+        return
+    Q = T.shape[2]
+    th = theta[lv]
+    for k in range(n):
+        b = dirty[lv, P + k]
+        dirty[lv, b] = 0
+        m0 = b * BLOCK
+        m1 = min(m0 + BLOCK, N)
+        i = P + b
+        # Written without branches on the values (selects the compiler makes max instructions of, and
+        # unconditional stores): the comparisons go either way at random, a branch on each mispredicted.
         for q in range(Q):
-            if T[i, lv, q] != acc[lv, q]:
-                T[i, lv, q] = acc[lv, q]
-                changed = True
-    # Up the tree, every level of a node at once (they lie side by side), until a node is unchanged.
-    i >>= 1
-    while changed and i >= 1:
-        changed = False
-        for lv in range(L):
-            for q in range(Q):
-                u = T[2 * i, lv, q]
-                w = T[2 * i + 1, lv, q]
-                x = u if u >= w else w
-                if T[i, lv, q] != x:
-                    T[i, lv, q] = x
-                    changed = True
+            acc[q] = NEG_INF
+        for mm in range(m0, m1):
+            if mroom[mm] >= th:
+                for q in range(Q):
+                    v = mval[mm, q]
+                    a = acc[q]
+                    acc[q] = v if v > a else a
+        changed = 0
+        for q in range(Q):
+            x = acc[q]
+            changed += T[lv, i, q] != x
+            T[lv, i, q] = x
         i >>= 1
+        while changed != 0 and i >= 1:
+            changed = 0
+            for q in range(Q):
+                u = T[lv, 2 * i, q]
+                w = T[lv, 2 * i + 1, q]
+                x = u if u > w else w
+                changed += T[lv, i, q] != x
+                T[lv, i, q] = x
+            i >>= 1
+    dirty[lv, 2 * P] = 0
 
 
 @inline
@@ -350,7 +401,7 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
     hj = _room(st, st.fl, R)
     theta = st.theta
     lv = 0
-    for k in range(1, T.shape[1]):
+    for k in range(1, T.shape[0]):
         if theta[k] <= hj:
             lv = k
     q[Q_LVL] = lv
@@ -396,6 +447,7 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
     best = NEG_INF
     bm = -1
     _prepare_query(core, st, job)
+    _tree_flush(N, st.tree, st.mval, st.mroom, st.theta, st.dirty, st.acc, int(st.qry[Q_LVL]))
     P = st.info[I_P]
     stack = st.stack
     sub = st.stack_ub
@@ -772,10 +824,17 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Tetris's decisions (see :mod:`simcore.compiled.loop`)."""
     ctr = core.ctr
     fl = core.fl
+    free = core.free
+    N = core.dims[K.D_N]
+    R = core.dims[K.D_R]
+    T, mval, mroom, theta, inv, room_w, dirs = st.tree, st.mval, st.mroom, st.theta, st.inv, st.room_w, st.dirs
+    dirty = st.dirty
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
         if status != K.GO:
+            for lv in range(T.shape[0]):  # the tree exact whenever the kernel returns (tests read it)
+                _tree_flush(N, T, mval, mroom, theta, dirty, st.acc, lv)
             return status, hp
         fl[K.NOW] = t
         # One place starts jobs (the arrival's machine, or the queued jobs a completion lets in
@@ -786,14 +845,14 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
             freed = -1
         else:
             _, freed = K.complete(core, hp)
-            _tree_set(core, st, freed)
+            _tree_set(free, N, R, T, mval, mroom, theta, inv, room_w, dirs, dirty, freed)
             m = freed
             job = _next_queued(core, st, freed)
         while job >= 0 and m >= 0:
             hp = K.start(core, hp, job, m)
             if ctr[K.ERR] != 0:
                 return K.S_ERROR, hp
-            _tree_set(core, st, m)
+            _tree_set(free, N, R, T, mval, mroom, theta, inv, room_w, dirs, dirty, m)
             if freed < 0:
                 break
             job = _next_queued(core, st, freed)
@@ -801,20 +860,20 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
 
 
 def _max_tree(rows: list[np.ndarray[Any, Any]], room: np.ndarray[Any, Any], theta: np.ndarray[Any, Any], P: int) -> Any:
-    """The levels' trees (2P nodes x levels x values): level l's leaves P..P+N-1 are the machines' values
+    """The levels' trees (levels x 2P nodes x values): level l's leaves P..P+N-1 are the machines' values
     where their room is at least ``theta[l]``, -inf elsewhere and past the last machine; each inner node
     holds the maxima of its children."""
     N = len(room)
-    tree = np.full((2 * P, len(theta), len(rows)), -np.inf)
+    tree = np.full((len(theta), 2 * P, len(rows)), -np.inf)
     values = np.stack(rows, axis=1)
     for lv, th in enumerate(theta):
         v = np.full((P * BLOCK, len(rows)), -np.inf)
         keep = room >= th
         v[:N][keep] = values[keep]
-        tree[P:, lv] = v.reshape(P, BLOCK, len(rows)).max(axis=1)
+        tree[lv, P:] = v.reshape(P, BLOCK, len(rows)).max(axis=1)
     lo = P // 2
     while lo >= 1:
-        np.maximum(tree[2 * lo : 4 * lo : 2], tree[2 * lo + 1 : 4 * lo : 2], out=tree[lo : 2 * lo])
+        np.maximum(tree[:, 2 * lo : 4 * lo : 2], tree[:, 2 * lo + 1 : 4 * lo : 2], out=tree[:, lo : 2 * lo])
         lo //= 2
     return tree
 
@@ -918,7 +977,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         f=np.zeros(R),  # scratch: the freed machine's capacity
         tree=_max_tree(
             rows, room, theta, P
-        ),  # the levels' max trees: per node and level, maxima per resource, direction
+        ),  # the levels' max trees: per level and node, maxima per resource, direction
         dirs=np.ascontiguousarray(dirs),  # the directions
         qry=np.zeros(6),  # the arrival's query (see _prepare_query), work factor and level
         g_next=np.full(jobs, -1, dtype=np.int32),  # the grid: next job in its cell
@@ -936,8 +995,10 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         g_ub=np.zeros(C),  # scratch: their bounds
         theta=theta,  # the levels' thresholds of room (level 0: -inf, every machine)
         room_w=room_w,  # the room's weights
-        leaf=np.zeros(len(rows)),  # scratch: a machine's values
-        acc=np.zeros((LEVELS, len(rows))),  # scratch: a block's maxima per level
+        mval=np.ascontiguousarray(np.stack(rows, axis=1)),  # each machine's values (free capacities, directions)
+        mroom=np.ascontiguousarray(room),  # each machine's room
+        dirty=np.zeros((LEVELS, 2 * P + 1), dtype=np.int64),
+        acc=np.zeros(len(rows)),  # scratch: a block's maxima  # per level: stale-block marks, their list, its length
     )
 
     def done() -> None:
