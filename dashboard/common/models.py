@@ -161,8 +161,9 @@ class WorkerHost(models.Model):
     page which workers there are.
     """
 
-    #: Celery's node name (``short@host``): its direct queue is ``<name>.dq2`` (CELERY_WORKER_DIRECT).
-    name = models.CharField(max_length=200, primary_key=True)
+    #: Celery's node name (``short@host``): its direct queue is ``<node>.dq2`` (CELERY_WORKER_DIRECT).
+    #: Not called ``name``: that field is the one people give to what they make (tests/dashboard/test_names.py).
+    node = models.CharField(max_length=200, primary_key=True)
     #: SIMCORE_WORKER_MEMORY_MB of the worker: the memory one of its processes has for one cell; 0: not set.
     memory_mb = models.PositiveIntegerField(default=0)
     #: The queues it consumes, comma-separated.
@@ -170,7 +171,7 @@ class WorkerHost(models.Model):
     heard_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
-        ordering = ["name"]
+        ordering = ["node"]
 
     def __str__(self) -> str:
-        return self.name
+        return self.node

@@ -72,6 +72,14 @@ def send(task: str, ids: list[int]) -> bool:
     return True
 
 
+def short_queue() -> str:
+    """The queue of runs and sweep cells (``dashboard.celery.short_queue``): features name it through here, since
+    only common may import the Celery app (tests/dashboard/test_layout.py)."""
+    from dashboard.celery import short_queue as _short
+
+    return _short()
+
+
 def send_to_worker(task: str, pk: int, worker: str) -> bool:
     """One message of task ``task`` for row ``pk`` on the own queue of worker ``worker`` (its Celery node name:
     every worker consumes ``<name>.dq2``, CELERY_WORKER_DIRECT); False (nothing raised) when the broker is down."""

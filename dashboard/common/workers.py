@@ -55,7 +55,7 @@ def publish(now: datetime | None = None) -> dict[str, Any]:
         return {}
     name, queues = _me
     WorkerHost.objects.update_or_create(
-        name=name[:200],
+        node=name[:200],
         defaults={
             "memory_mb": settings.SIMCORE_WORKER_MEMORY_MB,
             "queues": ",".join(queues),
@@ -70,7 +70,7 @@ def forget_me(**_: Any) -> None:
     if _me is None:
         return
     try:
-        WorkerHost.objects.filter(name=_me[0][:200]).delete()
+        WorkerHost.objects.filter(node=_me[0][:200]).delete()
     except DatabaseError as e:  # it will look gone after live_after_s anyway
         log.warning("could not remove this worker's row: %s", e)
 
@@ -92,7 +92,7 @@ def live(queue: str | None = None, now: datetime | None = None) -> list[Live]:
     """The live workers (that consume ``queue``, when given), by name."""
     now = now or timezone.now()
     rows = WorkerHost.objects.filter(heard_at__gte=now - timedelta(seconds=live_after_s()))
-    out = [Live(w.name, w.memory_mb, tuple(q for q in w.queues.split(",") if q)) for w in rows]
+    out = [Live(w.node, w.memory_mb, tuple(q for q in w.queues.split(",") if q)) for w in rows]
     return [w for w in out if queue is None or queue in w.queues]
 
 

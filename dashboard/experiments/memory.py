@@ -126,9 +126,7 @@ def _queued_before(run_id: int, now: datetime) -> bool:
 
 
 def _short_queue() -> str:
-    from dashboard.celery import short_queue
-
-    return short_queue()
+    return queueing.short_queue()
 
 
 def _sent_counts() -> dict[str, int]:

@@ -13,13 +13,13 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name="WorkerHost",
             fields=[
-                ("name", models.CharField(max_length=200, primary_key=True, serialize=False)),
+                ("node", models.CharField(max_length=200, primary_key=True, serialize=False)),
                 ("memory_mb", models.PositiveIntegerField(default=0)),
                 ("queues", models.TextField(blank=True)),
                 ("heard_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
             ],
             options={
-                "ordering": ["name"],
+                "ordering": ["node"],
             },
         ),
         migrations.AddField(

@@ -18,14 +18,17 @@ os.environ.setdefault("SIMCORE_WARM_KERNELS", "0")
 
 # Per-job records in a folder of this test process (dashboard.experiments.storage), which the workers it starts
 # inherit through the environment: never the checkout's var/records, where test databases of other sessions
-# would number their runs alike.
-if not os.environ.get("SIMCORE_STORAGE_URL"):
+# would number their runs alike. One folder per pytest-xdist process too: each has its own test database, whose
+# runs are numbered like the other's, and a process inherits the controller's environment when it starts.
+_process = os.environ.get("PYTEST_XDIST_WORKER", "main")
+if not os.environ.get("SIMCORE_STORAGE_URL") or os.environ.get("SIMCORE_TEST_RECORDS_OF") not in (None, _process):
     import atexit
     import shutil
     import tempfile
 
-    _records = tempfile.mkdtemp(prefix="simcore-test-records-")
+    _records = tempfile.mkdtemp(prefix=f"simcore-test-records-{_process}-")
     os.environ["SIMCORE_STORAGE_URL"] = f"file://{_records}"
+    os.environ["SIMCORE_TEST_RECORDS_OF"] = _process
     atexit.register(shutil.rmtree, _records, True)
 
 from dashboard.settings import *  # noqa: E402,F403

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.django_db
 
 def publish(name: str, memory_mb: int, *, ago_s: float = 0.0) -> None:
     WorkerHost.objects.create(
-        name=name,
+        node=name,
         memory_mb=memory_mb,
         queues=f"{run_memory._short_queue()},{name}.dq2",
         heard_at=timezone.now() - timedelta(seconds=ago_s),

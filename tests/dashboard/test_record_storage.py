@@ -26,7 +26,7 @@ from django.conf import settings as django_settings
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
-from dashboard.experiments import aggregates, storage
+from dashboard.experiments import aggregates, execution, jobs, storage
 from dashboard.experiments.execution import claim_run, execute_run, store_outcome
 from dashboard.experiments.jobs import run_job_chunks, run_jobs
 from dashboard.models import Experiment, Run, RunRecordsObject, RunResult, Status
@@ -123,10 +123,24 @@ def test_a_store_whose_transaction_fails_leaves_no_row_and_deletes_its_object(ow
         raise RuntimeError("database went away")
 
     monkeypatch.setattr(aggregates, "runs_finished", broken)
+    # Compared with what the folder held before: the test process's storage folder outlives a test, and a
+    # worker of the session may have stored a run with these ids in another test database's life.
+    before = set(_folder(run))
+    written: list[str] = []
+    real_write = jobs.write_jobs
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        kept, stored = real_write(*args, **kwargs)
+        written.append(stored.key)
+        return kept, stored
+
+    monkeypatch.setattr(execution, "write_jobs", spy)
     with pytest.raises(RuntimeError, match="database went away"):
         store_outcome(run, engine)
     assert not RunRecordsObject.objects.filter(run=run).exists() and not RunResult.objects.filter(run=run).exists()
-    assert Run.objects.get(pk=run.pk).status == Status.RUNNING and _folder(run) == []
+    [key] = written  # the object was written, then deleted
+    assert Run.objects.get(pk=run.pk).status == Status.RUNNING
+    assert not storage.storage().exists(key) and set(_folder(run)) == before
 
 
 @pytest.mark.django_db

@@ -100,5 +100,5 @@ def test_a_cell_over_a_workers_memory_waits_then_runs_on_a_worker_with_enough(ow
     assert run.worker.split("@")[0] == big.name and run.sent_to.split("@")[0] == big.name
     assert len(run.declined) == 1  # declined once, by the small worker only
     # Stopped workers remove their rows: no page lists them.
-    names = [w.split("@")[0] for w in WorkerHost.objects.values_list("name", flat=True)]
+    names = [w.split("@")[0] for w in WorkerHost.objects.values_list("node", flat=True)]
     assert small.name not in names and big.name not in names

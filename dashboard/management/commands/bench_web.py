@@ -101,18 +101,18 @@ class _Peak:
 
 
 def _stored_bytes(run: Run) -> int:
-    """Bytes the run's per-job records take in the database: its RunRecordsObject row (PostgreSQL: the row's
-    size), or the chunks of runs stored before objects (after TOAST's compression)."""
+    """Bytes the run's per-job records take in the database: its RunRecordsObject row (its text columns as
+    PostgreSQL stores them plus the fixed-width ones and a tuple header), or the chunks of runs stored before
+    objects (after TOAST's compression). Through the ORM only, as everything in dashboard/."""
+    text = ("key", "sha256")
     if connection.vendor == "postgresql":
-        with connection.cursor() as c:
-            c.execute(
-                "SELECT coalesce(sum(pg_column_size(t.*)), 0) "
-                f"FROM {RunRecordsObject._meta.db_table} t WHERE run_id = %s",
-                [run.pk],
-            )
-            row = int(c.fetchone()[0])
+        sizes = {c: Sum(Func(F(c), function="pg_column_size", output_field=BigIntegerField())) for c in text}
     else:
-        row = 0
+        sizes = {c: Sum(Length(c)) for c in text}
+    rows = RunRecordsObject.objects.filter(run=run)
+    n = rows.count()
+    # rows, row_groups, size (8 bytes each), layout (2), created_at (8), run_id (8), id (8), header (24).
+    row = n * (3 * 8 + 2 + 8 + 8 + 8 + 24) + sum(int(v or 0) for v in rows.aggregate(**sizes).values())
     size: Func = (
         Func(F("data"), function="pg_column_size", output_field=BigIntegerField())
         if connection.vendor == "postgresql"
