@@ -211,7 +211,11 @@ def test_python_examples_run_as_doctests(page: str) -> None:
     from simcore.schedulers import SCHEDULERS
 
     names: dict[str, object] = {"__name__": f"docs_{Path(page).stem}"}
-    registered = dict(SCHEDULERS._items)  # an example registers a scheduler: the other tests must not see it
+    # An example registers a scheduler: the other tests must not see it. Load the registry first (it fills itself
+    # on first use): a snapshot taken before would be empty, and restoring it would leave this process with no
+    # schedulers at all (test_notebook then failed when it ran after this test in the same xdist process).
+    SCHEDULERS.names()
+    registered = dict(SCHEDULERS._items)
     try:
         for _, line, block in (b for b in _blocks("pycon") if b[0] == page):
             test = parser.get_doctest(block, names, f"{page}:{line}", str(DOCS / page), line)
