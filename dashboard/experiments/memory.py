@@ -97,7 +97,7 @@ def _choose(needs_mb: int, live: list[workers.Live], load: dict[str, int]) -> wo
 
 def _send(run_id: int, needs_mb: int, sent_to: str, now: datetime) -> str:
     """Send run ``run_id`` to a live worker with enough memory unless ``sent_to`` is one; the worker it is with."""
-    live = workers.live(_short_queue(), now)
+    live = workers.live(queueing.short_queue(), now)
     by_name = {w.name: w for w in live}
     if sent_to in by_name and by_name[sent_to].fits(needs_mb):
         # With a live worker that can take it: its message waits in that worker's queue (the worker is busy).
@@ -123,10 +123,6 @@ def _send(run_id: int, needs_mb: int, sent_to: str, now: datetime) -> str:
 def _queued_before(run_id: int, now: datetime) -> bool:
     cutoff = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
     return Run.objects.filter(pk=run_id, queued_at__lt=cutoff).exists()
-
-
-def _short_queue() -> str:
-    return queueing.short_queue()
 
 
 def _sent_counts() -> dict[str, int]:
@@ -161,7 +157,7 @@ def note(needs_mb: int | None, sent_to: str, live: list[workers.Live] | None = N
     """
     if needs_mb is None:
         return ""
-    live = workers.live(_short_queue()) if live is None else live
+    live = workers.live(queueing.short_queue()) if live is None else live
     need = memory.megabytes_text(needs_mb)
     by_name = {w.name: w for w in live}
     if sent_to in by_name:
@@ -184,7 +180,7 @@ def waiting_notes(rows: list[tuple[str, datetime | None, int | None, str]]) -> l
     declined for memory gets :func:`note`, any other the queue's (dashboard.common.waiting)."""
     queue_notes = waiting.notes(((status, queued_at) for status, queued_at, _, _ in rows), "short")
     declined = [status == Status.PENDING and needs is not None for status, _, needs, _ in rows]
-    live = workers.live(_short_queue()) if any(declined) else []
+    live = workers.live(queueing.short_queue()) if any(declined) else []
     return [
         note(needs, sent_to, live) if is_declined else queue_note
         for (_, _, needs, sent_to), is_declined, queue_note in zip(rows, declined, queue_notes, strict=True)
@@ -218,7 +214,7 @@ def form_note(scenario: dict[str, Any], cluster_upload: Any = None, trace_upload
         which = "each run"
     else:
         which = "its largest cell" if len(points) <= FORM_POINTS else f"the largest of its first {FORM_POINTS} points"
-    limits = sorted(w.memory_mb for w in workers.live(_short_queue()))
+    limits = sorted(w.memory_mb for w in workers.live(queueing.short_queue()))
     here = ""
     if any(limits):  # say which workers can take it only where limits are set (SIMCORE_WORKER_MEMORY_MB)
         each = ", ".join(f"{mb:,} MB" if mb else "no limit" for mb in limits)

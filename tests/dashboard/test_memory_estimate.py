@@ -12,6 +12,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from dashboard.common import queueing
 from dashboard.experiments import memory as run_memory
 from dashboard.experiments import work
 from dashboard.experiments.services import create_experiment
@@ -27,7 +28,7 @@ def publish(name: str, memory_mb: int, *, ago_s: float = 0.0) -> None:
     WorkerHost.objects.create(
         node=name,
         memory_mb=memory_mb,
-        queues=f"{run_memory._short_queue()},{name}.dq2",
+        queues=f"{queueing.short_queue()},{name}.dq2",
         heard_at=timezone.now() - timedelta(seconds=ago_s),
     )
 
