@@ -213,6 +213,25 @@ class PlaceSerializer(StrictSerializer):
     )
 
 
+def job_records_field() -> serializers.CharField:
+    """The per-job records choice of every request that starts runs (an experiment, a sweep, a reproduction)."""
+    return serializers.CharField(
+        required=False,
+        default=records.DEFAULT,
+        max_length=40,
+        help_text=f"which jobs' records each run keeps: auto (all up to {records.AUTO_ALL_UP_TO:,} jobs, a seeded "
+        f"sample of {records.AUTO_SAMPLE:,} above), all, none, or sample:N; summaries and series always use "
+        "every job",
+    )
+
+
+def validate_job_records(value: str) -> str:
+    try:
+        return records.parse_policy(value, "job_records")
+    except SimcoreError as e:
+        raise serializers.ValidationError(str(e)) from None
+
+
 class ScenarioSerializer(PlaceSerializer):
     drain = serializers.BooleanField(default=False)
     schedulers = serializers.ListField(child=serializers.CharField(), min_length=1, max_length=64)
@@ -232,19 +251,10 @@ class ScenarioSerializer(PlaceSerializer):
         "START:STOP:STEP or START:STOP:xFACTOR; NAME is load, hours, cluster, workload or a parameter of the "
         "presets and schedulers). Every value x scheduler x seed is one run",
     )
-    job_records = serializers.CharField(
-        required=False,
-        default=records.DEFAULT,
-        max_length=40,
-        help_text="which jobs' records each run keeps: auto (all up to 10,000,000 jobs, a seeded sample of "
-        "1,000,000 above), all, none, or sample:N; summaries and series always use every job",
-    )
+    job_records = job_records_field()
 
     def validate_job_records(self, value: str) -> str:
-        try:
-            return records.parse_policy(value, "job_records")
-        except SimcoreError as e:
-            raise serializers.ValidationError(str(e)) from None
+        return validate_job_records(value)
 
     def get_fields(self) -> dict[str, serializers.Field]:
         fields = super().get_fields()
@@ -302,6 +312,10 @@ class ReproductionStartSerializer(StrictSerializer):
     name = serializers.CharField(
         max_length=200, required=False, allow_blank=True, default="", validators=[validate_name]
     )
+    job_records = job_records_field()
+
+    def validate_job_records(self, value: str) -> str:
+        return validate_job_records(value)
 
 
 class ExperimentUpdateSerializer(StrictSerializer):

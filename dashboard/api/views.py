@@ -43,6 +43,7 @@ from dashboard.experiments.services import (
     check_scenario,
     create_experiment,
     fork_uploads,
+    reproduction_scenario,
 )
 from dashboard.experiments.sweep_results import payload, results
 from dashboard.traces import imports
@@ -53,7 +54,6 @@ from dashboard.traces.uploads import UPLOAD_KINDS, InputFile, create_upload, del
 from simcore import reproductions
 from simcore.catalog import catalog
 from simcore.core.errors import SimcoreError
-from simcore.sweep import scenario as sweep_scenario
 from simcore.sweep.grammar import Axis, parse_axes
 
 
@@ -455,7 +455,7 @@ class ReproductionStart(APIView):
         ser.is_valid(raise_exception=True)
         d = ser.validated_data
         scale = rep.scale_values(d["scale"])
-        scenario = check_scenario(sweep_scenario.scenario_of(rep.sweep(scale)))
+        scenario = reproduction_scenario(rep, scale, d["job_records"])
         exp = create_experiment(
             access.signed_in(request),
             scenario,

@@ -120,6 +120,28 @@ class ExtendForm(forms.Form):
         return vary_lines(self.cleaned_data.get("vary", ""))
 
 
+def job_records_field() -> forms.CharField:
+    """The per-job records choice of every form that starts runs (an experiment, a sweep, a reproduction)."""
+    return forms.CharField(
+        required=False,
+        initial=records.DEFAULT,
+        max_length=40,
+        label="per-job records",
+        help_text=f"which jobs' records each run keeps for jobs.csv / jobs.parquet: auto (all up to "
+        f"{records.AUTO_ALL_UP_TO:,} jobs, a seeded sample of {records.AUTO_SAMPLE:,} above), all, none, or "
+        "sample:N (a sample of N jobs drawn from the run's seed). Summaries, statistics and charts always "
+        "use every job",
+    )
+
+
+def clean_job_records(value: str | None) -> str:
+    """The records policy a form field holds, checked (blank: the default), or the error that names it."""
+    try:
+        return records.parse_policy(value or records.DEFAULT, "per-job records")
+    except SimcoreError as e:
+        raise forms.ValidationError(str(e)) from None
+
+
 class ReproductionForm(forms.Form):
     """The scale knobs of one paper reproduction (simcore.reproductions), generated from its parameters."""
 
@@ -129,11 +151,16 @@ class ReproductionForm(forms.Form):
         self.rep = rep
         for p in rep.scale:
             self.fields[p.name] = param_field(p)
+        # Not a scale knob: what each run keeps of its jobs (a paper-scale cell has tens of millions).
+        self.fields["job_records"] = job_records_field()
+
+    def clean_job_records(self) -> str:
+        return clean_job_records(self.cleaned_data.get("job_records"))
 
     def clean(self) -> dict[str, Any]:
         super().clean()
         if not self.errors:
-            given = {k: v for k, v in self.cleaned_data.items() if v is not None and v != ""}
+            given = {k: v for k, v in self.cleaned_data.items() if k != "job_records" and v is not None and v != ""}
             try:
                 self.scale = self.rep.scale_values(given)
                 self.rep.sweep(self.scale)
@@ -188,16 +215,7 @@ class ExperimentForm(forms.Form):
         "schedulers without one, and plugins, run in Python and the run says so); Python: the readable "
         "reference loop, to check a result against the specification",
     )
-    job_records = forms.CharField(
-        required=False,
-        initial=records.DEFAULT,
-        max_length=40,
-        label="per-job records",
-        help_text=f"which jobs' records each run keeps for jobs.csv / jobs.parquet: auto (all up to "
-        f"{records.AUTO_ALL_UP_TO:,} jobs, a seeded sample of {records.AUTO_SAMPLE:,} above), all, none, or "
-        "sample:N (a sample of N jobs drawn from the run's seed). Summaries, statistics and charts always "
-        "use every job",
-    )
+    job_records = job_records_field()
     reuse = forms.BooleanField(
         required=False,
         initial=True,
@@ -352,10 +370,7 @@ class ExperimentForm(forms.Form):
         return self.cleaned_data.get("visibility") or Visibility.PRIVATE
 
     def clean_job_records(self) -> str:
-        try:
-            return records.parse_policy(self.cleaned_data.get("job_records") or records.DEFAULT, "per-job records")
-        except SimcoreError as e:
-            raise forms.ValidationError(str(e)) from None
+        return clean_job_records(self.cleaned_data.get("job_records"))
 
     def clean_seeds(self) -> list[int]:
         return parse_seeds(self.cleaned_data.get("seeds", ""))

@@ -15,6 +15,7 @@ from dashboard.common.rows import scenario_fields, sharing_fields
 from dashboard.experiments import work
 from dashboard.experiments.models import Experiment, Run
 from dashboard.traces.models import ClusterUpload, TraceUpload
+from simcore import records
 from simcore.core import limits
 from simcore.core.errors import ParameterError, SimcoreError
 from simcore.scenario import build_cluster, validate_scenario
@@ -62,6 +63,18 @@ def check_web_scheduler_params(name: str, values: dict[str, Any]) -> None:
     from simcore.schedulers import SCHEDULERS
 
     _check_web_params("scheduler", name, SCHEDULERS.get(name).params, values)
+
+
+def reproduction_scenario(rep: Any, scale: dict[str, Any], job_records: str = records.DEFAULT) -> dict[str, Any]:
+    """A paper reproduction's sweep at a checked scale as a platform scenario, checked, with its records choice.
+
+    ``job_records`` is not a scale knob (the figure is the same whatever each run keeps), so it is recorded
+    only when it is not the default, as the experiment form does.
+    """
+    scenario = sweep_scenario.scenario_of(rep.sweep(scale))
+    if job_records != records.DEFAULT:
+        scenario["job_records"] = job_records
+    return check_scenario(scenario)
 
 
 def check_scenario(scenario: Any) -> dict[str, Any]:

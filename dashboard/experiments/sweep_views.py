@@ -23,7 +23,7 @@ from dashboard.experiments.access import get_experiment_for_user, get_run_for_us
 from dashboard.experiments.downloads import described
 from dashboard.experiments.forms import ExtendForm, ReproductionForm
 from dashboard.experiments.models import Experiment, Run
-from dashboard.experiments.services import check_scenario, create_experiment
+from dashboard.experiments.services import create_experiment, reproduction_scenario
 from dashboard.experiments.sweep_results import SweepResults, payload, results
 from simcore import reproductions
 from simcore.core.errors import SimcoreError
@@ -228,8 +228,7 @@ def reproduce(request: HttpRequest) -> HttpResponse:
         forms_[name] = form
         if form.is_valid():
             try:
-                plan = rep.sweep(form.scale)
-                scenario = check_scenario(sweep_scenario.scenario_of(plan))
+                scenario = reproduction_scenario(rep, form.scale, form.cleaned_data["job_records"])
                 if "check" in request.POST:  # "Check the scale": the page again with what it can show
                     checks[name] = scale.before(scenario) or []  # reproductions are presets: always read
                     return _reproduce_page(request, forms_, checks, 200)

@@ -134,3 +134,47 @@ def test_a_packing_snapshot_of_a_run_with_only_a_sample_is_refused_naming_why(ow
     with pytest.raises(ParameterError, match=r"kept per-job records a sample of 5 of [\d,]+ \(seed 0\); a packing"):
         create_analysis(owner, SourceChoice(PackingSource.RUN, run=run), time_s=1800.0, spec={})
     assert not PackingAnalysis.objects.exists()
+
+
+def test_a_reproduction_keeps_what_its_form_and_the_api_choose(owner_client, owner):
+    """A paper figure at paper scale has tens of millions of jobs a cell: its page and API offer the choice too."""
+    form = {
+        "reproduction": "lotes-fig11",
+        "lotes-fig11-machines_per_config": "1",
+        "lotes-fig11-hours": "0.1",
+        "lotes-fig11-seeds": "1",
+        "lotes-fig11-job_records": "none",
+    }
+    assert 'name="lotes-fig11-job_records"' in owner_client.get("/reproduce/").content.decode()
+    resp = owner_client.post("/reproduce/", form)
+    assert resp.status_code == 302, resp.content.decode()[-2000:]
+    exp = Experiment.objects.get()
+    assert exp.scenario["job_records"] == "none"
+    # Not a scale knob: the figure's scale is the same whatever each run keeps.
+    assert exp.reproduction["scale"] == {"machines_per_config": 1, "hours": 0.1, "seeds": 1, "request_cv": 0.5}
+    run = exp.runs.order_by("pk").first()
+    assert execute_run(run.pk) == Status.FINISHED
+    run.refresh_from_db()
+    assert run.records["kept"] == "none" and not RunRecordsObject.objects.filter(run=run).exists()
+
+    # Left blank: the default, which the scenario does not record (as the experiment form).
+    resp = owner_client.post("/reproduce/", {**form, "lotes-fig11-job_records": ""})
+    assert resp.status_code == 302
+    assert "job_records" not in Experiment.objects.order_by("-pk").first().scenario
+
+    api = Api(owner)
+    scale = {"machines_per_config": 1, "hours": 0.1, "seeds": 1}
+    resp = api.post("/api/reproductions/lotes-fig11/", {"scale": scale, "job_records": "sample:5"})
+    assert resp.status_code == 201, resp.content
+    assert Experiment.objects.get(pk=resp.json()["id"]).scenario["job_records"] == "sample:5"
+
+
+def test_a_bad_reproduction_records_choice_is_refused_naming_the_field_and_stores_nothing(owner_client, owner):
+    form = {"reproduction": "lotes-fig11", "lotes-fig11-seeds": "1", "lotes-fig11-job_records": "half"}
+    resp = owner_client.post("/reproduce/", form)
+    assert resp.status_code == 400
+    assert "per-job records must be one of auto, all, none or sample:N" in resp.content.decode()
+    resp = Api(owner).post("/api/reproductions/lotes-fig11/", {"scale": {"seeds": 1}, "job_records": "sample:0"})
+    assert resp.status_code == 400
+    assert "job_records must be one of auto, all, none or sample:N" in json.dumps(resp.json())
+    assert not Experiment.objects.exists()
