@@ -233,7 +233,7 @@ def repair(units: Units, now: datetime | None = None) -> dict[str, Any]:
     stale = units.unit._default_manager.filter(
         never_queued | Q(queued_at__lt=before), units.active(status=UnitStatus.PENDING)
     ).exclude(pk__in=requeued)
-    again = requeued + list(stale.order_by("id").values_list("id", flat=True)[:1000])
+    again = requeued + list(stale.order_by("id").values_list("pk", flat=True)[:1000])
     sent = units.enqueue(again) if again else True
     advanced = {}
     for pid in units.parent._default_manager.filter(status__in=ACTIVE).values_list("id", flat=True):

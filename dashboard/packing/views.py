@@ -12,12 +12,11 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_safe
 
-from dashboard.common import access, queueing, sharing, waiting
+from dashboard.common import access, pages, queueing, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
@@ -125,51 +124,14 @@ def _compare_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-@require_safe
-@login_required
-def packing_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    a = get_analysis_for_user(request.user, pk)
-    return _detail(request, a, reverse("packing-detail", args=[pk]), shared=False)
-
-
-@require_safe
-def packing_shared_detail(request: HttpRequest, token: str) -> HttpResponse:
-    a = get_shared_analysis(token)
-    return _detail(request, a, reverse("packing-shared-detail", args=[token]), shared=True)
-
-
-@require_safe
-@login_required
-def packing_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(svc.progress_payload(get_analysis_for_user(request.user, pk)))
-
-
-@require_safe
-def packing_shared_progress(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(svc.progress_payload(get_shared_analysis(token)))
-
-
-@login_required
-@require_POST
-def packing_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    a = get_analysis_for_user(request.user, pk, "cancel")
-    if svc.cancel_analysis(a):
-        messages.info(request, "the analysis was cancelled")
-    return redirect(a)
-
-
+packing_detail, packing_shared_detail = pages.detail_pages(
+    get_analysis_for_user, get_shared_analysis, "packing-detail", "packing-shared-detail", _detail
+)
+packing_progress, packing_shared_progress = pages.json_pages(
+    get_analysis_for_user, get_shared_analysis, svc.progress_payload
+)
+packing_cancel = pages.cancel_page(get_analysis_for_user, svc.cancel_analysis, "the analysis was cancelled")
 packing_share, _, _ = sharing.page_actions(get_analysis_for_user)
-
-
-# ---------------------------------------------------------------------------- downloads
-
-
-@require_safe
-@login_required
-def packing_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse | FileResponse:
-    return packing_downloads.analysis_file(get_analysis_for_user(request.user, pk), kind)
-
-
-@require_safe
-def packing_shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse | FileResponse:
-    return packing_downloads.analysis_file(get_shared_analysis(token), kind)
+packing_download, packing_shared_download = pages.download_pages(
+    get_analysis_for_user, get_shared_analysis, packing_downloads.analysis_file
+)
