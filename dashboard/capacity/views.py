@@ -8,12 +8,12 @@ whose links are relative to ``base``.
 from __future__ import annotations
 
 import shlex
+from functools import partial
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 
 from dashboard.capacity import charts as capacity_charts
 from dashboard.capacity import downloads as capacity_downloads
@@ -22,9 +22,8 @@ from dashboard.capacity.access import get_plan_for_user, get_shared_plan, visibl
 from dashboard.capacity.forms import CapacityForm, initial_from_plan
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import cancel_plan, create_plan, phase_text, progress_payload
-from dashboard.common import access, labels, pages, queueing, sharing
+from dashboard.common import access, labels, pages, sharing
 from dashboard.common.sharing import share_panel
-from simcore.core.errors import SimcoreError
 
 PAGE_SIZE = 25
 
@@ -36,23 +35,19 @@ def _new_plan(request: HttpRequest, *, source: CapacityPlan | None = None, sourc
     initial = initial_from_plan(source, f"{source.title} (fork)"[:200]) if source is not None else None
     form = CapacityForm(request.POST or None, owner=access.signed_in(request), initial=initial, source=source)
     if request.method == "POST" and form.is_valid():
-        try:
-            plan = create_plan(
-                access.signed_in(request),
-                form.spec,
-                name=form.cleaned_data["name"],
-                team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"],
-                forked_from=source,
-                cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload,
-            )
-        except SimcoreError as e:
-            form.add_error(None, str(e))
-        else:
-            if getattr(plan, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(plan)
+        start = partial(
+            create_plan,
+            access.signed_in(request),
+            form.spec,
+            name=form.cleaned_data["name"],
+            team=form.cleaned_data.get("team"),
+            visibility=form.cleaned_data["visibility"],
+            forked_from=source,
+            cluster_upload=form.cluster_upload,
+            trace_upload=form.trace_upload,
+        )
+        if (done := pages.started(request, form, start)) is not None:
+            return done
     return render(
         request,
         "dashboard/capacity_new.html",

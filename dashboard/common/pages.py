@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -27,13 +28,34 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
+from dashboard.common import queueing
 from dashboard.common.models import Status
 from dashboard.common.sharing import Lookup
+from simcore.core.errors import SimcoreError
 
 #: A feature's lookup by public link: ``token -> row`` (404 once the link is revoked).
 SharedLookup = Callable[[str], Any]
 #: A page of a row by id and the same page by public link.
 Pair = tuple[Callable[..., HttpResponseBase], Callable[..., HttpResponseBase]]
+
+
+def started(
+    request: HttpRequest,
+    form: forms.Form,
+    start: Callable[[], Any],
+    field_of: Callable[[str], str | None] = lambda message: None,
+) -> HttpResponse | None:
+    """Start the work a valid form asks for: the redirect to its page, saying so when it could not be queued yet
+    (the broker is down; the repair queues it later); or None, simcore's refusal added to the form (under the
+    field ``field_of(message)`` names, else the whole form's)."""
+    try:
+        row = start()
+    except SimcoreError as e:
+        form.add_error(field_of(str(e)), str(e))
+        return None
+    if getattr(row, "queued", True) is False:
+        messages.warning(request, queueing.QUEUE_DOWN)
+    return redirect(row)
 
 
 def detail_pages(

@@ -10,6 +10,7 @@ sees an id-based URL they could not open.
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -24,7 +25,7 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, labels, pages, queueing, sharing
+from dashboard.common import access, labels, pages, sharing
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
@@ -51,7 +52,6 @@ from dashboard.experiments.results import (
 from dashboard.experiments.services import cancel_experiment, cancel_run, create_experiment
 from dashboard.experiments.sweep_results import is_sweep_page
 from simcore import records
-from simcore.core.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
 from simcore.version import code_version
 
@@ -161,24 +161,20 @@ def _new_experiment(
         checked = scale.before(form.scenario)
         memory_note = memory.form_note(form.scenario, form.cluster_upload, form.trace_upload)
     elif request.method == "POST" and form.is_valid():
-        try:
-            exp = create_experiment(
-                access.signed_in(request),
-                form.scenario,
-                name=form.cleaned_data["name"],
-                cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload,
-                team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"],
-                forked_from=source,
-                reuse=bool(form.cleaned_data.get("reuse")),
-            )
-        except SimcoreError as e:
-            form.add_error(None, str(e))
-        else:
-            if getattr(exp, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(exp)
+        start = partial(
+            create_experiment,
+            access.signed_in(request),
+            form.scenario,
+            name=form.cleaned_data["name"],
+            cluster_upload=form.cluster_upload,
+            trace_upload=form.trace_upload,
+            team=form.cleaned_data.get("team"),
+            visibility=form.cleaned_data["visibility"],
+            forked_from=source,
+            reuse=bool(form.cleaned_data.get("reuse")),
+        )
+        if (done := pages.started(request, form, start)) is not None:
+            return done
     return render(
         request,
         "dashboard/experiment_new.html",

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from dashboard.common import access, pages, queueing, sharing, waiting
+from dashboard.common import access, pages, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
@@ -29,7 +28,6 @@ from dashboard.packing.access import get_analysis_for_user, get_shared_analysis,
 from dashboard.packing.forms import PackingForm, initial_from
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.traces.access import get_upload_for_user
-from simcore.core.errors import SimcoreError
 from simcore.packing.analysis import series_tables
 
 PAGE_SIZE = 25
@@ -62,8 +60,9 @@ def packing_new(request: HttpRequest) -> HttpResponse:
         initial = {"source": PackingSource.TRACE, "trace": str(trace.pk), "placed_by": "arrival"}
     form = PackingForm(request.POST or None, owner=user, initial=initial or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            a = svc.create_analysis(
+        # choice() and spec() run inside started(): what they raise is reported as create_analysis's is.
+        def start() -> PackingAnalysis:
+            return svc.create_analysis(
                 user,
                 form.choice(),
                 time_s=form.cleaned_data["time_s"],
@@ -72,12 +71,9 @@ def packing_new(request: HttpRequest) -> HttpResponse:
                 team=form.cleaned_data.get("team"),
                 visibility=form.cleaned_data.get("visibility") or "private",
             )
-        except SimcoreError as e:
-            form.add_error(form.field_for(str(e)), str(e))
-        else:
-            if getattr(a, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(a)
+
+        if (done := pages.started(request, form, start, form.field_for)) is not None:
+            return done
     return render(request, "dashboard/packing_new.html", {"form": form}, status=400 if form.errors else 200)
 
 

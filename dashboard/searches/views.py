@@ -7,14 +7,14 @@ page, whose links are relative to ``base``.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 
-from dashboard.common import access, pages, queueing, sharing
+from dashboard.common import access, pages, sharing
 from dashboard.common.sharing import share_panel
 from dashboard.searches import charts as search_charts
 from dashboard.searches import downloads as search_downloads
@@ -22,7 +22,6 @@ from dashboard.searches.access import get_search_for_user, get_shared_search, vi
 from dashboard.searches.forms import SearchForm, initial_from_search
 from dashboard.searches.models import Search
 from dashboard.searches.services import cancel_search, create_search, progress_payload, records
-from simcore.core.errors import SimcoreError
 from simcore.dse.explore.report import elite_rows
 from simcore.dse.staged.policy import STAGES
 
@@ -36,25 +35,21 @@ def _new_search(request: HttpRequest, *, source: Search | None = None, source_ur
     initial = initial_from_search(source, f"{source.title} (fork)"[:200]) if source is not None else None
     form = SearchForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     if request.method == "POST" and form.is_valid():
-        try:
-            search = create_search(
-                access.signed_in(request),
-                form.scenario,
-                form.settings,
-                form.simulation_seed,
-                name=form.cleaned_data["name"],
-                cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload,
-                team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"],
-                forked_from=source,
-            )
-        except SimcoreError as e:
-            form.add_error(None, str(e))
-        else:
-            if getattr(search, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(search)
+        start = partial(
+            create_search,
+            access.signed_in(request),
+            form.scenario,
+            form.settings,
+            form.simulation_seed,
+            name=form.cleaned_data["name"],
+            cluster_upload=form.cluster_upload,
+            trace_upload=form.trace_upload,
+            team=form.cleaned_data.get("team"),
+            visibility=form.cleaned_data["visibility"],
+            forked_from=source,
+        )
+        if (done := pages.started(request, form, start)) is not None:
+            return done
     return render(
         request,
         "dashboard/search_new.html",
