@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,7 +16,7 @@ from dashboard.capacity import files
 from dashboard.capacity.access import get_plan_for_user, visible_plans
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import cancel_plan, check_request, create_plan, field_of, progress_payload
-from dashboard.common import access, queueing
+from dashboard.common import access
 from dashboard.traces.models import ClusterUpload, TraceUpload, Upload
 from dashboard.traces.uploads import upload_specs
 from simcore.core.errors import SimcoreError
@@ -97,10 +96,7 @@ def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None =
         cluster_upload=cu,
         trace_upload=tu,
     )
-    body = dict(s.PlanSerializer(CapacityPlan.objects.get(pk=plan.pk), context={"request": request}).data)
-    if getattr(plan, "queued", True) is False:
-        body["warning"] = queueing.QUEUE_DOWN
-    return Response(body, status=status.HTTP_201_CREATED)
+    return owned.created(request, s.PlanSerializer, plan)
 
 
 def _request_of(plan: CapacityPlan) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 from django.db.models import QuerySet
 from django.http import HttpResponseBase
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -34,6 +34,7 @@ from rest_framework.views import APIView
 
 from dashboard.api.serializers import ExperimentUpdateSerializer
 from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _team
+from dashboard.common import queueing
 from dashboard.common.access import Need
 from dashboard.common.models import Status
 from dashboard.common.sharing import set_sharing
@@ -120,6 +121,15 @@ class List(Endpoint, GenericAPIView):
 
     def post(self, request: Request) -> Response:
         return self.room.start(request, dict(request.data) if isinstance(request.data, dict) else {}, None)
+
+
+def created(request: Request, serializer: type[serializers.ModelSerializer[Any]], row: Any) -> Response:
+    """201 with the new ``row`` as stored; a ``warning`` when its work could not be queued yet (the broker is down;
+    the repair queues it later)."""
+    body = dict(serializer(type(row)._default_manager.get(pk=row.pk), context={"request": request}).data)
+    if getattr(row, "queued", True) is False:
+        body["warning"] = queueing.QUEUE_DOWN
+    return Response(body, status=status.HTTP_201_CREATED)
 
 
 #: The PATCH summary is the same for every room: what the request may change.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,7 +12,7 @@ from dashboard.api import owned
 from dashboard.api import search_serializers as s
 from dashboard.api.serializers import PlaceSerializer
 from dashboard.api.views import _team
-from dashboard.common import access, queueing
+from dashboard.common import access
 from dashboard.searches import downloads as search_downloads
 from dashboard.searches.access import get_search_for_user, visible_searches
 from dashboard.searches.models import Search
@@ -85,10 +84,7 @@ def _start(request: Request, data: dict[str, Any], source: Search | None = None)
         visibility=d["visibility"],
         forked_from=source,
     )
-    body = dict(s.SearchSerializer(Search.objects.get(pk=search.pk), context={"request": request}).data)
-    if getattr(search, "queued", True) is False:
-        body["warning"] = queueing.QUEUE_DOWN
-    return Response(body, status=status.HTTP_201_CREATED)
+    return owned.created(request, s.SearchSerializer, search)
 
 
 def _request_of(search: Search) -> dict[str, Any]:
