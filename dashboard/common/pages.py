@@ -1,5 +1,6 @@
-"""The pages every piece of owned work has, written once: its page, its progress JSON and its downloads, each
-by id (signed-in users who can see it) and by public link (anyone, read-only), and the owner's cancel button.
+"""The pages every piece of owned work has, written once: its page, its progress JSON, its downloads and its fork
+form, each by id (signed-in users who can see it) and by public link (anyone, read-only); the list; the owner's
+cancel button; and the start of new work from a valid form (:func:`started`).
 
 Experiments, searches, capacity plans and packing analyses repeated these views word for word; a feature now
 makes them from its lookups and services, as :func:`dashboard.common.sharing.page_actions` makes the sharing
@@ -9,7 +10,7 @@ actions::
         get_plan_for_user, get_shared_plan, "capacity-detail", "shared-capacity-detail", _detail
     )
 
-The feature keeps what is its own: what its page shows (``render``), what its progress and files are.
+The feature keeps what is its own: what its page and form show, what its progress and files are.
 """
 
 from __future__ import annotations
