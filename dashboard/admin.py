@@ -14,6 +14,11 @@ class ExperimentAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "owner", "team", "visibility", "cluster_label", "workload_label", "status", "created")
     list_filter = ("status", "visibility")
     exclude = ("share_token",)
+    #: The change form's order as it was before OwnedWork (whose fields Django would put first).
+    fields = tuple(
+        "owner team visibility forked_from name scenario cluster_upload trace_upload cluster_label "
+        "workload_label status created reproduction".split()
+    )
 
 
 @admin.register(Run)
@@ -65,6 +70,12 @@ class PackingAnalysisAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "owner", "team", "visibility", "source", "label", "time_s", "status", "created")
     list_filter = ("status", "source", "visibility")
     exclude = ("share_token",)
+    #: The change form's order as it was before OwnedWork (whose fields Django would put first).
+    fields = tuple(
+        "owner team visibility name source run trace_upload cluster_upload source_spec label time_s spec "
+        "status fraction stage started_at finished_at worker queued_at heartbeat_at attempt "
+        "lost_attempts error code_version created snapshot_size results".split()
+    )
     readonly_fields = ("results",)  # computed by a worker; editing it would show numbers no run produced
 
 
@@ -84,6 +95,12 @@ class SearchAdmin(admin.ModelAdmin):
     )
     list_filter = ("status", "metric", "visibility")
     exclude = ("share_token",)
+    #: The change form's order as it was before OwnedWork (whose fields Django would put first).
+    fields = tuple(
+        "owner team visibility forked_from name scenario cluster_upload trace_upload cluster_label "
+        "workload_label metric population max_generations seed sim_seed fingerprint status generation "
+        "phase generations_done stop_reason error code_version created started_at finished_at".split()
+    )
 
 
 @admin.register(CapacityPlan)
@@ -93,6 +110,12 @@ class CapacityPlanAdmin(admin.ModelAdmin):
     list_display = ("id", "name", "owner", "team", "visibility", "target", "phase", "round", "status", "created")
     list_filter = ("status", "phase", "visibility")
     exclude = ("share_token",)
+    #: The change form's order as it was before OwnedWork (whose fields Django would put first).
+    fields = tuple(
+        "owner team visibility forked_from name spec cluster_label workload_label target status phase "
+        "round search_round wanted note error code_version created started_at finished_at bounds result "
+        "cluster_upload trace_upload".split()
+    )
     # bounds, result: computed by workers (editing them would show numbers no probe produced); the uploads: the spec
     # names them, so another one would run a plan nobody asked for.
     readonly_fields = ("bounds", "result", "cluster_upload", "trace_upload")

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.http import HttpResponseBase
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
 from rest_framework.exceptions import ValidationError
-from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from dashboard.api import capacity_serializers as s
-from dashboard.api.serializers import ExperimentUpdateSerializer
-from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _team
+from dashboard.api import owned
+from dashboard.api.views import _team
 from dashboard.capacity import downloads as capacity_downloads
 from dashboard.capacity import files
 from dashboard.capacity.access import get_plan_for_user, visible_plans
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import cancel_plan, check_request, create_plan, field_of, progress_payload
-from dashboard.common import access, queueing
-from dashboard.common.models import Status
-from dashboard.common.sharing import set_sharing
+from dashboard.common import access
 from dashboard.traces.models import ClusterUpload, TraceUpload, Upload
 from dashboard.traces.uploads import upload_specs
 from simcore.core.errors import SimcoreError
@@ -103,10 +96,7 @@ def _start(request: Request, data: dict[str, Any], source: CapacityPlan | None =
         cluster_upload=cu,
         trace_upload=tu,
     )
-    body = dict(s.PlanSerializer(CapacityPlan.objects.get(pk=plan.pk), context={"request": request}).data)
-    if getattr(plan, "queued", True) is False:
-        body["warning"] = queueing.QUEUE_DOWN
-    return Response(body, status=status.HTTP_201_CREATED)
+    return owned.created(request, s.PlanSerializer, plan)
 
 
 def _request_of(plan: CapacityPlan) -> dict[str, Any]:
@@ -135,117 +125,57 @@ def _request_of(plan: CapacityPlan) -> dict[str, Any]:
     }
 
 
-class PlanList(GenericAPIView):
-    serializer_class = s.PlanSerializer
-
-    @extend_schema(
-        summary="Capacity plans you can see",
-        parameters=[OpenApiParameter("status", str, enum=Status.values)],
-        responses={200: s.PlanSerializer(many=True), **_errors(401)},
-    )
-    def get(self, request: Request) -> Response:
-        qs = visible_plans(request.user).select_related("owner", "team")
-        st = request.query_params.get("status", "")
-        if st:
-            qs = qs.filter(status=st)
-        page = self.paginate_queryset(qs)
-        return self.get_paginated_response(s.PlanSerializer(page, many=True, context={"request": request}).data)
-
-    @extend_schema(
-        summary="Make a capacity plan: per scheduler, the smallest cluster that meets a target",
-        request=s.PlanCreateSerializer,
-        responses={201: s.PlanSerializer, **_errors(400, 401)},
-    )
-    def post(self, request: Request) -> Response:
-        return _start(request, dict(request.data) if isinstance(request.data, dict) else {})
+ROOM = owned.Room(
+    serializer=s.PlanSerializer,
+    create_serializer=s.PlanCreateSerializer,
+    fork_serializer=s.PlanForkSerializer,
+    progress_serializer=s.PlanProgressSerializer,
+    results_serializer=s.PlanResultsSerializer,
+    visible=visible_plans,
+    get=get_plan_for_user,
+    start=_start,
+    request_of=_request_of,
+    cancel=cancel_plan,
+    progress=progress_payload,
+    results=capacity_downloads.plan_body,
+    download=capacity_downloads.plan_file,
+    download_kinds=tuple(capacity_downloads.PLAN_KINDS),
+)
 
 
-class PlanDetail(APIView):
-    @extend_schema(
-        summary="One capacity plan with its progress", responses={200: s.PlanSerializer, **_errors(401, 404)}
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(s.PlanSerializer(get_plan_for_user(request.user, pk), context={"request": request}).data)
-
-    @extend_schema(
-        summary="Rename, move to a team, change visibility (owner only)",
-        request=ExperimentUpdateSerializer,
-        responses={200: s.PlanSerializer, **_errors(400, 401, 403, 404)},
-    )
-    def patch(self, request: Request, pk: int) -> Response:
-        plan = get_plan_for_user(request.user, pk, "share")
-        ser = ExperimentUpdateSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
-        d = ser.validated_data
-        if "name" in d:
-            plan.name = d["name"]
-            plan.save(update_fields=["name"])
-        if "team" in d or "visibility" in d:
-            team = _team(request, d["team"]) if "team" in d else plan.team
-            set_sharing(plan, team=team, visibility=d.get("visibility", plan.visibility))
-        plan.refresh_from_db()
-        return Response(s.PlanSerializer(plan, context={"request": request}).data)
+class PlanList(owned.List):
+    room = ROOM
+    summaries = {
+        "get": "Capacity plans you can see",
+        "post": "Make a capacity plan: per scheduler, the smallest cluster that meets a target",
+    }
 
 
-class PlanCancel(APIView):
-    @extend_schema(
-        summary="Cancel a pending or running capacity plan",
-        request=None,
-        responses={200: s.PlanSerializer, **_errors(401, 403, 404)},
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        plan = get_plan_for_user(request.user, pk, "cancel")
-        cancel_plan(plan)
-        plan.refresh_from_db()
-        return Response(s.PlanSerializer(plan, context={"request": request}).data)
+class PlanDetail(owned.Detail):
+    room = ROOM
+    summaries = {"get": "One capacity plan with its progress", "patch": owned.PATCH_SUMMARY}
 
 
-class PlanFork(APIView):
-    @extend_schema(
-        summary="Copy a capacity plan you can see into your space, optionally changed, and make it",
-        request=s.PlanForkSerializer,
-        responses={201: s.PlanSerializer, **_errors(400, 401, 404)},
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        source = get_plan_for_user(request.user, pk)
-        ser = s.PlanForkSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
-        d = ser.validated_data
-        data = {
-            **_request_of(source),
-            **d["changes"],
-            "name": d.get("name") or f"{source.title} (fork)"[:200],
-            "team": d["team"],
-            "visibility": d["visibility"],
-        }
-        return _start(request, data, source)
+class PlanCancel(owned.Cancel):
+    room = ROOM
+    summaries = {"post": "Cancel a pending or running capacity plan"}
 
 
-class PlanProgress(APIView):
-    @extend_schema(
-        summary="Status, round, probes done and the bounds of a capacity plan",
-        responses={200: s.PlanProgressSerializer, **_errors(401, 404)},
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(progress_payload(get_plan_for_user(request.user, pk)))
+class PlanFork(owned.Fork):
+    room = ROOM
+    summaries = {"post": "Copy a capacity plan you can see into your space, optionally changed, and make it"}
 
 
-class PlanResults(APIView):
-    @extend_schema(
-        summary="The plan: per scheduler the machines, saving, verifying probes and the curve",
-        responses={200: s.PlanResultsSerializer, **_errors(401, 404)},
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(capacity_downloads.plan_body(get_plan_for_user(request.user, pk)))
+class PlanProgress(owned.Progress):
+    room = ROOM
+    summaries = {"get": "Status, round, probes done and the bounds of a capacity plan"}
 
 
-class PlanDownload(APIView):
-    content_negotiation_class = IgnoreAccept
+class PlanResults(owned.Results):
+    room = ROOM
+    summaries = {"get": "The plan: per scheduler the machines, saving, verifying probes and the curve"}
 
-    @extend_schema(
-        summary="Download a capacity plan's probes (CSV, Parquet) or the plan (JSON)",
-        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(capacity_downloads.PLAN_KINDS))],
-        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
-    )
-    def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
-        return capacity_downloads.plan_file(get_plan_for_user(request.user, pk), kind)
+
+class PlanDownload(owned.Download):
+    room = ROOM
+    summaries = {"get": "Download a capacity plan's probes (CSV, Parquet) or the plan (JSON)"}

@@ -7,7 +7,15 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dashboard.api.serializers import PlaceSerializer, SharedRowSerializer, SharingSerializer, check_keys
+from dashboard.api.serializers import (
+    WORK_HEAD_FIELDS,
+    WORK_TAIL_FIELDS,
+    PlaceSerializer,
+    SharedRowSerializer,
+    SharingSerializer,
+    WorkForkSerializer,
+    fork_changes,
+)
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import progress_payload
 from dashboard.common.names import validate_name
@@ -56,14 +64,9 @@ class PlanCreateSerializer(SharingSerializer):
 FORK_KEYS = ("scenario", "schedulers", "seeds", "target", "resize", "max_machines", "curve_points")
 
 
-class PlanForkSerializer(SharingSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
-    changes = serializers.DictField(
-        required=False, default=dict, help_text=f"keys to replace: {', '.join(FORK_KEYS)} (as in a new plan)"
-    )
-
-    def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
-        return check_keys(value, FORK_KEYS, "key ")
+class PlanForkSerializer(WorkForkSerializer):
+    fork_keys = FORK_KEYS
+    changes = fork_changes(FORK_KEYS, "plan")
 
 
 class PlanProgressSerializer(serializers.Serializer):
@@ -90,26 +93,13 @@ class PlanSerializer(SharedRowSerializer):
     class Meta:
         model = CapacityPlan
         fields = [
-            "id",
-            "name",
-            "owner",
-            "team",
-            "visibility",
-            "share_url",
-            "page_url",
-            "status",
-            "created",
-            "started_at",
-            "finished_at",
+            *WORK_HEAD_FIELDS,
             "cluster_label",
             "workload_label",
             "target",
             "spec",
             "note",
-            "error",
-            "code_version",
-            "forked_from",
-            "progress",
+            *WORK_TAIL_FIELDS,
         ]
         read_only_fields = fields
 

@@ -8,10 +8,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dashboard.api.serializers import (
+    WORK_HEAD_FIELDS,
+    WORK_TAIL_FIELDS,
     PlaceSerializer,
     SharedRowSerializer,
     SharingSerializer,
-    check_keys,
+    WorkForkSerializer,
+    fork_changes,
 )
 from dashboard.common.names import validate_name
 from dashboard.searches.models import Search
@@ -47,14 +50,9 @@ class SearchCreateSerializer(SharingSerializer):
 FORK_KEYS = ("scenario", "metric", "population", "generations", "seed", "sim_seed")
 
 
-class SearchForkSerializer(SharingSerializer):
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
-    changes = serializers.DictField(
-        required=False, default=dict, help_text=f"keys to replace: {', '.join(FORK_KEYS)} (as in a new search)"
-    )
-
-    def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
-        return check_keys(value, FORK_KEYS, "key ")
+class SearchForkSerializer(WorkForkSerializer):
+    fork_keys = FORK_KEYS
+    changes = fork_changes(FORK_KEYS, "search")
 
 
 class SearchProgressSerializer(serializers.Serializer):
@@ -86,17 +84,7 @@ class SearchSerializer(SharedRowSerializer):
     class Meta:
         model = Search
         fields = [
-            "id",
-            "name",
-            "owner",
-            "team",
-            "visibility",
-            "share_url",
-            "page_url",
-            "status",
-            "created",
-            "started_at",
-            "finished_at",
+            *WORK_HEAD_FIELDS,
             "cluster_label",
             "workload_label",
             "scenario",
@@ -109,10 +97,7 @@ class SearchSerializer(SharedRowSerializer):
             "sim_seed",
             "generations_done",
             "stop_reason",
-            "error",
-            "code_version",
-            "forked_from",
-            "progress",
+            *WORK_TAIL_FIELDS,
         ]
         read_only_fields = fields
 

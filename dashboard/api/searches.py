@@ -4,21 +4,15 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from django.http import HttpResponseBase
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
 from rest_framework.exceptions import ValidationError
-from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from dashboard.api import owned
 from dashboard.api import search_serializers as s
-from dashboard.api.serializers import ExperimentUpdateSerializer, PlaceSerializer
-from dashboard.api.views import FILE_RESPONSE, IgnoreAccept, _errors, _team
-from dashboard.common import access, queueing
-from dashboard.common.models import Status
-from dashboard.common.sharing import set_sharing
+from dashboard.api.serializers import PlaceSerializer
+from dashboard.api.views import _team
+from dashboard.common import access
 from dashboard.searches import downloads as search_downloads
 from dashboard.searches.access import get_search_for_user, visible_searches
 from dashboard.searches.models import Search
@@ -90,10 +84,7 @@ def _start(request: Request, data: dict[str, Any], source: Search | None = None)
         visibility=d["visibility"],
         forked_from=source,
     )
-    body = dict(s.SearchSerializer(Search.objects.get(pk=search.pk), context={"request": request}).data)
-    if getattr(search, "queued", True) is False:
-        body["warning"] = queueing.QUEUE_DOWN
-    return Response(body, status=status.HTTP_201_CREATED)
+    return owned.created(request, s.SearchSerializer, search)
 
 
 def _request_of(search: Search) -> dict[str, Any]:
@@ -112,116 +103,57 @@ def _request_of(search: Search) -> dict[str, Any]:
     }
 
 
-class SearchList(GenericAPIView):
-    serializer_class = s.SearchSerializer
-
-    @extend_schema(
-        summary="Design-space searches you can see",
-        parameters=[OpenApiParameter("status", str, enum=Status.values)],
-        responses={200: s.SearchSerializer(many=True), **_errors(401)},
-    )
-    def get(self, request: Request) -> Response:
-        qs = visible_searches(request.user).select_related("owner", "team")
-        st = request.query_params.get("status", "")
-        if st:
-            qs = qs.filter(status=st)
-        page = self.paginate_queryset(qs)
-        return self.get_paginated_response(s.SearchSerializer(page, many=True, context={"request": request}).data)
-
-    @extend_schema(
-        summary="Start a design-space search (the genetic search over staged schedulers)",
-        request=s.SearchCreateSerializer,
-        responses={201: s.SearchSerializer, **_errors(400, 401)},
-    )
-    def post(self, request: Request) -> Response:
-        return _start(request, dict(request.data) if isinstance(request.data, dict) else {})
+ROOM = owned.Room(
+    serializer=s.SearchSerializer,
+    create_serializer=s.SearchCreateSerializer,
+    fork_serializer=s.SearchForkSerializer,
+    progress_serializer=s.SearchProgressSerializer,
+    results_serializer=s.SearchResultsSerializer,
+    visible=visible_searches,
+    get=get_search_for_user,
+    start=_start,
+    request_of=_request_of,
+    cancel=cancel_search,
+    progress=progress_payload,
+    results=search_downloads.search_body,
+    download=search_downloads.search_file,
+    download_kinds=tuple(search_downloads.SEARCH_KINDS),
+)
 
 
-class SearchDetail(APIView):
-    @extend_schema(summary="One search with its progress", responses={200: s.SearchSerializer, **_errors(401, 404)})
-    def get(self, request: Request, pk: int) -> Response:
-        search = get_search_for_user(request.user, pk)
-        return Response(s.SearchSerializer(search, context={"request": request}).data)
-
-    @extend_schema(
-        summary="Rename, move to a team, change visibility (owner only)",
-        request=ExperimentUpdateSerializer,
-        responses={200: s.SearchSerializer, **_errors(400, 401, 403, 404)},
-    )
-    def patch(self, request: Request, pk: int) -> Response:
-        search = get_search_for_user(request.user, pk, "share")
-        ser = ExperimentUpdateSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
-        d = ser.validated_data
-        if "name" in d:
-            search.name = d["name"]
-            search.save(update_fields=["name"])
-        if "team" in d or "visibility" in d:
-            team = _team(request, d["team"]) if "team" in d else search.team
-            set_sharing(search, team=team, visibility=d.get("visibility", search.visibility))
-        search.refresh_from_db()
-        return Response(s.SearchSerializer(search, context={"request": request}).data)
+class SearchList(owned.List):
+    room = ROOM
+    summaries = {
+        "get": "Design-space searches you can see",
+        "post": "Start a design-space search (the genetic search over staged schedulers)",
+    }
 
 
-class SearchCancel(APIView):
-    @extend_schema(
-        summary="Cancel a pending or running search",
-        request=None,
-        responses={200: s.SearchSerializer, **_errors(401, 403, 404)},
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        search = get_search_for_user(request.user, pk, "cancel")
-        cancel_search(search)
-        search.refresh_from_db()
-        return Response(s.SearchSerializer(search, context={"request": request}).data)
+class SearchDetail(owned.Detail):
+    room = ROOM
+    summaries = {"get": "One search with its progress", "patch": owned.PATCH_SUMMARY}
 
 
-class SearchFork(APIView):
-    @extend_schema(
-        summary="Copy a search you can see into your space, optionally changed, and run it",
-        request=s.SearchForkSerializer,
-        responses={201: s.SearchSerializer, **_errors(400, 401, 404)},
-    )
-    def post(self, request: Request, pk: int) -> Response:
-        source = get_search_for_user(request.user, pk)
-        ser = s.SearchForkSerializer(data=request.data)
-        ser.is_valid(raise_exception=True)
-        d = ser.validated_data
-        data = {
-            **_request_of(source),
-            **d["changes"],
-            "name": d.get("name") or f"{source.title} (fork)"[:200],
-            "team": d["team"],
-            "visibility": d["visibility"],
-        }
-        return _start(request, data, source)
+class SearchCancel(owned.Cancel):
+    room = ROOM
+    summaries = {"post": "Cancel a pending or running search"}
 
 
-class SearchProgress(APIView):
-    @extend_schema(
-        summary="Status, generation and simulations of the current step",
-        responses={200: s.SearchProgressSerializer, **_errors(401, 404)},
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(progress_payload(get_search_for_user(request.user, pk)))
+class SearchFork(owned.Fork):
+    room = ROOM
+    summaries = {"post": "Copy a search you can see into your space, optionally changed, and run it"}
 
 
-class SearchGenerations(APIView):
-    @extend_schema(
-        summary="Every finished generation: individuals, fitness, elite, explanation; the elite per generation",
-        responses={200: s.SearchResultsSerializer, **_errors(401, 404)},
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        return Response(search_downloads.search_body(get_search_for_user(request.user, pk)))
+class SearchProgress(owned.Progress):
+    room = ROOM
+    summaries = {"get": "Status, generation and simulations of the current step"}
 
 
-class SearchDownload(APIView):
-    content_negotiation_class = IgnoreAccept
+class SearchGenerations(owned.Results):
+    room = ROOM
+    summaries = {"get": "Every finished generation: individuals, fitness, elite, explanation; the elite per generation"}
 
-    @extend_schema(
-        summary="Download a search's generations (CSV, Parquet), elites (CSV) or everything (JSON)",
-        parameters=[OpenApiParameter("kind", str, OpenApiParameter.PATH, enum=list(search_downloads.SEARCH_KINDS))],
-        responses={(200, "application/octet-stream"): FILE_RESPONSE, **_errors(401, 404)},
-    )
-    def get(self, request: Request, pk: int, kind: str) -> HttpResponseBase:
-        return search_downloads.search_file(get_search_for_user(request.user, pk), kind)
+
+class SearchDownload(owned.Download):
+    room = ROOM
+    summaries = {"get": "Download a search's generations (CSV, Parquet), elites (CSV) or everything (JSON)"}

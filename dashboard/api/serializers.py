@@ -4,7 +4,7 @@ each feature's services (simcore's own checks), exactly as the pages' forms are.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -322,6 +322,42 @@ class ExperimentUpdateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
     team = serializers.IntegerField(required=False, allow_null=True, min_value=1)
     visibility = serializers.ChoiceField(choices=Visibility.choices, required=False)
+
+
+# A fork of owned background work (a search, a capacity plan): a name, the sharing, and ``changes``, the keys
+# of a new request to replace. A subclass names ``fork_keys`` and declares ``changes = fork_changes(...)``.
+# No docstring: the OpenAPI description of a fork request stays SharingSerializer's.
+class WorkForkSerializer(SharingSerializer):
+    fork_keys: ClassVar[tuple[str, ...]] = ()
+
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, validators=[validate_name])
+
+    def validate_changes(self, value: dict[str, Any]) -> dict[str, Any]:
+        return check_keys(value, self.fork_keys, "key ")
+
+
+def fork_changes(keys: tuple[str, ...], what: str) -> serializers.DictField:
+    """The ``changes`` of a fork request that may replace ``keys`` of a new ``what``."""
+    return serializers.DictField(
+        required=False, default=dict, help_text=f"keys to replace: {', '.join(keys)} (as in a new {what})"
+    )
+
+
+#: The first and last fields of a search's or a capacity plan's row (SharedRowSerializer's, its state and times).
+WORK_HEAD_FIELDS = [
+    "id",
+    "name",
+    "owner",
+    "team",
+    "visibility",
+    "share_url",
+    "page_url",
+    "status",
+    "created",
+    "started_at",
+    "finished_at",
+]
+WORK_TAIL_FIELDS = ["error", "code_version", "forked_from", "progress"]
 
 
 class ForkSerializer(SharingSerializer):

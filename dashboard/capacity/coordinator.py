@@ -12,22 +12,18 @@ workers at once, a duplicate task or the periodic repair issue the next round on
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from dashboard.capacity import files, work
-from dashboard.capacity.models import PROBE_TRANSITIONS, CapacityPlan, CapacityProbe, PlanPhase, ProbeStatus
+from dashboard.capacity.models import CapacityPlan, CapacityProbe, PlanPhase, ProbeStatus
 from dashboard.capacity.services import fail_plan, probe_results, spec_of, web_message
-from dashboard.common import queueing
+from dashboard.common import units
 from dashboard.common.heartbeat import clean_json
-from dashboard.common.models import ACTIVE, Status, lost_message, stale_heartbeat
-from dashboard.common.models import move as move_row
-from dashboard.common.recovery import max_attempts
+from dashboard.common.models import Status
 from simcore.core.errors import SimcoreError
 from simcore.planning import finish, next_requests, unreachable
 
@@ -114,57 +110,25 @@ def _step(plan_id: int, queued: list[int]) -> str:
 # ---------------------------------------------------------------------------- repair
 
 
+#: A plan's probes as units of work (dashboard.common.units): claimed, stored and repaired as evaluations are.
+UNITS = units.Units(
+    unit=CapacityProbe,
+    parent=CapacityPlan,
+    parent_field="plan",
+    unit_noun="probe",
+    fail_parent=fail_plan,
+    # looked up when called: tests and the repair see the current functions
+    advance=lambda plan_id: advance(plan_id),
+    enqueue=lambda ids: work.enqueue_probes(ids),
+)
+
+
 def repair_plans(now: datetime | None = None) -> dict[str, Any]:
     """Requeue probes of dead workers and never-queued ones; advance plans nobody advanced.
 
     A probe whose heartbeat is older than ``SIMCORE_WORKER_TIMEOUT_S`` goes back to pending and is
     queued again (a probe is a pure function of its spec, size and seed: its result is the same),
     unless it already cost SIMCORE_RUN_MAX_ATTEMPTS workers: then it fails its plan with the
-    lost-worker message.
+    lost-worker message (:func:`dashboard.common.units.repair`).
     """
-    now = now or timezone.now()
-    requeued: list[int] = []
-    failed: list[int] = []
-    lost = CapacityProbe.objects.filter(stale_heartbeat(now), status=ProbeStatus.RUNNING)
-    for pk, plan_id, attempts, heard in lost.values_list("pk", "plan_id", "attempts", "heartbeat_at"):
-        if attempts >= max_attempts():
-            message = lost_message(heard, now, "re-run it: fork the plan")
-            if move_row(
-                CapacityProbe,
-                pk,
-                ProbeStatus.RUNNING,
-                ProbeStatus.FAILED,
-                PROBE_TRANSITIONS,
-                guard=stale_heartbeat(now),
-                error=message,
-                finished_at=now,
-            ):
-                fail_plan(plan_id, f"{message} ({attempts} workers were lost on one probe)")
-                failed.append(pk)
-        elif move_row(
-            CapacityProbe,
-            pk,
-            ProbeStatus.RUNNING,
-            ProbeStatus.PENDING,
-            PROBE_TRANSITIONS,
-            guard=stale_heartbeat(now),
-            heartbeat_at=None,
-            queued_at=None,
-            worker="",
-        ):
-            requeued.append(pk)
-    before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
-    grace = now - timedelta(seconds=queueing.NEVER_QUEUED_GRACE_S)
-    stale = CapacityProbe.objects.filter(
-        Q(queued_at__isnull=True, plan__created__lt=grace) | Q(queued_at__lt=before),
-        status=ProbeStatus.PENDING,
-        plan__status__in=ACTIVE,
-    ).exclude(pk__in=requeued)
-    again = requeued + list(stale.order_by("id").values_list("id", flat=True)[:1000])
-    sent = work.enqueue_probes(again) if again else True
-    advanced = {}
-    for pid in CapacityPlan.objects.filter(status__in=ACTIVE).values_list("id", flat=True):
-        state = advance(pid)
-        if state != "waiting":
-            advanced[pid] = state
-    return {"requeued": again if sent else [], "failed": failed, "advanced": advanced}
+    return units.repair(UNITS, now)

@@ -11,19 +11,14 @@ from __future__ import annotations
 
 import logging
 
-from django.db.models import F
-from django.utils import timezone
-
 from dashboard.capacity import files
-from dashboard.capacity.coordinator import advance
-from dashboard.capacity.models import PROBE_TRANSITIONS, CapacityPlan, CapacityProbe, ProbeStatus
-from dashboard.capacity.services import TRANSITIONS, fail_plan, spec_of, web_message
-from dashboard.common import beats, outages
-from dashboard.common.heartbeat import Heartbeat, clean_json
-from dashboard.common.models import ACTIVE, Status, move
+from dashboard.capacity.coordinator import UNITS
+from dashboard.capacity.models import CapacityPlan, CapacityProbe
+from dashboard.capacity.services import spec_of, web_message
+from dashboard.common import outages, units
+from dashboard.common.heartbeat import clean_json
 from simcore.core.errors import Cancelled, SchedulingError, SimcoreError
 from simcore.planning import prepare, probe
-from simcore.version import code_version
 
 log = logging.getLogger(__name__)
 
@@ -31,42 +26,10 @@ log = logging.getLogger(__name__)
 def execute_probe(probe_id: int, worker: str = "") -> str:
     """Claim a pending probe, run it, store the result, move the plan on; returns the outcome.
 
-    A probe that is gone, claimed by another worker, or of a plan that ended is left alone.
+    A probe that is gone, claimed by another worker, or of a plan that ended is left alone
+    (:func:`dashboard.common.units.execute`).
     """
-    row = CapacityProbe.objects.select_related("plan").filter(pk=probe_id).first()
-    if row is None or row.status != ProbeStatus.PENDING:
-        return row.status if row else "missing"
-    plan = row.plan
-    if not plan.is_active:
-        return f"plan {plan.status}"
-    now = timezone.now()
-    claimed = move(
-        CapacityProbe,
-        row.pk,
-        ProbeStatus.PENDING,
-        ProbeStatus.RUNNING,
-        PROBE_TRANSITIONS,
-        started_at=now,
-        heartbeat_at=now,
-        worker=worker[:200],
-        attempts=F("attempts") + 1,
-        code_version=code_version()[:100],
-    )
-    if not claimed:
-        return "claimed elsewhere"
-    move(CapacityPlan, plan.pk, Status.PENDING, Status.RUNNING, TRANSITIONS, started_at=now)
-    try:
-        with Heartbeat(
-            CapacityProbe.objects.filter(pk=row.pk, status=ProbeStatus.RUNNING, plan__status__in=ACTIVE),
-            # the helper stamps while it runs; the thread also stops it once its plan ended
-            stamp=beats.target(CapacityProbe, row.pk, status=ProbeStatus.RUNNING),
-        ):
-            outcome = _run(row, plan)
-    except Cancelled:  # raised by the heartbeat: the plan was cancelled or the probe given to another worker
-        outcome = _current(row)
-    if outcome == ProbeStatus.DONE:
-        advance(plan.pk)
-    return outcome
+    return units.execute(UNITS, probe_id, worker, _run)
 
 
 def _run(row: CapacityProbe, plan: CapacityPlan) -> str:
@@ -80,9 +43,7 @@ def _run(row: CapacityProbe, plan: CapacityPlan) -> str:
         else:
             data = probe(spec, row.machines, row.seed, list(row.schedulers)).to_dict()
     except Cancelled:
-        if not CapacityPlan.objects.filter(pk=plan.pk, status__in=ACTIVE).exists():
-            move(CapacityProbe, row.pk, ProbeStatus.RUNNING, ProbeStatus.CANCELLED, PROBE_TRANSITIONS)
-        return _current(row)
+        return units.cancelled(UNITS, row.pk, plan.pk)
     except SimcoreError as e:
         return _fail(row, plan, where + web_message(files.without_paths(str(e), shown)))
     except SchedulingError as e:
@@ -94,31 +55,8 @@ def _run(row: CapacityProbe, plan: CapacityPlan) -> str:
     except Exception as e:  # a bug: the traceback for us, one line for the user
         log.exception("probe %s of capacity plan %s failed", row.pk, plan.pk)
         return _fail(row, plan, f"{where}internal error ({type(e).__name__}): {files.without_paths(str(e), shown)}")
-    won = move(
-        CapacityProbe,
-        row.pk,
-        ProbeStatus.RUNNING,
-        ProbeStatus.DONE,
-        PROBE_TRANSITIONS,
-        result=clean_json(data),
-        finished_at=timezone.now(),
-    )
-    return ProbeStatus.DONE if won else _current(row)
-
-
-def _current(row: CapacityProbe) -> str:
-    return CapacityProbe.objects.filter(pk=row.pk).values_list("status", flat=True).first() or "missing"
+    return units.store(UNITS, row.pk, clean_json(data))
 
 
 def _fail(row: CapacityProbe, plan: CapacityPlan, message: str) -> str:
-    move(
-        CapacityProbe,
-        row.pk,
-        ProbeStatus.RUNNING,
-        ProbeStatus.FAILED,
-        PROBE_TRANSITIONS,
-        error=message[:2000],
-        finished_at=timezone.now(),
-    )
-    fail_plan(plan.pk, message)
-    return ProbeStatus.FAILED
+    return units.fail(UNITS, row.pk, plan.pk, message)

@@ -22,17 +22,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
-from django.utils import timezone
 
-from dashboard.common.models import ACTIVE, Status, Team, Visibility
-from dashboard.common.names import validate_name
-from dashboard.searches.models import EVAL_TRANSITIONS, EvalStatus
+from dashboard.common.models import BackgroundWork, Team
+from dashboard.common.units import UNIT_TRANSITIONS, Unit, UnitStatus
 from dashboard.traces.models import ClusterUpload, TraceUpload
 
-#: A probe's states and transitions are a search evaluation's (running -> pending: its worker was lost).
-ProbeStatus = EvalStatus
-PROBE_TRANSITIONS = EVAL_TRANSITIONS
+#: A probe's states and transitions are every unit of work's (running -> pending: its worker was lost).
+ProbeStatus = UnitStatus
+PROBE_TRANSITIONS = UNIT_TRANSITIONS
 
 
 class PlanPhase(models.TextChoices):
@@ -42,15 +39,15 @@ class PlanPhase(models.TextChoices):
     DONE = "done"
 
 
-class CapacityPlan(models.Model):
+class CapacityPlan(BackgroundWork):
     """One capacity plan: a cluster shape, a workload, schedulers, seeds and a target; its rounds and its answer."""
+
+    untitled = "Capacity plan"
+    detail_route = "capacity-detail"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="capacity_plans")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="capacity_plans")
-    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
-    share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
-    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     #: simcore.planning.PlanSpec.to_dict(): presets by name with their parameters; an upload by its scenario file
     #: name (``cluster_<file>``, ``trace_<file>``: :func:`dashboard.traces.uploads.scenario_file_names`), the row
     #: below saying which. A worker writes the upload's bytes to its own disk and runs a copy of the spec naming
@@ -62,7 +59,6 @@ class CapacityPlan(models.Model):
     cluster_label = models.CharField(max_length=200)
     workload_label = models.CharField(max_length=200)
     target = models.CharField(max_length=200)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     phase = models.CharField(max_length=10, choices=PlanPhase.choices, default=PlanPhase.BOUNDS)
     #: The round being probed (0: the bounds), and the bisection's round number within it (for the page).
     round = models.PositiveIntegerField(default=0)
@@ -75,32 +71,13 @@ class CapacityPlan(models.Model):
     result = models.JSONField(null=True, blank=True)
     #: "target ... is not reachable up to N machines: ..." when no scheduler reaches the target (a finished plan).
     note = models.TextField(blank=True)
-    error = models.TextField(blank=True)
-    code_version = models.CharField(max_length=100, blank=True)
-    created = models.DateTimeField(default=timezone.now, db_index=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created", "-id"]
-
-    def __str__(self) -> str:
-        return self.name or f"Capacity plan {self.pk}"
-
-    @property
-    def title(self) -> str:
-        return str(self)
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in ACTIVE
-
-    def get_absolute_url(self) -> str:
-        return reverse("capacity-detail", args=[self.pk])
 
 
-class CapacityProbe(models.Model):
-    """One unit of a plan's work, one Celery task: the bounds (round 0) or a probe (a size under a seed)."""
+class CapacityProbe(Unit):
+    """One unit of a plan's work, one Celery task: the bounds (round 0) or a probe (a size under a seed).
+
+    Its ``result``: simcore.planning.ProbeResult.to_dict() (round 0: simcore.planning.prepare's bounds) once done.
+    """
 
     plan = models.ForeignKey(CapacityPlan, on_delete=models.CASCADE, related_name="probes")
     round = models.PositiveIntegerField()
@@ -108,17 +85,6 @@ class CapacityProbe(models.Model):
     machines = models.PositiveIntegerField()
     seed = models.BigIntegerField()
     schedulers = models.JSONField(default=list)
-    status = models.CharField(max_length=16, choices=ProbeStatus.choices, default=ProbeStatus.PENDING, db_index=True)
-    #: simcore.planning.ProbeResult.to_dict() (round 0: simcore.planning.prepare's bounds) once done.
-    result = models.JSONField(null=True, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    code_version = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["plan_id", "round", "machines", "seed"]

@@ -27,6 +27,7 @@ from dashboard.capacity.models import CapacityPlan, CapacityProbe, PlanPhase, Pr
 from dashboard.common import waiting
 from dashboard.common.models import ACTIVE, Status, Team, Visibility, move
 from dashboard.common.rows import sharing_fields
+from dashboard.common.units import STEPPED_TRANSITIONS
 from dashboard.traces.models import ClusterUpload, TraceUpload
 from simcore.core.errors import ParameterError, SimcoreError
 from simcore.planning import PlanSpec, ProbeResult
@@ -35,13 +36,7 @@ from simcore.version import code_version
 
 #: Plan transitions (dashboard.common.models.move). running -> running is a round: the coordinator's row lock
 #: makes each happen once.
-TRANSITIONS: dict[str, frozenset[str]] = {
-    Status.PENDING: frozenset({Status.RUNNING, Status.FINISHED, Status.FAILED, Status.CANCELLED}),
-    Status.RUNNING: frozenset({Status.RUNNING, Status.FINISHED, Status.FAILED, Status.CANCELLED}),
-    Status.FINISHED: frozenset(),
-    Status.FAILED: frozenset(),
-    Status.CANCELLED: frozenset(),
-}
+TRANSITIONS = STEPPED_TRANSITIONS
 
 #: The command line's option names in simcore's messages, as the form's and the API's fields are called.
 _FIELD_OF_OPTION = {

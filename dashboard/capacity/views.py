@@ -8,16 +8,12 @@ whose links are relative to ``base``.
 from __future__ import annotations
 
 import shlex
+from functools import partial
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
 from dashboard.capacity import charts as capacity_charts
 from dashboard.capacity import downloads as capacity_downloads
@@ -26,46 +22,32 @@ from dashboard.capacity.access import get_plan_for_user, get_shared_plan, visibl
 from dashboard.capacity.forms import CapacityForm, initial_from_plan
 from dashboard.capacity.models import CapacityPlan
 from dashboard.capacity.services import cancel_plan, create_plan, phase_text, progress_payload
-from dashboard.common import access, labels, queueing, sharing
-from dashboard.common.models import Status
+from dashboard.common import access, labels, pages, sharing
 from dashboard.common.sharing import share_panel
-from simcore.core.errors import SimcoreError
 
 PAGE_SIZE = 25
 
 
-@require_safe
-@login_required
-def plan_list(request: HttpRequest) -> HttpResponse:
-    qs = visible_plans(request.user).select_related("owner", "team")
-    status = request.GET.get("status", "").strip()
-    if status:
-        qs = qs.filter(status=status)
-    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "dashboard/capacity_list.html", {"page": page, "status": status, "statuses": Status.values})
+plan_list = pages.list_page(visible_plans, "dashboard/capacity_list.html", PAGE_SIZE)
 
 
 def _new_plan(request: HttpRequest, *, source: CapacityPlan | None = None, source_url: str = "") -> HttpResponse:
     initial = initial_from_plan(source, f"{source.title} (fork)"[:200]) if source is not None else None
     form = CapacityForm(request.POST or None, owner=access.signed_in(request), initial=initial, source=source)
     if request.method == "POST" and form.is_valid():
-        try:
-            plan = create_plan(
-                access.signed_in(request),
-                form.spec,
-                name=form.cleaned_data["name"],
-                team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"],
-                forked_from=source,
-                cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload,
-            )
-        except SimcoreError as e:
-            form.add_error(None, str(e))
-        else:
-            if getattr(plan, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(plan)
+        start = partial(
+            create_plan,
+            access.signed_in(request),
+            form.spec,
+            name=form.cleaned_data["name"],
+            team=form.cleaned_data.get("team"),
+            visibility=form.cleaned_data["visibility"],
+            forked_from=source,
+            cluster_upload=form.cluster_upload,
+            trace_upload=form.trace_upload,
+        )
+        if (done := pages.started(request, form, start)) is not None:
+            return done
     return render(
         request,
         "dashboard/capacity_new.html",
@@ -79,16 +61,9 @@ def plan_new(request: HttpRequest) -> HttpResponse:
     return _new_plan(request)
 
 
-@login_required
-def plan_fork(request: HttpRequest, pk: int) -> HttpResponse:
-    source = get_plan_for_user(request.user, pk)
-    return _new_plan(request, source=source, source_url=reverse("capacity-detail", args=[pk]))
-
-
-@login_required
-def shared_plan_fork(request: HttpRequest, token: str) -> HttpResponse:
-    source = get_shared_plan(token)
-    return _new_plan(request, source=source, source_url=reverse("shared-capacity-detail", args=[token]))
+plan_fork, shared_plan_fork = pages.fork_pages(
+    get_plan_for_user, get_shared_plan, "capacity-detail", "shared-capacity-detail", _new_plan
+)
 
 
 def capacity_command(plan: CapacityPlan) -> str:
@@ -136,48 +111,12 @@ def _detail(request: HttpRequest, plan: CapacityPlan, base: str, *, shared: bool
     return render(request, "dashboard/capacity_detail.html", ctx)
 
 
-@require_safe
-@login_required
-def plan_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    plan = get_plan_for_user(request.user, pk)
-    return _detail(request, plan, reverse("capacity-detail", args=[pk]), shared=False)
-
-
-@require_safe
-def shared_plan_detail(request: HttpRequest, token: str) -> HttpResponse:
-    plan = get_shared_plan(token)
-    return _detail(request, plan, reverse("shared-capacity-detail", args=[token]), shared=True)
-
-
-@require_safe
-@login_required
-def plan_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(progress_payload(get_plan_for_user(request.user, pk)))
-
-
-@require_safe
-def shared_plan_progress(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(progress_payload(get_shared_plan(token)))
-
-
-@login_required
-@require_POST
-def plan_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    plan = get_plan_for_user(request.user, pk, "cancel")
-    if cancel_plan(plan):
-        messages.info(request, "the plan was cancelled")
-    return redirect(plan)
-
-
+plan_detail, shared_plan_detail = pages.detail_pages(
+    get_plan_for_user, get_shared_plan, "capacity-detail", "shared-capacity-detail", _detail
+)
+plan_progress, shared_plan_progress = pages.json_pages(get_plan_for_user, get_shared_plan, progress_payload)
+plan_cancel = pages.cancel_page(get_plan_for_user, cancel_plan, "the plan was cancelled")
 plan_share, plan_new_link, plan_revoke_link = sharing.page_actions(get_plan_for_user)
-
-
-@require_safe
-@login_required
-def plan_download(request: HttpRequest, pk: int, kind: str) -> HttpResponseBase:
-    return capacity_downloads.plan_file(get_plan_for_user(request.user, pk), kind)
-
-
-@require_safe
-def shared_plan_download(request: HttpRequest, token: str, kind: str) -> HttpResponseBase:
-    return capacity_downloads.plan_file(get_shared_plan(token), kind)
+plan_download, shared_plan_download = pages.download_pages(
+    get_plan_for_user, get_shared_plan, capacity_downloads.plan_file
+)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -83,6 +83,59 @@ class Visibility(models.TextChoices):
     PRIVATE = "private", "private (only me)"
     TEAM = "team", "team (members of its team)"
     PUBLIC = "public", "public read-only link (and the team)"
+
+
+class OwnedWork(models.Model):
+    """What every piece of work a user owns and shares has (experiments, searches, capacity plans, packing
+    analyses): a name, its sharing (:mod:`dashboard.common.access` reads it, :mod:`dashboard.common.sharing`
+    changes it), a status and a creation time. Abstract: each feature's table holds these columns.
+
+    A feature's model adds ``owner`` and ``team`` (their reverse names are the feature's) and says what it is
+    called until named (``untitled``: "Search" gives "Search 12") and the route of its page (``detail_route``).
+    """
+
+    #: Who can read it; see dashboard.common.access, the one place that applies it.
+    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
+    #: The secret of the public read-only link; set exactly when visibility is public.
+    share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    untitled: ClassVar[str] = ""
+    detail_route: ClassVar[str] = ""
+
+    class Meta:
+        abstract = True
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.untitled} {self.pk}"
+
+    @property
+    def title(self) -> str:
+        return str(self)
+
+    def get_absolute_url(self) -> str:
+        return reverse(self.detail_route, args=[self.pk])
+
+
+class BackgroundWork(OwnedWork):
+    """Owned work that one background job carries through (a search, a capacity plan, a packing analysis):
+    when it ran, the code that ran it, and why it failed. Abstract."""
+
+    #: A message a user can read (never a stack trace).
+    error = models.TextField(blank=True)
+    code_version = models.CharField(max_length=100, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(OwnedWork.Meta):
+        abstract = True
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in ACTIVE
 
 
 def move(

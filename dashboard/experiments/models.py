@@ -14,25 +14,20 @@ from typing import Any
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models import Q
-from django.urls import reverse
-from django.utils import timezone
 
-from dashboard.common.models import ACTIVE, TRANSITIONS, Status, Team, Visibility, move
-from dashboard.common.names import validate_name
+from dashboard.common.models import ACTIVE, TRANSITIONS, OwnedWork, Status, Team, move
 from dashboard.traces.models import ClusterUpload, TraceUpload
 
 
-class Experiment(models.Model):
+class Experiment(OwnedWork):
     """A scenario (cluster, workload, parameters, schedulers, seeds) and its runs."""
+
+    untitled = "Experiment"
+    detail_route = "experiment-detail"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="experiments")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="experiments")
-    #: Who can read it; see dashboard.common.access, the one place that applies it.
-    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
-    #: The secret of the public read-only link; set exactly when visibility is public.
-    share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
-    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     #: The simcore.archive scenario dict (uploaded files referred to by file name).
     scenario = models.JSONField()
     cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.PROTECT)
@@ -40,23 +35,8 @@ class Experiment(models.Model):
     #: Denormalised for the list's filters.
     cluster_label = models.CharField(max_length=200, db_index=True)
     workload_label = models.CharField(max_length=200, db_index=True)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
-    created = models.DateTimeField(default=timezone.now, db_index=True)
     #: The paper reproduction it was started from ({"name": ..., "scale": {...}}, simcore.reproductions); null if none.
     reproduction = models.JSONField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created", "-id"]
-
-    def __str__(self) -> str:
-        return self.name or f"Experiment {self.pk}"
-
-    @property
-    def title(self) -> str:
-        return str(self)
-
-    def get_absolute_url(self) -> str:
-        return reverse("experiment-detail", args=[self.pk])
 
     def refresh_status(self) -> str:
         """Recompute the status from the runs: active while any run is, else the worst outcome.

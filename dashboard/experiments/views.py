@@ -10,6 +10,7 @@ sees an id-based URL they could not open.
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -17,14 +18,14 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count, Q, QuerySet
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
-from dashboard.common import access, labels, queueing, sharing
+from dashboard.common import access, labels, pages, sharing
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
@@ -51,7 +52,6 @@ from dashboard.experiments.results import (
 from dashboard.experiments.services import cancel_experiment, cancel_run, create_experiment
 from dashboard.experiments.sweep_results import is_sweep_page
 from simcore import records
-from simcore.core.errors import SimcoreError
 from simcore.schedulers import SCHEDULERS
 from simcore.version import code_version
 
@@ -161,24 +161,20 @@ def _new_experiment(
         checked = scale.before(form.scenario)
         memory_note = memory.form_note(form.scenario, form.cluster_upload, form.trace_upload)
     elif request.method == "POST" and form.is_valid():
-        try:
-            exp = create_experiment(
-                access.signed_in(request),
-                form.scenario,
-                name=form.cleaned_data["name"],
-                cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload,
-                team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"],
-                forked_from=source,
-                reuse=bool(form.cleaned_data.get("reuse")),
-            )
-        except SimcoreError as e:
-            form.add_error(None, str(e))
-        else:
-            if getattr(exp, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(exp)
+        start = partial(
+            create_experiment,
+            access.signed_in(request),
+            form.scenario,
+            name=form.cleaned_data["name"],
+            cluster_upload=form.cluster_upload,
+            trace_upload=form.trace_upload,
+            team=form.cleaned_data.get("team"),
+            visibility=form.cleaned_data["visibility"],
+            forked_from=source,
+            reuse=bool(form.cleaned_data.get("reuse")),
+        )
+        if (done := pages.started(request, form, start)) is not None:
+            return done
     return render(
         request,
         "dashboard/experiment_new.html",
@@ -212,14 +208,9 @@ def _fork(request: HttpRequest, source: Experiment, source_url: str) -> HttpResp
     return _new_experiment(request, source=source, source_url=source_url, initial=initial)
 
 
-@login_required
-def experiment_fork(request: HttpRequest, pk: int) -> HttpResponse:
-    return _fork(request, get_experiment_for_user(request.user, pk), reverse("experiment-detail", args=[pk]))
-
-
-@login_required
-def shared_fork(request: HttpRequest, token: str) -> HttpResponse:
-    return _fork(request, get_shared_experiment(token), reverse("shared-detail", args=[token]))
+experiment_fork, shared_fork = pages.fork_pages(
+    get_experiment_for_user, get_shared_experiment, "experiment-detail", "shared-detail", _fork
+)
 
 
 def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -> HttpResponse:
@@ -273,28 +264,12 @@ def _detail(request: HttpRequest, exp: Experiment, base: str, *, shared: bool) -
     return render(request, "dashboard/experiment_detail.html", ctx)
 
 
-@require_safe
-@login_required
-def experiment_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    exp = get_experiment_for_user(request.user, pk)
-    return _detail(request, exp, reverse("experiment-detail", args=[pk]), shared=False)
-
-
-@require_safe
-def shared_detail(request: HttpRequest, token: str) -> HttpResponse:
-    exp = get_shared_experiment(token)
-    return _detail(request, exp, reverse("shared-detail", args=[token]), shared=True)
-
-
-@require_safe
-@login_required
-def experiment_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(progress_payload(get_experiment_for_user(request.user, pk)))
-
-
-@require_safe
-def shared_progress(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(progress_payload(get_shared_experiment(token)))
+experiment_detail, shared_detail = pages.detail_pages(
+    get_experiment_for_user, get_shared_experiment, "experiment-detail", "shared-detail", _detail
+)
+experiment_progress, shared_progress = pages.json_pages(
+    get_experiment_for_user, get_shared_experiment, progress_payload
+)
 
 
 @login_required

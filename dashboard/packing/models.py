@@ -16,11 +16,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.urls import reverse
-from django.utils import timezone
 
-from dashboard.common.models import ACTIVE, TRANSITIONS, Status, Team, Visibility, move
-from dashboard.common.names import validate_name
+from dashboard.common.models import TRANSITIONS, BackgroundWork, Team, move
 from dashboard.experiments.models import Run
 from dashboard.traces.models import ClusterUpload, TraceUpload
 
@@ -35,16 +32,14 @@ class PackingSource(models.TextChoices):
 RERUN_ANALYSIS = "start it again: Analyse again on its page"
 
 
-class PackingAnalysis(models.Model):
+class PackingAnalysis(BackgroundWork):
     """A snapshot (``source`` at ``time_s``) and the techniques run on it (``spec``), with their results."""
+
+    untitled = "Packing analysis"
+    detail_route = "packing-detail"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="packing_analyses")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="packing_analyses")
-    #: Who can read it; the same rules as experiments (dashboard.common.access).
-    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
-    #: The secret of the public read-only link; set exactly when visibility is public.
-    share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
-    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     source = models.CharField(max_length=10, choices=PackingSource.choices)
     #: The run whose state is analysed (source ``run``); kept as a copy in ``source_spec`` if it goes.
     run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="packing_analyses")
@@ -58,11 +53,8 @@ class PackingAnalysis(models.Model):
     time_s = models.FloatField()
     #: simcore.packing.analysis.AnalysisSpec.to_dict().
     spec = models.JSONField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     fraction = models.FloatField(default=0.0)
     stage = models.CharField(max_length=100, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True)
     #: When its task was last put on the broker; null while it never was.
     queued_at = models.DateTimeField(null=True, blank=True)
@@ -72,33 +64,14 @@ class PackingAnalysis(models.Model):
     #: the attempts lost with their workers, as on runs (dashboard.common.recovery).
     attempt = models.PositiveIntegerField(default=0)
     lost_attempts = models.JSONField(default=list, blank=True)
-    #: A message a user can read (never a stack trace).
-    error = models.TextField(blank=True)
-    code_version = models.CharField(max_length=100, blank=True)
-    created = models.DateTimeField(default=timezone.now, db_index=True)
     #: simcore.packing.analysis.analyse's output (null until finished).
     results = models.JSONField(null=True, blank=True)
     #: The snapshot as the worker built it, shown while it runs: ``tasks``, ``machines``, ``pending`` and
     #: ``analysing_since`` (Unix time the techniques started, for the ETA); empty until built.
     snapshot_size = models.JSONField(default=dict, blank=True)
 
-    class Meta:
-        ordering = ["-created", "-id"]
+    class Meta(BackgroundWork.Meta):
         verbose_name_plural = "packing analyses"
-
-    def __str__(self) -> str:
-        return self.name or f"Packing analysis {self.pk}"
-
-    @property
-    def title(self) -> str:
-        return str(self)
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in ACTIVE
-
-    def get_absolute_url(self) -> str:
-        return reverse("packing-detail", args=[self.pk])
 
     @property
     def attempts_note(self) -> str:

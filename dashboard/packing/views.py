@@ -9,15 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
 
-from dashboard.common import access, queueing, sharing, waiting
+from dashboard.common import access, pages, sharing, waiting
 from dashboard.common.converters import row_id
 from dashboard.common.models import Status
 from dashboard.common.sharing import share_panel
@@ -30,7 +28,6 @@ from dashboard.packing.access import get_analysis_for_user, get_shared_analysis,
 from dashboard.packing.forms import PackingForm, initial_from
 from dashboard.packing.models import PackingAnalysis, PackingSource
 from dashboard.traces.access import get_upload_for_user
-from simcore.core.errors import SimcoreError
 from simcore.packing.analysis import series_tables
 
 PAGE_SIZE = 25
@@ -63,8 +60,9 @@ def packing_new(request: HttpRequest) -> HttpResponse:
         initial = {"source": PackingSource.TRACE, "trace": str(trace.pk), "placed_by": "arrival"}
     form = PackingForm(request.POST or None, owner=user, initial=initial or None)
     if request.method == "POST" and form.is_valid():
-        try:
-            a = svc.create_analysis(
+        # choice() and spec() run inside started(): what they raise is reported as create_analysis's is.
+        def start() -> PackingAnalysis:
+            return svc.create_analysis(
                 user,
                 form.choice(),
                 time_s=form.cleaned_data["time_s"],
@@ -73,12 +71,9 @@ def packing_new(request: HttpRequest) -> HttpResponse:
                 team=form.cleaned_data.get("team"),
                 visibility=form.cleaned_data.get("visibility") or "private",
             )
-        except SimcoreError as e:
-            form.add_error(form.field_for(str(e)), str(e))
-        else:
-            if getattr(a, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(a)
+
+        if (done := pages.started(request, form, start, form.field_for)) is not None:
+            return done
     return render(request, "dashboard/packing_new.html", {"form": form}, status=400 if form.errors else 200)
 
 
@@ -125,51 +120,14 @@ def _compare_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-@require_safe
-@login_required
-def packing_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    a = get_analysis_for_user(request.user, pk)
-    return _detail(request, a, reverse("packing-detail", args=[pk]), shared=False)
-
-
-@require_safe
-def packing_shared_detail(request: HttpRequest, token: str) -> HttpResponse:
-    a = get_shared_analysis(token)
-    return _detail(request, a, reverse("packing-shared-detail", args=[token]), shared=True)
-
-
-@require_safe
-@login_required
-def packing_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(svc.progress_payload(get_analysis_for_user(request.user, pk)))
-
-
-@require_safe
-def packing_shared_progress(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(svc.progress_payload(get_shared_analysis(token)))
-
-
-@login_required
-@require_POST
-def packing_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    a = get_analysis_for_user(request.user, pk, "cancel")
-    if svc.cancel_analysis(a):
-        messages.info(request, "the analysis was cancelled")
-    return redirect(a)
-
-
+packing_detail, packing_shared_detail = pages.detail_pages(
+    get_analysis_for_user, get_shared_analysis, "packing-detail", "packing-shared-detail", _detail
+)
+packing_progress, packing_shared_progress = pages.json_pages(
+    get_analysis_for_user, get_shared_analysis, svc.progress_payload
+)
+packing_cancel = pages.cancel_page(get_analysis_for_user, svc.cancel_analysis, "the analysis was cancelled")
 packing_share, _, _ = sharing.page_actions(get_analysis_for_user)
-
-
-# ---------------------------------------------------------------------------- downloads
-
-
-@require_safe
-@login_required
-def packing_download(request: HttpRequest, pk: int, kind: str) -> HttpResponse | FileResponse:
-    return packing_downloads.analysis_file(get_analysis_for_user(request.user, pk), kind)
-
-
-@require_safe
-def packing_shared_download(request: HttpRequest, token: str, kind: str) -> HttpResponse | FileResponse:
-    return packing_downloads.analysis_file(get_shared_analysis(token), kind)
+packing_download, packing_shared_download = pages.download_pages(
+    get_analysis_for_user, get_shared_analysis, packing_downloads.analysis_file
+)

@@ -11,21 +11,18 @@ call. :func:`repair_searches` is the workers' periodic repair for searches.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from dashboard.common import queueing
-from dashboard.common.models import Status, lost_message, move, stale_heartbeat
-from dashboard.common.recovery import max_attempts
+from dashboard.common import units
+from dashboard.common.models import Status, move
 from dashboard.searches import work
-from dashboard.searches.models import EVAL_TRANSITIONS, EvalStatus, Phase, Search, SearchEvaluation, SearchGeneration
+from dashboard.searches.models import EvalStatus, Phase, Search, SearchEvaluation, SearchGeneration
 from dashboard.searches.services import (
-    ACTIVE,
     MAX_INLINE_STEPS,
     TRANSITIONS,
     ensure_evaluations,
@@ -183,6 +180,19 @@ def _step(search_id: int) -> Step:
 # ---------------------------------------------------------------------------- repair
 
 
+#: A search's evaluations as units of work (dashboard.common.units): claimed, stored and repaired as probes are.
+UNITS = units.Units(
+    unit=SearchEvaluation,
+    parent=Search,
+    parent_field="search",
+    unit_noun="policy",
+    fail_parent=fail_search,
+    # looked up when called: tests and the repair see the current functions
+    advance=lambda search_id: advance(search_id),
+    enqueue=lambda ids: work.enqueue_evaluations(ids),
+)
+
+
 def repair_searches(now: datetime | None = None) -> dict[str, Any]:
     """Requeue evaluations of dead workers and never-queued ones; advance searches nobody advanced.
 
@@ -190,51 +200,6 @@ def repair_searches(now: datetime | None = None) -> dict[str, Any]:
     goes back to pending and is queued again (a simulation can be repeated;
     its result is the same), unless it already cost SIMCORE_RUN_MAX_ATTEMPTS
     workers (the rule of runs, :func:`dashboard.common.recovery.max_attempts`): then it
-    fails its search with the lost-worker message.
+    fails its search with the lost-worker message (:func:`dashboard.common.units.repair`).
     """
-    now = now or timezone.now()
-    requeued: list[int] = []
-    failed: list[int] = []
-    lost = SearchEvaluation.objects.filter(stale_heartbeat(now), status=EvalStatus.RUNNING)
-    for pk, search_id, attempts, heard in lost.values_list("pk", "search_id", "attempts", "heartbeat_at"):
-        if attempts >= max_attempts():
-            message = lost_message(heard, now, "re-run it: fork the search")
-            if move(
-                SearchEvaluation,
-                pk,
-                EvalStatus.RUNNING,
-                EvalStatus.FAILED,
-                EVAL_TRANSITIONS,
-                guard=stale_heartbeat(now),
-                error=message,
-                finished_at=now,
-            ):
-                fail_search(search_id, f"{message} ({attempts} workers were lost on one policy)")
-                failed.append(pk)
-        elif move(
-            SearchEvaluation,
-            pk,
-            EvalStatus.RUNNING,
-            EvalStatus.PENDING,
-            EVAL_TRANSITIONS,
-            guard=stale_heartbeat(now),
-            heartbeat_at=None,
-            queued_at=None,
-            worker="",
-        ):
-            requeued.append(pk)
-    before = now - timedelta(seconds=settings.SIMCORE_REQUEUE_AFTER_S)
-    grace = now - timedelta(seconds=queueing.NEVER_QUEUED_GRACE_S)
-    stale = SearchEvaluation.objects.filter(
-        Q(queued_at__isnull=True, search__created__lt=grace) | Q(queued_at__lt=before),
-        status=EvalStatus.PENDING,
-        search__status__in=ACTIVE,
-    ).exclude(pk__in=requeued)
-    again = requeued + list(stale.order_by("id").values_list("id", flat=True)[:1000])
-    sent = work.enqueue_evaluations(again) if again else True
-    advanced = {}
-    for sid in Search.objects.filter(status__in=ACTIVE).values_list("id", flat=True):
-        state = advance(sid)
-        if state != "waiting":
-            advanced[sid] = state
-    return {"requeued": again if sent else [], "failed": failed, "advanced": advanced}
+    return units.repair(UNITS, now)

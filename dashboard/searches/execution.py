@@ -17,21 +17,15 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
-from django.db.models import F
-from django.utils import timezone
-
-from dashboard.common import beats, outages
-from dashboard.common.heartbeat import Heartbeat
-from dashboard.common.models import Status, move
-from dashboard.searches.coordinator import advance
-from dashboard.searches.models import EVAL_TRANSITIONS, EvalStatus, Search, SearchEvaluation
-from dashboard.searches.services import ACTIVE, BUILT_CACHE, TRANSITIONS, fail_search
+from dashboard.common import outages, units
+from dashboard.searches.coordinator import UNITS
+from dashboard.searches.models import Search, SearchEvaluation
+from dashboard.searches.services import BUILT_CACHE
 from dashboard.traces.uploads import scenario_file_names
 from simcore.core.errors import Cancelled, SchedulingError, SimcoreError
 from simcore.core.model import Cluster, Workload
 from simcore.dse.explore.fitness import evaluate
 from simcore.dse.explore.pool import build
-from simcore.version import code_version
 
 log = logging.getLogger(__name__)
 
@@ -89,47 +83,13 @@ def execute_evaluation(evaluation_id: int, worker: str = "") -> str:
     """Claim a pending evaluation, simulate its policy, store the result, move the search on; returns the outcome.
 
     An evaluation that is gone, claimed by another worker, or of a search that
-    ended is left alone. A policy the simulation refuses fails the search
-    with its message (the search cannot rank an individual it cannot score).
+    ended is left alone (:func:`dashboard.common.units.execute`). A policy the
+    simulation refuses fails the search with its message (the search cannot rank
+    an individual it cannot score).
     """
-    ev = (
-        SearchEvaluation.objects.select_related("search", "search__cluster_upload", "search__trace_upload")
-        .filter(pk=evaluation_id)
-        .first()
+    return units.execute(
+        UNITS, evaluation_id, worker, _simulate, related=("search__cluster_upload", "search__trace_upload")
     )
-    if ev is None or ev.status != EvalStatus.PENDING:
-        return ev.status if ev else "missing"
-    search = ev.search
-    if not search.is_active:
-        return f"search {search.status}"
-    now = timezone.now()
-    claimed = move(
-        SearchEvaluation,
-        ev.pk,
-        EvalStatus.PENDING,
-        EvalStatus.RUNNING,
-        EVAL_TRANSITIONS,
-        started_at=now,
-        heartbeat_at=now,
-        worker=worker[:200],
-        attempts=F("attempts") + 1,
-        code_version=code_version()[:100],
-    )
-    if not claimed:
-        return "claimed elsewhere"
-    move(Search, search.pk, Status.PENDING, Status.RUNNING, TRANSITIONS, started_at=now)
-    try:
-        with Heartbeat(
-            SearchEvaluation.objects.filter(pk=ev.pk, status=EvalStatus.RUNNING, search__status__in=ACTIVE),
-            # the helper stamps while it runs; the thread also stops it once its search ended
-            stamp=beats.target(SearchEvaluation, ev.pk, status=EvalStatus.RUNNING),
-        ):
-            outcome = _simulate(ev, search)
-    except Cancelled:  # raised by the heartbeat: the search was cancelled or the evaluation given to another worker
-        outcome = _current(ev)
-    if outcome == EvalStatus.DONE:
-        advance(search.pk)
-    return outcome
 
 
 def _simulate(ev: SearchEvaluation, search: Search) -> str:
@@ -141,9 +101,7 @@ def _simulate(ev: SearchEvaluation, search: Search) -> str:
         where = f"policy {ev.policy!r}: "
         result = evaluate(cluster, workload, ev.policy, int(search.sim_seed))
     except Cancelled:
-        if not Search.objects.filter(pk=search.pk, status__in=ACTIVE).exists():
-            move(SearchEvaluation, ev.pk, EvalStatus.RUNNING, EvalStatus.CANCELLED, EVAL_TRANSITIONS)
-        return _current(ev)
+        return units.cancelled(UNITS, ev.pk, search.pk)
     except SimcoreError as e:
         return _fail(ev, search, f"{where}{_upload_names(str(e), search)}")
     except SchedulingError as e:
@@ -158,31 +116,8 @@ def _simulate(ev: SearchEvaluation, search: Search) -> str:
     data = result.to_dict()
     if not all(math.isfinite(float(data[m])) for m in ("trt", "jms", "njsl", "jwt")):
         return _fail(ev, search, f"policy {ev.policy!r}: the simulation gave a non-finite metric ({data})")
-    won = move(
-        SearchEvaluation,
-        ev.pk,
-        EvalStatus.RUNNING,
-        EvalStatus.DONE,
-        EVAL_TRANSITIONS,
-        result=data,
-        finished_at=timezone.now(),
-    )
-    return EvalStatus.DONE if won else _current(ev)
-
-
-def _current(ev: SearchEvaluation) -> str:
-    return SearchEvaluation.objects.filter(pk=ev.pk).values_list("status", flat=True).first() or "missing"
+    return units.store(UNITS, ev.pk, data)
 
 
 def _fail(ev: SearchEvaluation, search: Search, message: str) -> str:
-    move(
-        SearchEvaluation,
-        ev.pk,
-        EvalStatus.RUNNING,
-        EvalStatus.FAILED,
-        EVAL_TRANSITIONS,
-        error=message[:2000],
-        finished_at=timezone.now(),
-    )
-    fail_search(search.pk, message)
-    return EvalStatus.FAILED
+    return units.fail(UNITS, ev.pk, search.pk, message)

@@ -23,11 +23,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
 from django.utils import timezone
 
-from dashboard.common.models import Status, Team, Visibility
-from dashboard.common.names import validate_name
+from dashboard.common.models import BackgroundWork, Team
+from dashboard.common.units import UNIT_TRANSITIONS, Unit, UnitStatus
 from dashboard.traces.models import ClusterUpload, TraceUpload
 
 
@@ -36,15 +35,15 @@ class Phase(models.TextChoices):
     EXPLAIN = "explain"  # the elite changed: its single-stage changes are being evaluated
 
 
-class Search(models.Model):
+class Search(BackgroundWork):
     """A genetic search (section 3.3) on one cluster and workload, optimising one metric."""
+
+    untitled = "Search"
+    detail_route = "search-detail"
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="searches")
     team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="searches")
-    visibility = models.CharField(max_length=10, choices=Visibility.choices, default=Visibility.PRIVATE)
-    share_token = models.CharField(max_length=64, null=True, blank=True, unique=True)
     forked_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="forks")
-    name = models.CharField(max_length=200, blank=True, validators=[validate_name])
     #: The simulated scenario: the simcore.archive scenario's cluster, workload, load and hours.
     scenario = models.JSONField()
     cluster_upload = models.ForeignKey(ClusterUpload, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
@@ -60,35 +59,12 @@ class Search(models.Model):
     sim_seed = models.BigIntegerField()
     #: simcore.dse.explore.fitness.scenario_fingerprint; with the policy, seed and version it keys evaluations.
     fingerprint = models.CharField(max_length=64)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
     #: The generation being evaluated (or the last one, once the search ended) and its phase.
     generation = models.PositiveIntegerField(default=0)
     phase = models.CharField(max_length=10, choices=Phase.choices, default=Phase.EVALUATE)
     generations_done = models.PositiveIntegerField(default=0)
     #: Why it ended: "converged", "generations" (the cap), or empty.
     stop_reason = models.CharField(max_length=20, blank=True)
-    error = models.TextField(blank=True)
-    code_version = models.CharField(max_length=100, blank=True)
-    created = models.DateTimeField(default=timezone.now, db_index=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created", "-id"]
-
-    def __str__(self) -> str:
-        return self.name or f"Search {self.pk}"
-
-    @property
-    def title(self) -> str:
-        return str(self)
-
-    @property
-    def is_active(self) -> bool:
-        return self.status in (Status.PENDING, Status.RUNNING)
-
-    def get_absolute_url(self) -> str:
-        return reverse("search-detail", args=[self.pk])
 
 
 class SearchGeneration(models.Model):
@@ -117,44 +93,21 @@ class SearchGeneration(models.Model):
         constraints = [models.UniqueConstraint(fields=["search", "index"], name="one_row_per_generation")]
 
 
-class EvalStatus(models.TextChoices):
-    PENDING = "pending"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
+#: An evaluation's states and transitions are every unit of work's (running -> pending: its worker was lost).
+EvalStatus = UnitStatus
+EVAL_TRANSITIONS = UNIT_TRANSITIONS
 
 
-#: Allowed evaluation transitions. running -> pending: its worker was lost; the periodic repair queues it again.
-EVAL_TRANSITIONS: dict[str, frozenset[str]] = {
-    EvalStatus.PENDING: frozenset({EvalStatus.RUNNING, EvalStatus.CANCELLED}),
-    EvalStatus.RUNNING: frozenset({EvalStatus.DONE, EvalStatus.FAILED, EvalStatus.PENDING, EvalStatus.CANCELLED}),
-    EvalStatus.DONE: frozenset(),
-    EvalStatus.FAILED: frozenset(),
-    EvalStatus.CANCELLED: frozenset(),
-}
-
-
-class SearchEvaluation(models.Model):
-    """One distinct policy of a search, simulated once (one Celery task)."""
+class SearchEvaluation(Unit):
+    """One distinct policy of a search, simulated once (one Celery task); its ``result``:
+    simcore.dse.explore.fitness.Evaluation.to_dict() once done."""
 
     search = models.ForeignKey(Search, on_delete=models.CASCADE, related_name="evaluations")
     #: simcore.dse.explore.fitness.cache_key: policy, scenario fingerprint, simulation seed, code version.
     key = models.CharField(max_length=64, db_index=True)
     policy = models.TextField()
-    status = models.CharField(max_length=16, choices=EvalStatus.choices, default=EvalStatus.PENDING, db_index=True)
-    #: simcore.dse.explore.fitness.Evaluation.to_dict() once done.
-    result = models.JSONField(null=True, blank=True)
     #: True when the result was copied from another search's evaluation of the same key (no simulation).
     reused = models.BooleanField(default=False)
-    attempts = models.PositiveIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    code_version = models.CharField(max_length=100, blank=True)
 
     class Meta:
         ordering = ["search_id", "id"]

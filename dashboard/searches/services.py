@@ -35,6 +35,7 @@ from django.utils import timezone
 from dashboard.common import waiting
 from dashboard.common.models import ACTIVE, Status, Team, Visibility, move
 from dashboard.common.rows import scenario_fields, sharing_fields
+from dashboard.common.units import STEPPED_TRANSITIONS
 from dashboard.searches import work
 from dashboard.searches.models import EvalStatus, Phase, Search, SearchEvaluation, SearchGeneration
 from dashboard.traces.models import ClusterUpload, TraceUpload
@@ -54,13 +55,7 @@ log = logging.getLogger(__name__)
 
 #: Search transitions (the guarded state machine of dashboard.models.move). running -> running is a step:
 #: the conditional update on (generation, phase) makes each step happen once.
-TRANSITIONS: dict[str, frozenset[str]] = {
-    Status.PENDING: frozenset({Status.RUNNING, Status.FINISHED, Status.FAILED, Status.CANCELLED}),
-    Status.RUNNING: frozenset({Status.RUNNING, Status.FINISHED, Status.FAILED, Status.CANCELLED}),
-    Status.FINISHED: frozenset(),
-    Status.FAILED: frozenset(),
-    Status.CANCELLED: frozenset(),
-}
+TRANSITIONS = STEPPED_TRANSITIONS
 
 #: Bounds of searches started from the web (the library allows more from the command line).
 MAX_WEB_POPULATION = 200

@@ -7,19 +7,14 @@ page, whose links are relative to ``base``.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.http.response import HttpResponseBase
-from django.shortcuts import redirect, render
-from django.urls import reverse
-from django.views.decorators.http import require_POST, require_safe
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 
-from dashboard.common import access, queueing, sharing
-from dashboard.common.models import Status
+from dashboard.common import access, pages, sharing
 from dashboard.common.sharing import share_panel
 from dashboard.searches import charts as search_charts
 from dashboard.searches import downloads as search_downloads
@@ -27,47 +22,34 @@ from dashboard.searches.access import get_search_for_user, get_shared_search, vi
 from dashboard.searches.forms import SearchForm, initial_from_search
 from dashboard.searches.models import Search
 from dashboard.searches.services import cancel_search, create_search, progress_payload, records
-from simcore.core.errors import SimcoreError
 from simcore.dse.explore.report import elite_rows
 from simcore.dse.staged.policy import STAGES
 
 PAGE_SIZE = 25
 
 
-@require_safe
-@login_required
-def search_list(request: HttpRequest) -> HttpResponse:
-    qs = visible_searches(request.user).select_related("owner", "team")
-    status = request.GET.get("status", "").strip()
-    if status:
-        qs = qs.filter(status=status)
-    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "dashboard/search_list.html", {"page": page, "status": status, "statuses": Status.values})
+search_list = pages.list_page(visible_searches, "dashboard/search_list.html", PAGE_SIZE)
 
 
 def _new_search(request: HttpRequest, *, source: Search | None = None, source_url: str = "") -> HttpResponse:
     initial = initial_from_search(source, f"{source.title} (fork)"[:200]) if source is not None else None
     form = SearchForm(request.POST or None, owner=access.signed_in(request), source=source, initial=initial)
     if request.method == "POST" and form.is_valid():
-        try:
-            search = create_search(
-                access.signed_in(request),
-                form.scenario,
-                form.settings,
-                form.simulation_seed,
-                name=form.cleaned_data["name"],
-                cluster_upload=form.cluster_upload,
-                trace_upload=form.trace_upload,
-                team=form.cleaned_data.get("team"),
-                visibility=form.cleaned_data["visibility"],
-                forked_from=source,
-            )
-        except SimcoreError as e:
-            form.add_error(None, str(e))
-        else:
-            if getattr(search, "queued", True) is False:
-                messages.warning(request, queueing.QUEUE_DOWN)
-            return redirect(search)
+        start = partial(
+            create_search,
+            access.signed_in(request),
+            form.scenario,
+            form.settings,
+            form.simulation_seed,
+            name=form.cleaned_data["name"],
+            cluster_upload=form.cluster_upload,
+            trace_upload=form.trace_upload,
+            team=form.cleaned_data.get("team"),
+            visibility=form.cleaned_data["visibility"],
+            forked_from=source,
+        )
+        if (done := pages.started(request, form, start)) is not None:
+            return done
     return render(
         request,
         "dashboard/search_new.html",
@@ -81,16 +63,9 @@ def search_new(request: HttpRequest) -> HttpResponse:
     return _new_search(request)
 
 
-@login_required
-def search_fork(request: HttpRequest, pk: int) -> HttpResponse:
-    source = get_search_for_user(request.user, pk)
-    return _new_search(request, source=source, source_url=reverse("search-detail", args=[pk]))
-
-
-@login_required
-def shared_search_fork(request: HttpRequest, token: str) -> HttpResponse:
-    source = get_shared_search(token)
-    return _new_search(request, source=source, source_url=reverse("shared-search-detail", args=[token]))
+search_fork, shared_search_fork = pages.fork_pages(
+    get_search_for_user, get_shared_search, "search-detail", "shared-search-detail", _new_search
+)
 
 
 def chart_payload(search: Search) -> dict[str, Any]:
@@ -149,59 +124,13 @@ def _detail(request: HttpRequest, search: Search, base: str, *, shared: bool) ->
     return render(request, "dashboard/search_detail.html", ctx)
 
 
-@require_safe
-@login_required
-def search_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    search = get_search_for_user(request.user, pk)
-    return _detail(request, search, reverse("search-detail", args=[pk]), shared=False)
-
-
-@require_safe
-def shared_search_detail(request: HttpRequest, token: str) -> HttpResponse:
-    search = get_shared_search(token)
-    return _detail(request, search, reverse("shared-search-detail", args=[token]), shared=True)
-
-
-@require_safe
-@login_required
-def search_progress(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(progress_payload(get_search_for_user(request.user, pk)))
-
-
-@require_safe
-def shared_search_progress(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(progress_payload(get_shared_search(token)))
-
-
-@require_safe
-@login_required
-def search_charts_json(request: HttpRequest, pk: int) -> JsonResponse:
-    return JsonResponse(chart_payload(get_search_for_user(request.user, pk)))
-
-
-@require_safe
-def shared_search_charts_json(request: HttpRequest, token: str) -> JsonResponse:
-    return JsonResponse(chart_payload(get_shared_search(token)))
-
-
-@login_required
-@require_POST
-def search_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    search = get_search_for_user(request.user, pk, "cancel")
-    if cancel_search(search):
-        messages.info(request, "the search was cancelled")
-    return redirect(search)
-
-
+search_detail, shared_search_detail = pages.detail_pages(
+    get_search_for_user, get_shared_search, "search-detail", "shared-search-detail", _detail
+)
+search_progress, shared_search_progress = pages.json_pages(get_search_for_user, get_shared_search, progress_payload)
+search_charts_json, shared_search_charts_json = pages.json_pages(get_search_for_user, get_shared_search, chart_payload)
+search_cancel = pages.cancel_page(get_search_for_user, cancel_search, "the search was cancelled")
 search_share, search_new_link, search_revoke_link = sharing.page_actions(get_search_for_user)
-
-
-@require_safe
-@login_required
-def search_download(request: HttpRequest, pk: int, kind: str) -> HttpResponseBase:
-    return search_downloads.search_file(get_search_for_user(request.user, pk), kind)
-
-
-@require_safe
-def shared_search_download(request: HttpRequest, token: str, kind: str) -> HttpResponseBase:
-    return search_downloads.search_file(get_shared_search(token), kind)
+search_download, shared_search_download = pages.download_pages(
+    get_search_for_user, get_shared_search, search_downloads.search_file
+)
