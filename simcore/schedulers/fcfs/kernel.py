@@ -73,7 +73,7 @@ stage = _nb.njit(nogil=True, _nrt=False, inline="always")
 # costs a call of a few dozen words.
 
 
-@inline
+@stage
 def _least_free(free: Any, dims: Any, m: int) -> float:
     """Machine m's least free capacity over its resources (``-inf`` for no machine: an empty leaf)."""
     if m < 0:
@@ -87,7 +87,7 @@ def _least_free(free: Any, dims: Any, m: int) -> float:
     return v  # type: ignore[no-any-return]
 
 
-@inline
+@stage
 def _key_leaf(free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> None:
     """Refresh a leaf's key from the machine it holds, and the maxima above it.
 
@@ -107,7 +107,7 @@ def _key_leaf(free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> Non
         i >>= 1
 
 
-@inline
+@stage
 def _leaf(tree: Any, free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> None:
     """A leaf now holds another machine (or none): refresh both trees above it.
 
@@ -131,7 +131,7 @@ def _leaf(tree: Any, free: Any, dims: Any, machine_at: Any, key: Any, leaf: int)
     _key_leaf(free, dims, machine_at, key, leaf)
 
 
-@inline
+@stage
 def _changed(core: Any, st: Any, m: int) -> None:
     """Machine m's free capacity changed (a start; the engine refreshed its own tree)."""
     if st.meta[LONGEST] == 1 and st.meta[SINGLE] == 0:
@@ -191,10 +191,9 @@ def _to_back(core: Any, st: Any, m: int, now: float) -> None:
     P = dims[K.D_TREE]
     old = lof[m]
     mat[old] = -1
-    _leaf(tree, free, dims, mat, key, old)
     idle[m] = now
     if meta[CNT] == P:
-        _compact(meta, tree, free, dims, lof, mat, key)
+        _compact(meta, tree, free, dims, lof, mat, key)  # rebuilds both trees, leaf ``old`` empty
     cnt = meta[CNT]
     p = cnt
     if now == last_t[0]:
@@ -212,12 +211,15 @@ def _to_back(core: Any, st: Any, m: int, now: float) -> None:
             mat[leaf + 1] = x
             if x >= 0:
                 lof[x] = leaf + 1
-            _leaf(tree, free, dims, mat, key, leaf + 1)
     mat[p] = m
     lof[m] = p
-    _leaf(tree, free, dims, mat, key, p)
     meta[CNT] = cnt + 1
     last_t[0] = now
+    # The trees above the leaves that changed: ``old``, then p..cnt. A node's maximum is a function of its
+    # leaves, so refreshing them after all the moves (each climb stopping at an unchanged node) leaves the
+    # trees the moves' one-by-one refreshes left; one call site, so that numba copies ``_leaf`` once.
+    for k in range(cnt - p + 2):
+        _leaf(tree, free, dims, mat, key, old if k == 0 else p + k - 1)
 
 
 @inline
@@ -225,7 +227,7 @@ def _runnable(core: Any, job: int, c: int) -> bool:
     return core.dims[K.D_ALL_RUNNABLE] == 1 or K.runnable_config(core, job, c)
 
 
-@inline
+@stage
 def _idle_fit(tree: Any, key: Any, req: Any, dims: Any, stack: Any, job: int, lo: int, hi: int) -> int:
     """The lowest leaf in ``lo..hi-1`` whose machine fits ``job``, or -1.
 
@@ -299,12 +301,15 @@ def _next_start(core: Any, st: Any, mc: int) -> tuple[int, int]:
         # run holds the machine free longest. A leaf whose machine cannot run it is passed over.
         mat = core.machine_at
         cnt = meta[CNT]
-        leaf = _idle_fit(core.tree, st.keys, core.req, core.dims, core.tree_stack, job, 0, cnt)
-        while leaf >= 0:
+        lo = 0
+        while True:
+            leaf = _idle_fit(core.tree, st.keys, core.req, core.dims, core.tree_stack, job, lo, cnt)
+            if leaf < 0:
+                break
             if _runnable(core, job, core.config_of[mat[leaf]]):
                 m = mat[leaf]
                 break
-            leaf = _idle_fit(core.tree, st.keys, core.req, core.dims, core.tree_stack, job, leaf + 1, cnt)
+            lo = leaf + 1
     if m < 0:
         meta[BLOCKED] = job
         return -1, -1
