@@ -31,7 +31,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numba
 import numpy as np
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 #: numba, untyped: its stubs do not know ``njit(_nrt=False)``.
 _nb: Any = numba
+F = TypeVar("F", bound=Callable[..., Any])
 
 # st.meta (int64) slots
 SINGLE, LONGEST, QHEAD, BLOCKED, CNT, KEYS, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6, 7
@@ -62,11 +64,16 @@ class FCFSState(NamedTuple):
     keys: Any  #: the key tree (see the docstring)
 
 
-#: A stage of the loop copied into ``step`` by numba (its IR, before typing), for the large helpers with one call
-#: site on the per-event path: LLVM does not inline them (too large), and the call it leaves passes every array of
-#: ``core`` and ``st`` as separate words (about 260). None of them inlines another such stage: numba builds and
-#: copies a stage's IR at each site, and again inside each stage that inlines it.
-stage = _nb.njit(nogil=True, _nrt=False, inline="always")
+def stage(fn: F) -> F:
+    """A part of the loop copied into its caller by numba (its IR, before typing: ``njit(inline="always")``).
+
+    For the helpers on the per-event path that LLVM does not inline (too large for its threshold): the
+    call it leaves passes every array of ``core`` and ``st`` as separate words (about 260), which cost
+    FCFS a third of its speed against the patched build. Each has one call site (numba builds and copies
+    a stage's IR at each site), so the first compile is shorter than with the calls (fewer functions to
+    type, lower and optimise on their own).
+    """
+    return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
 
 # The small helpers take the arrays they read, not ``core``: LLVM inlines them, and one that it does not
@@ -370,7 +377,7 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with FCFS's decisions (see :mod:`simcore.compiled.loop`).
 
     An event, then the specification's dispatch: the queue's head starts, in arrival order, until
-    one has no machine. Each stage has one call site here (see :data:`stage`).
+    one has no machine. Each stage has one call site here (see :func:`stage`).
     """
     ctr = core.ctr
     fl = core.fl
