@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+import numba
+
 from simcore.compiled.jit import inline
 from simcore.core.fit import EPS
 
@@ -59,6 +61,8 @@ PW_DEPTH = 256
 
 INF = math.inf
 FIT_EPS = EPS
+#: numba, untyped: its stubs do not know ``njit(_nrt=False)``.
+_nb: Any = numba
 
 
 class Core(NamedTuple):
@@ -637,6 +641,13 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
     hp = heap_push(hp, ctr[HSIZE], now + p, ctr[SEQ], job)
     ctr[HSIZE] += 1
     return hp
+
+
+#: :func:`start`, copied into its caller by numba (its IR, before typing: ``njit(inline="always")``), for a
+#: kernel with one call site of ``start`` on its per-event path. LLVM does not inline ``start`` (too large for
+#: its threshold), and the call it leaves passes every array of ``core`` and ``hp`` as separate words (about
+#: 220 an event). Use it at one site only: each site is another copy of ``start`` to type, lower and optimise.
+start_inlined = _nb.njit(nogil=True, _nrt=False, inline="always")(start)
 
 
 @inline

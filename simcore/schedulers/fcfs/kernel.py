@@ -31,8 +31,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+import numba
 import numpy as np
 
 from simcore.compiled import core as K
@@ -42,6 +44,10 @@ from simcore.compiled.jit import inline, njit
 if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.fcfs import FCFS
+
+#: numba, untyped: its stubs do not know ``njit(_nrt=False)``.
+_nb: Any = numba
+F = TypeVar("F", bound=Callable[..., Any])
 
 # st.meta (int64) slots
 SINGLE, LONGEST, QHEAD, BLOCKED, CNT, KEYS, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6, 7
@@ -58,13 +64,27 @@ class FCFSState(NamedTuple):
     keys: Any  #: the key tree (see the docstring)
 
 
-@inline
-def _least_free(core: Any, m: int) -> float:
+def stage(fn: F) -> F:
+    """A part of the loop copied into its caller by numba (its IR, before typing: ``njit(inline="always")``).
+
+    For the helpers on the per-event path that LLVM does not inline (too large for its threshold): the
+    call it leaves passes every array of ``core`` and ``st`` as separate words (about 260), which cost
+    FCFS a third of its speed against the patched build. Each has one call site (numba builds and copies
+    a stage's IR at each site), so the first compile is shorter than with the calls (fewer functions to
+    type, lower and optimise on their own).
+    """
+    return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
+
+
+# The small helpers take the arrays they read, not ``core``: LLVM inlines them, and one that it does not
+# costs a call of a few dozen words.
+
+
+@stage
+def _least_free(free: Any, dims: Any, m: int) -> float:
     """Machine m's least free capacity over its resources (``-inf`` for no machine: an empty leaf)."""
     if m < 0:
         return -K.INF
-    free = core.free
-    dims = core.dims
     N = dims[K.D_N]
     v = free[m]
     for r in range(1, dims[K.D_R]):
@@ -74,16 +94,15 @@ def _least_free(core: Any, m: int) -> float:
     return v  # type: ignore[no-any-return]
 
 
-@inline
-def _key_leaf(core: Any, st: Any, leaf: int) -> None:
+@stage
+def _key_leaf(free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> None:
     """Refresh a leaf's key from the machine it holds, and the maxima above it.
 
     The climb stops at the first node whose maximum does not change: the ones above it
     then do not change either.
     """
-    key = st.keys
-    i = core.dims[K.D_TREE] + leaf
-    key[i] = _least_free(core, core.machine_at[leaf])
+    i = dims[K.D_TREE] + leaf
+    key[i] = _least_free(free, dims, machine_at[leaf])
     i >>= 1
     while i >= 1:
         a = key[2 * i]
@@ -95,18 +114,15 @@ def _key_leaf(core: Any, st: Any, leaf: int) -> None:
         i >>= 1
 
 
-@inline
-def _leaf(core: Any, st: Any, leaf: int) -> None:
+@stage
+def _leaf(tree: Any, free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> None:
     """A leaf now holds another machine (or none): refresh both trees above it.
 
     As :func:`~simcore.compiled.core.tree_leaf` for the engine's tree, but each climb stops
     at the first node whose maximum does not change.
     """
-    tree = core.tree
-    free = core.free
-    dims = core.dims
     N = dims[K.D_N]
-    m = core.machine_at[leaf]
+    m = machine_at[leaf]
     for r in range(dims[K.D_R]):
         i = dims[K.D_TREE] + leaf
         tree[r, i] = free[r * N + m] if m >= 0 else -K.INF
@@ -119,23 +135,22 @@ def _leaf(core: Any, st: Any, leaf: int) -> None:
                 break
             tree[r, i] = v
             i >>= 1
-    _key_leaf(core, st, leaf)
+    _key_leaf(free, dims, machine_at, key, leaf)
 
 
-@inline
+@stage
 def _changed(core: Any, st: Any, m: int) -> None:
-    """Machine m's free capacity changed (a start or a completion; the engine refreshed its own tree)."""
-    if st.meta[LONGEST] == 1:
-        _key_leaf(core, st, core.leaf_of[m])
+    """Machine m's free capacity changed (a start; the engine refreshed its own tree)."""
+    if st.meta[LONGEST] == 1 and st.meta[SINGLE] == 0:
+        _key_leaf(core.free, core.dims, core.machine_at, st.keys, core.leaf_of[m])
 
 
 @inline
-def _build_keys(core: Any, st: Any) -> None:
+def _build_keys(free: Any, dims: Any, machine_at: Any, key: Any) -> None:
     """The key tree from scratch: every leaf, then each level from its children."""
-    key = st.keys
-    P = core.dims[K.D_TREE]
+    P = dims[K.D_TREE]
     for leaf in range(P):
-        key[P + leaf] = _least_free(core, core.machine_at[leaf])
+        key[P + leaf] = _least_free(free, dims, machine_at[leaf])
     for i in range(P - 1, 0, -1):
         a = key[2 * i]
         b = key[2 * i + 1]
@@ -143,26 +158,21 @@ def _build_keys(core: Any, st: Any) -> None:
 
 
 @inline
-def _compact(core: Any, st: Any) -> None:
+def _compact(meta: Any, tree: Any, free: Any, dims: Any, leaf_of: Any, mat: Any, key: Any) -> None:
     """Leaves exhausted: close the gaps moved machines left, in order, and rebuild the tree."""
-    meta = st.meta
-    lof, mat = core.leaf_of, core.machine_at
-    P = core.dims[K.D_TREE]
+    P = dims[K.D_TREE]
     w = 0
     for leaf in range(meta[CNT]):
         m = mat[leaf]
         if m >= 0:
             mat[w] = m
-            lof[m] = w
+            leaf_of[m] = w
             w += 1
     for leaf in range(w, P):
         mat[leaf] = -1
     meta[CNT] = w
     # Both trees from scratch, a level at a time (each node once; a climb from every leaf
     # would redo the upper levels P times).
-    tree = core.tree
-    free = core.free
-    dims = core.dims
     N = dims[K.D_N]
     for r in range(dims[K.D_R]):
         for leaf in range(P):
@@ -172,25 +182,25 @@ def _compact(core: Any, st: Any) -> None:
             a = tree[r, 2 * i]
             b = tree[r, 2 * i + 1]
             tree[r, i] = a if a >= b else b
-    _build_keys(core, st)
+    _build_keys(free, dims, mat, key)
 
 
-@inline
+@stage
 def _to_back(core: Any, st: Any, m: int, now: float) -> None:
     """Machine m's last job finished at ``now``: move it to its place in the ``(idle_since, index)`` order.
 
     Times never decrease, so that place is at the end, before only machines that became
     free at the same instant with a higher index (the leaves after them shift right).
     """
-    meta, idle, last_t = st.meta, st.idle_since, st.last_back
+    meta, idle, last_t, key = st.meta, st.idle_since, st.last_back, st.keys
+    tree, free, dims = core.tree, core.free, core.dims
     lof, mat = core.leaf_of, core.machine_at
-    P = core.dims[K.D_TREE]
+    P = dims[K.D_TREE]
     old = lof[m]
     mat[old] = -1
-    _leaf(core, st, old)
     idle[m] = now
     if meta[CNT] == P:
-        _compact(core, st)
+        _compact(meta, tree, free, dims, lof, mat, key)  # rebuilds both trees, leaf ``old`` empty
     cnt = meta[CNT]
     p = cnt
     if now == last_t[0]:
@@ -208,12 +218,15 @@ def _to_back(core: Any, st: Any, m: int, now: float) -> None:
             mat[leaf + 1] = x
             if x >= 0:
                 lof[x] = leaf + 1
-            _leaf(core, st, leaf + 1)
     mat[p] = m
     lof[m] = p
-    _leaf(core, st, p)
     meta[CNT] = cnt + 1
     last_t[0] = now
+    # The trees above the leaves that changed: ``old``, then p..cnt. A node's maximum is a function of its
+    # leaves, so refreshing them after all the moves (each climb stopping at an unchanged node) leaves the
+    # trees the moves' one-by-one refreshes left; one call site, so that numba copies ``_leaf`` once.
+    for k in range(cnt - p + 2):
+        _leaf(tree, free, dims, mat, key, old if k == 0 else p + k - 1)
 
 
 @inline
@@ -221,19 +234,14 @@ def _runnable(core: Any, job: int, c: int) -> bool:
     return core.dims[K.D_ALL_RUNNABLE] == 1 or K.runnable_config(core, job, c)
 
 
-@inline
-def _first_fit_idle(core: Any, st: Any, job: int, hi: int) -> int:
-    """The machine at the lowest leaf below ``hi`` where ``job`` fits and can run, or -1.
+@stage
+def _idle_fit(tree: Any, key: Any, req: Any, dims: Any, stack: Any, job: int, lo: int, hi: int) -> int:
+    """The lowest leaf in ``lo..hi-1`` whose machine fits ``job``, or -1.
 
     :func:`~simcore.compiled.core.tree_first_fit` with the key test first (see the module
-    docstring), and machines where the job cannot run passed over inside the one search.
+    docstring). At a leaf the key test is implied by the fit test, so the leaf found is the
+    first that fits.
     """
-    tree = core.tree
-    key = st.keys
-    req = core.req
-    mat = core.machine_at
-    cfg = core.config_of
-    dims = core.dims
     R = dims[K.D_R]
     P = dims[K.D_TREE]
     jb = job * R
@@ -242,13 +250,13 @@ def _first_fit_idle(core: Any, st: Any, job: int, hi: int) -> int:
         f = K.fit_floor(req[jb + r])
         if f < least:
             least = f
-    stack = core.tree_stack  # a node is (index, first leaf, size); at most two entries per level wait
+    # a node is (index, first leaf, size); at most two entries per level wait
     stack[0], stack[1], stack[2] = 1, 0, P
     sp = 1
     while sp > 0:
         sp -= 1
         node, a, size = stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2]
-        if a >= hi or not K.reaches(key[node], least):
+        if a >= hi or a + size <= lo or not K.reaches(key[node], least):
             continue
         ok = True
         for r in range(R):
@@ -258,10 +266,7 @@ def _first_fit_idle(core: Any, st: Any, job: int, hi: int) -> int:
         if not ok:
             continue
         if size == 1:
-            m = mat[a]
-            if _runnable(core, job, cfg[m]):
-                return m  # type: ignore[no-any-return]
-            continue
+            return a  # type: ignore[no-any-return]
         half = size >> 1
         # right child first onto the stack, so the left one is examined first
         stack[3 * sp], stack[3 * sp + 1], stack[3 * sp + 2] = 2 * node + 1, a + half, half
@@ -270,10 +275,26 @@ def _first_fit_idle(core: Any, st: Any, job: int, hi: int) -> int:
     return -1
 
 
-@inline
-def _find(core: Any, st: Any, job: int) -> int:
-    """The machine the head takes: fits, can run there (idle-machine time), lowest index or free longest."""
+@stage
+def _next_start(core: Any, st: Any, mc: int) -> tuple[int, int]:
+    """The queue's head and the machine it starts on now, or ``(-1, -1)``: it waits (multi-resource clusters).
+
+    ``mc``: the machine a completion just freed (-1: none), the only one with more room than at a
+    blocked head's failed search (as the specification examines only it). Otherwise the head takes,
+    among the machines where it fits and can run (idle-machine time), the lowest numbered one or the
+    one free longest; none: it is blocked until a completion.
+    """
     meta = st.meta
+    job = meta[QHEAD]
+    if job >= core.ctr[K.ARRIVED]:
+        return -1, -1
+    if meta[BLOCKED] == job:
+        if mc >= 0 and K.fits(core, job, mc) and _runnable(core, job, core.config_of[mc]):
+            meta[BLOCKED] = -1
+            meta[QHEAD] += 1
+            return job, mc
+        return -1, -1  # nothing has more room than at its failed search
+    m = -1
     if meta[LONGEST] == 0:
         ranges = st.ranges
         for c in range(len(ranges)):
@@ -281,74 +302,62 @@ def _find(core: Any, st: Any, job: int) -> int:
             if hi > lo and _runnable(core, job, c):
                 m = K.first_fit(core, job, lo, hi)
                 if m >= 0:
-                    return m
-        return -1
-    # The leaves are in (idle_since, index) order: the first fitting leaf (where the job can
-    # run) is the one free longest.
-    return _first_fit_idle(core, st, job, meta[CNT])
-
-
-@inline
-def _dispatch(core: Any, hp: Any, st: Any) -> Any:
-    meta = st.meta
-    ctr = core.ctr
-    if meta[SINGLE] == 1:
-        return _dispatch_single(core, hp, st)
-    while meta[QHEAD] < ctr[K.ARRIVED]:
-        job = meta[QHEAD]
-        if meta[BLOCKED] == job:
-            return hp  # nothing has more room than at its failed search
-        m = _find(core, st, job)
-        if m < 0:
-            meta[BLOCKED] = job
-            return hp
-        meta[QHEAD] += 1
-        hp = K.start(core, hp, job, m)
-        _changed(core, st, m)
-        if ctr[K.ERR] != 0:
-            return hp
-    return hp
-
-
-@inline
-def _dispatch_single(core: Any, hp: Any, st: Any) -> Any:
-    """One-slot machines: the pool of idle machines, in the specification's order."""
-    meta, pool = st.meta, st.pool
-    ctr = core.ctr
-    N = len(pool)
-    all_runnable = core.dims[K.D_ALL_RUNNABLE] == 1
-    longest = meta[LONGEST] == 1
-    while meta[QHEAD] < ctr[K.ARRIVED] and meta[PSIZE] > 0:
-        job = meta[QHEAD]
-        s0 = meta[PSTART]
-        size = meta[PSIZE]
-        i = 0
-        if not all_runnable:
-            i = -1
-            for k in range(size):
-                if K.can_run(core, job, pool[(s0 + k) % N]):
-                    i = k
                     break
-            if i < 0:
-                return hp
-        m = pool[(s0 + i) % N]
-        if longest and i == 0:
-            meta[PSTART] = (s0 + 1) % N
-        else:
-            for k in range(i, size - 1):  # close the gap (del pool[i])
-                pool[(s0 + k) % N] = pool[(s0 + k + 1) % N]
-        meta[PSIZE] = size - 1
-        meta[QHEAD] += 1
-        hp = K.start(core, hp, job, m)
-        if ctr[K.ERR] != 0:
-            return hp
-    return hp
+    else:
+        # The leaves are in (idle_since, index) order: the first fitting leaf where the job can
+        # run holds the machine free longest. A leaf whose machine cannot run it is passed over.
+        mat = core.machine_at
+        cnt = meta[CNT]
+        lo = 0
+        while True:
+            leaf = _idle_fit(core.tree, st.keys, core.req, core.dims, core.tree_stack, job, lo, cnt)
+            if leaf < 0:
+                break
+            if _runnable(core, job, core.config_of[mat[leaf]]):
+                m = mat[leaf]
+                break
+            lo = leaf + 1
+    if m < 0:
+        meta[BLOCKED] = job
+        return -1, -1
+    meta[QHEAD] += 1
+    return job, m
+
+
+@stage
+def _pool_take(core: Any, st: Any) -> tuple[int, int]:
+    """One-slot machines: the queue's head and the idle machine it takes from the pool, in the
+    specification's order, or ``(-1, -1)``."""
+    meta, pool = st.meta, st.pool
+    N = len(pool)
+    if meta[QHEAD] >= core.ctr[K.ARRIVED] or meta[PSIZE] <= 0:
+        return -1, -1
+    job = meta[QHEAD]
+    s0 = meta[PSTART]
+    size = meta[PSIZE]
+    i = 0
+    if core.dims[K.D_ALL_RUNNABLE] != 1:
+        i = -1
+        for k in range(size):
+            if K.can_run(core, job, pool[(s0 + k) % N]):
+                i = k
+                break
+        if i < 0:
+            return -1, -1
+    m = pool[(s0 + i) % N]
+    if meta[LONGEST] == 1 and i == 0:
+        meta[PSTART] = (s0 + 1) % N
+    else:
+        for k in range(i, size - 1):  # close the gap (del pool[i])
+            pool[(s0 + k) % N] = pool[(s0 + k + 1) % N]
+    meta[PSIZE] = size - 1
+    meta[QHEAD] += 1
+    return job, m
 
 
 @inline
-def _release(st: Any, m: int) -> None:
+def _release(meta: Any, pool: Any, m: int) -> None:
     """A one-slot machine is idle again: back into the pool (at the end, or in index order)."""
-    meta, pool = st.meta, st.pool
     N = len(pool)
     s0 = meta[PSTART]
     size = meta[PSIZE]
@@ -363,41 +372,20 @@ def _release(st: Any, m: int) -> None:
     meta[PSIZE] = size + 1
 
 
-@inline
-def _completion(core: Any, hp: Any, st: Any, m: int) -> Any:
-    meta = st.meta
-    ctr = core.ctr
-    now = core.fl[K.NOW]
-    if meta[SINGLE] == 1:
-        st.idle_since[m] = now
-        _release(st, m)
-        return _dispatch_single(core, hp, st)
-    if meta[LONGEST] == 1:
-        _to_back(core, st, m, now)  # refreshes the key of its old and new leaf
-    else:
-        st.idle_since[m] = now
-    job = meta[QHEAD]
-    if meta[BLOCKED] == job and job < ctr[K.ARRIVED]:
-        # Only machine m has more room than at the head's failed search.
-        if not (K.fits(core, job, m) and _runnable(core, job, core.config_of[m])):
-            return hp
-        meta[BLOCKED] = -1
-        meta[QHEAD] += 1
-        hp = K.start(core, hp, job, m)
-        _changed(core, st, m)
-        if ctr[K.ERR] != 0:
-            return hp
-    return _dispatch(core, hp, st)
-
-
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
-    """The engine's loop with FCFS's decisions (see :mod:`simcore.compiled.loop`)."""
+    """The engine's loop with FCFS's decisions (see :mod:`simcore.compiled.loop`).
+
+    An event, then the specification's dispatch: the queue's head starts, in arrival order, until
+    one has no machine. Each stage has one call site here (see :func:`stage`).
+    """
     ctr = core.ctr
     fl = core.fl
     meta = st.meta
-    if meta[KEYS] == 0 and meta[SINGLE] == 0 and meta[LONGEST] == 1:
-        _build_keys(core, st)  # the first call: the engine's tree was just built from its free capacity
+    single = meta[SINGLE] == 1
+    if meta[KEYS] == 0 and not single and meta[LONGEST] == 1:
+        # the first call: the engine's tree was just built from its free capacity
+        _build_keys(core.free, core.dims, core.machine_at, st.keys)
         meta[KEYS] = 1
     done = 0
     while True:
@@ -405,12 +393,30 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
         if status != K.GO:
             return status, hp
         fl[K.NOW] = t
+        mc = -1  # the machine a completion freed
         if kind == K.EV_ARRIVAL:
             K.arrive(core)
-            hp = _dispatch(core, hp, st)
         else:
-            job, m = K.complete(core, hp)
-            hp = _completion(core, hp, st, m)
+            job, mc = K.complete(core, hp)
+            if single:
+                st.idle_since[mc] = t
+                _release(meta, st.pool, mc)
+            elif meta[LONGEST] == 1:
+                _to_back(core, st, mc, t)  # refreshes the key of its old and new leaf
+            else:
+                st.idle_since[mc] = t
+        while True:
+            if single:
+                job, m = _pool_take(core, st)
+            else:
+                job, m = _next_start(core, st, mc)
+            if job < 0:
+                break
+            hp = K.start_inlined(core, hp, job, m)
+            _changed(core, st, m)
+            if ctr[K.ERR] != 0:
+                break
+            mc = -1
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
         done += 1
