@@ -51,7 +51,8 @@ subtracted), so every maximum and every tie comes out the same:
   buckets are visited in decreasing bound until the next bound is below the best
   score found (an equal bound is visited: an earlier arrival may tie), so a
   completion scores a few buckets, not the whole queue. The grid's edges are
-  quantiles of the workload's fit floors, fixed before the run.
+  approximate quantiles of the queued jobs' fit floors, set whenever the grid is
+  built: when the queue reaches ``GRID_ON`` jobs, and again each time it has doubled.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ if TYPE_CHECKING:
 # The specification's runtime modes
 FIXED, CONFIG, GENERAL = 0, 1, 2
 # st.info (int64) slots: mode, queued jobs, list head, list tail, leaves of the tree, grid in use,
-# grid columns (cells a row), work-term columns
-I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP = 0, 1, 2, 3, 4, 5, 6, 7
+# grid columns (cells a row), work-term columns, queued jobs when the grid was last built
+I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP, I_GBUILT = 0, 1, 2, 3, 4, 5, 6, 7, 8
+N_INFO = 9
 
 
 class TetrisState(NamedTuple):
@@ -110,6 +112,7 @@ class TetrisState(NamedTuple):
     g_e1: Any  #: edges in resource 1
     g_cand: Any  #: scratch: candidate cells of a query
     g_ub: Any  #: scratch: their bounds
+    g_hist: Any  #: scratch: a histogram of the queued jobs' fit floors (the edges' quantiles)
     theta: Any  #: the levels' thresholds of room (level 0: -inf, every machine)
     room_w: Any  #: the room's weights
     mval: Any  #: each machine's values: free capacity per resource, then per direction
@@ -122,6 +125,8 @@ class TetrisState(NamedTuple):
 GRID_ON, GRID_OFF = 256, 64
 #: Grid cells per side (two or more resources: a square over the first two).
 GRID_SIDE = 16
+#: Bins of the histogram the grid's edges are read from (approximate quantiles of the queued jobs' floors).
+GRID_BINS = 1024
 # st.qry (float64) slots: the arrival's direction for the directional bound, its work factor, its tree level
 Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF, Q_LVL = 0, 1, 2, 3, 4, 5
 #: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
@@ -213,6 +218,7 @@ class Queue(NamedTuple):
     g_e1: Any
     g_cand: Any
     g_ub: Any
+    g_hist: Any
 
 
 @inline
@@ -574,13 +580,19 @@ def _enqueue(jb: Any, qu: Any, fl: Any, job: int) -> None:
     for r in range(len(qmin)):
         if fl[r] < qmin[r]:
             qmin[r] = fl[r]
-    # Into the grid: this job if it is in use; every queued job (in arrival order) if the queue just got long.
+    # Into the grid: this job if it is in use; every queued job (in arrival order) into a grid built
+    # again if the queue just got long, or has doubled since the grid was built.
     z = -1
-    if info[I_GRID] == 1:
+    if info[I_GRID] == 1 and info[I_QCOUNT] < 2 * info[I_GBUILT]:
         z = job
     elif info[I_QCOUNT] >= GRID_ON:
         _grid_clear(qu)
+        R = jb.dims[K.D_R]
+        _grid_edges(jb.req, R, qu, 0, qu.g_e0)
+        if R > 1:
+            _grid_edges(jb.req, R, qu, 1, qu.g_e1)
         info[I_GRID] = 1
+        info[I_GBUILT] = info[I_QCOUNT]
         z = info[I_HEAD]
     while z >= 0:
         _grid_add(jb, qu, z)
@@ -787,6 +799,58 @@ def _grid_clear(qu: Any) -> None:
 
 
 @inline
+def _grid_edges(req: Any, R: int, qu: Any, r: int, e: Any) -> None:
+    """The grid's edges ``e`` in resource r: approximate quantiles of the queued jobs' fit floors.
+
+    Any non-decreasing edges keep the search exact (a job's cell and a query's candidate cells
+    are found by the same bisection); edges at the queue's quantiles keep the cells' jobs few
+    and their bounds tight. (Edges fixed from the workload's floors put the month's queue, the
+    large jobs that wait for days, in one corner cell: every completion with room scanned it.)
+    A histogram of ``GRID_BINS`` bins between the least and the largest floor, not a sort:
+    kernels allocate nothing, and numba's sort does.
+    """
+    nxt = qu.qnext
+    head = qu.info[I_HEAD]
+    lo = K.INF
+    hi = NEG_INF
+    z = head
+    while z >= 0:
+        x = K.fit_floor(req[z * R + r])
+        if x < lo:
+            lo = x
+        if x > hi:
+            hi = x
+        z = nxt[z]
+    hist = qu.g_hist
+    B = len(hist)
+    w = (hi - lo) / B
+    if not (w > 0.0 and w < K.INF):
+        for k in range(len(e)):
+            e[k] = lo if lo < K.INF else 0.0  # all floors equal (or not finite): one row holds them
+        return
+    for b in range(B):
+        hist[b] = 0
+    n = 0
+    z = head
+    while z >= 0:
+        t = (K.fit_floor(req[z * R + r]) - lo) / w  # in [0, B] (rounding: the largest may reach B)
+        hist[int(t) if t < B - 1 else B - 1] += 1
+        n += 1
+        z = nxt[z]
+    S = len(e) + 1  # rows: edge k - 1 is the upper end of the bin where the k-th S-quantile falls
+    k = 1
+    c = 0
+    for b in range(B):
+        c += hist[b]
+        while k < S and c * S >= k * n:
+            e[k - 1] = lo + (b + 1) * w
+            k += 1
+    for k in range(1, len(e)):
+        if e[k] < e[k - 1]:
+            e[k] = e[k - 1]
+
+
+@inline
 def _grid_candidates(R: int, qu: Any, c: int) -> int:
     """The cells that may hold a job fitting in ``qu.f``, with their score bounds (``qu.g_cand``, ``qu.g_ub``)."""
     f = qu.f
@@ -938,6 +1002,7 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
         g_e1=st.g_e1,
         g_cand=st.g_cand,
         g_ub=st.g_ub,
+        g_hist=st.g_hist,
     )
     info, f, qmin = st.info, st.f, st.qmin
     done = 0
@@ -1054,7 +1119,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     n = sim.n_jobs
     request = view.request.reshape(n, R)
     segs = sched.segments
-    info = np.zeros(8, dtype=np.int64)
+    info = np.zeros(N_INFO, dtype=np.int64)
     info[I_MODE] = {"fixed": FIXED, "config": CONFIG, "general": GENERAL}[sched.mode]
     info[I_HEAD] = info[I_TAIL] = -1
     P = 2  # at least two leaves (blocks): the root is never a leaf
@@ -1072,10 +1137,9 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         rows += [dirs[k, 0] * x + dirs[k, 1] * y for k in range(DIRECTIONS)]
     n_p = 1 if sched.mode == "fixed" else view.n_configs
     info[I_NP] = n_p
-    # Grid edges: quantiles of the fit floors of (a sample of) the workload's jobs.
-    qs = np.linspace(0.0, 1.0, GRID_SIDE + 1)[1:-1]
-    e0 = np.unique(np.quantile(sample[:, 0], qs)) if n else np.zeros(0)
-    e1 = np.unique(np.quantile(sample[:, 1], qs)) if n and R > 1 else np.zeros(0)
+    # Grid edges: set from the queued jobs' fit floors whenever the grid is built (_grid_build).
+    e0 = np.zeros(GRID_SIDE - 1)
+    e1 = np.zeros(GRID_SIDE - 1 if R > 1 else 0)
     G1 = len(e1) + 1
     info[I_G1] = G1
     C = (len(e0) + 1) * G1
@@ -1114,6 +1178,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         g_e1=np.ascontiguousarray(e1, dtype=np.float64),  # edges in resource 1
         g_cand=np.zeros(C, dtype=np.int64),  # scratch: candidate cells of a query
         g_ub=np.zeros(C),  # scratch: their bounds
+        g_hist=np.zeros(GRID_BINS, dtype=np.int64),  # scratch: the edges' histogram
         theta=theta,  # the levels' thresholds of room (level 0: -inf, every machine)
         room_w=room_w,  # the room's weights
         mval=np.ascontiguousarray(np.stack(rows, axis=1)),  # each machine's values (free capacities, directions)
