@@ -51,7 +51,8 @@ subtracted), so every maximum and every tie comes out the same:
   buckets are visited in decreasing bound until the next bound is below the best
   score found (an equal bound is visited: an earlier arrival may tie), so a
   completion scores a few buckets, not the whole queue. The grid's edges are
-  quantiles of the workload's fit floors, fixed before the run.
+  approximate quantiles of the queued jobs' fit floors, set whenever the grid is
+  built: when the queue reaches ``GRID_ON`` jobs, and again each time it has doubled.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit
+from simcore.compiled.jit import inline, inline_always, njit
 from simcore.core.view import EPS
 
 if TYPE_CHECKING:
@@ -72,8 +73,9 @@ if TYPE_CHECKING:
 # The specification's runtime modes
 FIXED, CONFIG, GENERAL = 0, 1, 2
 # st.info (int64) slots: mode, queued jobs, list head, list tail, leaves of the tree, grid in use,
-# grid columns (cells a row), work-term columns
-I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP = 0, 1, 2, 3, 4, 5, 6, 7
+# grid columns (cells a row), work-term columns, queued jobs when the grid was last built
+I_MODE, I_QCOUNT, I_HEAD, I_TAIL, I_P, I_GRID, I_G1, I_NP, I_GBUILT = 0, 1, 2, 3, 4, 5, 6, 7, 8
+N_INFO = 9
 
 
 class TetrisState(NamedTuple):
@@ -110,6 +112,7 @@ class TetrisState(NamedTuple):
     g_e1: Any  #: edges in resource 1
     g_cand: Any  #: scratch: candidate cells of a query
     g_ub: Any  #: scratch: their bounds
+    g_hist: Any  #: scratch: a histogram of the queued jobs' fit floors (the edges' quantiles)
     theta: Any  #: the levels' thresholds of room (level 0: -inf, every machine)
     room_w: Any  #: the room's weights
     mval: Any  #: each machine's values: free capacity per resource, then per direction
@@ -122,6 +125,8 @@ class TetrisState(NamedTuple):
 GRID_ON, GRID_OFF = 256, 64
 #: Grid cells per side (two or more resources: a square over the first two).
 GRID_SIDE = 16
+#: Bins of the histogram the grid's edges are read from (approximate quantiles of the queued jobs' floors).
+GRID_BINS = 1024
 # st.qry (float64) slots: the arrival's direction for the directional bound, its work factor, its tree level
 Q_S, Q_I, Q_LAM, Q_MARGIN, Q_GF, Q_LVL = 0, 1, 2, 3, 4, 5
 #: Directions of the tree's directional maxima (two resources): (1 - t, t) for t = k / (DIRECTIONS - 1).
@@ -146,6 +151,76 @@ BLOCK = 8
 NEG_INF = -K.INF
 
 
+# -- what the helpers take ----------------------------------------------------------------------
+#
+# A helper LLVM does not inline (the arrival's search, the completion's, the enqueue) is a call that passes
+# every array of every tuple it is given as separate words (seven a 1-D array): ``core`` and the whole state
+# were about 490 words a call, several calls a job (issue 27). ``step`` builds these three small tuples of the
+# arrays the helpers read, once per call of ``step``, and the helpers take them instead.
+
+
+class Jobs(NamedTuple):
+    """The engine's arrays a score reads, and Tetris's constants (``K.duration`` reads the first five by name)."""
+
+    dims: Any  #: the engine's sizes (``core.dims``)
+    work: Any  #: the run-time model's work per job
+    dcls: Any  #: its class per job
+    tab: Any  #: its table
+    tab2: Any  #: its second table
+    req: Any  #: requests, jobs x R flat
+    free: Any  #: free capacity, R x N flat
+    config_of: Any  #: each machine's configuration
+    last: Any  #: the class of the last job each machine ran
+    info: Any  #: Tetris's int64 slots (``I_MODE``...)
+    inv: Any  #: one over each resource's largest capacity
+    inv2: Any  #: its square
+    wfac: Any  #: work_weight / p_bar
+
+
+class Search(NamedTuple):
+    """The arrival's search: the levels' trees and the query's scratch (fields of :class:`TetrisState`)."""
+
+    tree: Any
+    mval: Any
+    mroom: Any
+    theta: Any
+    room_w: Any
+    dirty: Any
+    acc: Any
+    stack: Any
+    stack_ub: Any
+    fl: Any
+    a: Any
+    qry: Any
+    seg_of: Any
+    seg_cfg: Any
+    gseg: Any
+
+
+class Queue(NamedTuple):
+    """The queued jobs: the list in arrival order and the grid (fields of :class:`TetrisState`)."""
+
+    info: Any
+    qnext: Any
+    qprev: Any
+    qmin: Any
+    f: Any
+    g_next: Any
+    g_prev: Any
+    g_head: Any
+    g_tail: Any
+    g_count: Any
+    g_dirty: Any
+    g_lo: Any
+    g_amax: Any
+    g_wmin: Any
+    g_e0: Any
+    g_e1: Any
+    g_cand: Any
+    g_ub: Any
+    g_hist: Any
+
+
 @inline
 def _runnable(p: float) -> float:
     """The specification's ``_runnable``: ``p`` if ``0 <= p < inf``, else +inf (NaN included)."""
@@ -155,37 +230,37 @@ def _runnable(p: float) -> float:
 
 
 @inline
-def _gfac(core: Any, st: Any, job: int) -> float:
+def _gfac(jb: Any, job: int) -> float:
     """``Tetris._factors``'s work factor ``w * sum_l (r_l / cmax_l) / p_bar``, with its float operations.
 
     (With two resources the specification adds the two products directly; the sum from 0.0
     differs only in the sign of a zero, which no score comparison sees.)
     """
-    req = core.req
-    R = core.dims[K.D_R]
-    inv = st.inv
+    req = jb.req
+    R = jb.dims[K.D_R]
+    inv = jb.inv
     s = 0.0
     for r in range(R):
         s += req[job * R + r] * inv[r]
-    return s * st.wfac[0]  # type: ignore[no-any-return]
+    return s * jb.wfac[0]  # type: ignore[no-any-return]
 
 
 @inline
-def _p(core: Any, st: Any, job: int, c: int, last: int) -> float:
+def _p(jb: Any, job: int, c: int, last: int) -> float:
     """The specification's processing time of ``job`` on configuration c after class ``last``, made runnable.
 
     Mode fixed: the time is the same everywhere (configuration 0, as the specification asks).
     """
-    if st.info[I_MODE] == FIXED:
+    if jb.info[I_MODE] == FIXED:
         c = 0
-    return _runnable(K.duration(core, job, c, last))
+    return _runnable(K.duration(jb, job, c, last))
 
 
 @inline
-def _cls(core: Any, job: int) -> int:
+def _cls(jb: Any, job: int) -> int:
     """The job's class where the run-time model has one that matters (profiles: warm or cold), else -1."""
-    if core.dims[K.D_MODE] == K.PROFILE:
-        return core.dcls[job]  # type: ignore[no-any-return]
+    if jb.dims[K.D_MODE] == K.PROFILE:
+        return jb.dcls[job]  # type: ignore[no-any-return]
     return -1
 
 
@@ -207,28 +282,28 @@ def _queued_work(gf: float, p: float) -> float:
 
 
 @inline
-def _leaf_score(core: Any, st: Any, job: int, m: int, use_g: int) -> float:
-    """Machine m's score for ``job`` (its packing weights in ``st.a``), the specification's floats."""
-    free = core.free
-    dims = core.dims
+def _leaf_score(jb: Any, sr: Any, job: int, m: int, use_g: int) -> float:
+    """Machine m's score for ``job`` (its packing weights in ``sr.a``), the specification's floats."""
+    free = jb.free
+    dims = jb.dims
     N = dims[K.D_N]
     R = dims[K.D_R]
-    a = st.a
+    a = sr.a
     s = free[m] * a[0]
     for r in range(1, R):
         s += free[r * N + m] * a[r]
     if use_g == 1:
-        s -= st.gseg[st.seg_of[m]]
+        s -= sr.gseg[sr.seg_of[m]]
     elif use_g == 2:
-        s -= _work(st.qry[Q_GF], _p(core, st, job, core.config_of[m], core.last[m]))
+        s -= _work(sr.qry[Q_GF], _p(jb, job, jb.config_of[m], jb.last[m]))
     return s  # type: ignore[no-any-return]
 
 
 @inline
-def _node_gmin(st: Any, lo: int, hi: int) -> float:
+def _node_gmin(sr: Any, lo: int, hi: int) -> float:
     """The least work term of the configurations of machines ``lo..hi-1``."""
-    seg_of = st.seg_of
-    gseg = st.gseg
+    seg_of = sr.seg_of
+    gseg = sr.gseg
     s0 = seg_of[lo]
     s1 = seg_of[hi - 1]
     g = gseg[s0]
@@ -238,19 +313,16 @@ def _node_gmin(st: Any, lo: int, hi: int) -> float:
     return g  # type: ignore[no-any-return]
 
 
-@inline
-def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -> float:
+@inline_always
+def _node_bound(sr: Any, N: int, R: int, node: int, lo: int, size: int, use_g: int) -> float:
     """An upper bound of the scores under ``node`` (machines ``lo..lo+size-1``), or -inf if the job fits on none."""
-    q = st.qry
-    V = st.tree[int(q[Q_LVL]), node]
-    dims = core.dims
-    N = dims[K.D_N]
-    R = dims[K.D_R]
-    fl = st.fl
+    q = sr.qry
+    V = sr.tree[int(q[Q_LVL]), node]
+    fl = sr.fl
     for r in range(R):
         if not K.reaches(V[r], fl[r]):
             return NEG_INF
-    a = st.a
+    a = sr.a
     ub = V[0] * a[0]
     for r in range(1, R):
         ub += V[r] * a[r]
@@ -268,19 +340,18 @@ def _node_bound(core: Any, st: Any, node: int, lo: int, size: int, use_g: int) -
         hi = lo + size
         if hi > N:
             hi = N
-        ub -= _node_gmin(st, lo, hi)
+        ub -= _node_gmin(sr, lo, hi)
     return ub  # type: ignore[no-any-return]
 
 
-@inline
-def _room(st: Any, v: Any, R: int) -> float:
-    """A machine's room for the tree's levels: ``min_r((v_r / cmax_r) * w_r)`` of free capacities ``v``.
+@inline_always
+def _room(inv: Any, w: Any, v: Any, R: int) -> float:
+    """A machine's room for the tree's levels: ``min_r((v_r / cmax_r) * w_r)`` of free capacities ``v``
+    (``inv``: one over each resource's largest capacity, ``w``: the room's weights).
 
     Monotone in each ``v_r`` (rounded products by positive numbers and a minimum are): a machine
     where a job fits (``free >= floor`` in every resource) has at least the room of the job's floors.
     """
-    inv = st.inv
-    w = st.room_w
     h = (v[0] * inv[0]) * w[0]
     for r in range(1, R):
         x = (v[r] * inv[r]) * w[r]
@@ -391,15 +462,16 @@ def _tree_flush(N: int, T: Any, mval: Any, mroom: Any, theta: Any, dirty: Any, a
 
 
 @inline
-def _prepare_query(core: Any, st: Any, job: int) -> None:
-    """The job's direction in the normalised resources, for the directional bound (two resources)."""
-    q = st.qry
+def _prepare_query(jb: Any, sr: Any, job: int) -> None:
+    """The job's tree level, and its direction in the normalised resources for the directional bound (two resources)."""
+    q = sr.qry
     q[Q_S] = 0.0
-    T = st.tree
-    R = core.dims[K.D_R]
+    T = sr.tree
+    R = jb.dims[K.D_R]
+    inv = jb.inv
     # The highest level whose threshold the room of the job's fit floors reaches (NaN: level 0).
-    hj = _room(st, st.fl, R)
-    theta = st.theta
+    hj = _room(inv, sr.room_w, sr.fl, R)
+    theta = sr.theta
     lv = 0
     for k in range(1, T.shape[0]):
         if theta[k] <= hj:
@@ -408,8 +480,7 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
     nd = T.shape[2] - R
     if nd < 2:
         return
-    inv = st.inv
-    req = core.req
+    req = jb.req
     x = req[job * R] * inv[0]
     y = req[job * R + 1] * inv[1]
     s = x + y
@@ -436,24 +507,27 @@ def _prepare_query(core: Any, st: Any, job: int) -> None:
 
 
 @inline
-def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
+def _best_machine(jb: Any, sr: Any, job: int, use_g: int) -> int:
     """The fitting machine of the highest score (lowest index among ties), -1 if none or if it is -inf.
 
     Depth-first, the child of the higher bound first (equal bounds: the left one), in the job's
     level of the tree. A subtree is skipped when its bound is below the best score found, or equal
     to it with all its machines after the best machine (an equal score there loses the tie).
+    (Takes :class:`Jobs` and :class:`Search`, about 210 words: LLVM does not inline it.)
     """
-    N = core.dims[K.D_N]
+    dims = jb.dims
+    N = dims[K.D_N]
+    R = dims[K.D_R]
     best = NEG_INF
     bm = -1
-    _prepare_query(core, st, job)
-    _tree_flush(N, st.tree, st.mval, st.mroom, st.theta, st.dirty, st.acc, int(st.qry[Q_LVL]))
-    P = st.info[I_P]
-    stack = st.stack
-    sub = st.stack_ub
-    free = core.free
-    R = core.dims[K.D_R]
-    fl = st.fl
+    _prepare_query(jb, sr, job)
+    T = sr.tree
+    _tree_flush(N, T, sr.mval, sr.mroom, sr.theta, sr.dirty, sr.acc, int(sr.qry[Q_LVL]))
+    P = T.shape[1] >> 1
+    stack = sr.stack
+    sub = sr.stack_ub
+    free = jb.free
+    fl = sr.fl
     # Nodes and sizes in machines (a leaf is a block of BLOCK machines).
     stack[0], stack[1], stack[2] = 1, 0, P * BLOCK  # the root, expanded unconditionally
     sub[0] = K.INF
@@ -468,7 +542,7 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
             # a leaf: its machines, each by the fit rule and its score
             for mm in range(lo, min(lo + BLOCK, N)):
                 if K.fits_floors(free, N, R, mm, fl):
-                    s = _leaf_score(core, st, job, mm, use_g)
+                    s = _leaf_score(jb, sr, job, mm, use_g)
                     if s > best or (s == best and mm < bm):
                         best = s
                         bm = mm
@@ -480,7 +554,7 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
         ub_r = NEG_INF
         for side in range(2):
             if lo + side * half < N:
-                u = _node_bound(core, st, 2 * node + side, lo + side * half, half, use_g)
+                u = _node_bound(sr, N, R, 2 * node + side, lo + side * half, half, use_g)
                 if side == 0:
                     ub_l = u
                 else:
@@ -497,71 +571,78 @@ def _best_machine(core: Any, st: Any, job: int, use_g: int) -> int:
 
 
 @inline
-def _enqueue(core: Any, st: Any, job: int) -> None:
-    info = st.info
-    qnext, qprev, qmin, fl = st.qnext, st.qprev, st.qmin, st.fl
+def _enqueue(jb: Any, qu: Any, fl: Any, job: int) -> None:
+    """Queue ``job`` (its fit floors ``fl``): the list, the floors' lower bound, and the grid when in use."""
+    info = qu.info
+    qnext, qprev, qmin = qu.qnext, qu.qprev, qu.qmin
     K.list_append(qnext, qprev, info, I_HEAD, info, I_TAIL, job)
     info[I_QCOUNT] += 1
     for r in range(len(qmin)):
         if fl[r] < qmin[r]:
             qmin[r] = fl[r]
-    # Into the grid: this job if it is in use; every queued job (in arrival order) if the queue just got long.
+    # Into the grid: this job if it is in use; every queued job (in arrival order) into a grid built
+    # again if the queue just got long, or has doubled since the grid was built.
     z = -1
-    if info[I_GRID] == 1:
+    if info[I_GRID] == 1 and info[I_QCOUNT] < 2 * info[I_GBUILT]:
         z = job
     elif info[I_QCOUNT] >= GRID_ON:
-        _grid_clear(st)
+        _grid_clear(qu)
+        R = jb.dims[K.D_R]
+        _grid_edges(jb.req, R, qu, 0, qu.g_e0)
+        if R > 1:
+            _grid_edges(jb.req, R, qu, 1, qu.g_e1)
         info[I_GRID] = 1
+        info[I_GBUILT] = info[I_QCOUNT]
         z = info[I_HEAD]
     while z >= 0:
-        _grid_add(core, st, z)
+        _grid_add(jb, qu, z)
         z = qnext[z]  # -1 after this job, the last one
 
 
 @inline
-def _unlink(core: Any, st: Any, job: int) -> None:
-    info = st.info
-    qnext, qprev = st.qnext, st.qprev
-    K.list_unlink(qnext, qprev, info, I_HEAD, info, I_TAIL, job)
+def _unlink(jb: Any, qu: Any, job: int) -> None:
+    info = qu.info
+    K.list_unlink(qu.qnext, qu.qprev, info, I_HEAD, info, I_TAIL, job)
     info[I_QCOUNT] -= 1
     if info[I_GRID] == 1:
-        _grid_remove(core, st, job)
+        _grid_remove(jb, qu, job)
         if info[I_QCOUNT] < GRID_OFF:
             info[I_GRID] = 0
     if info[I_QCOUNT] == 0:
-        qmin = st.qmin
+        qmin = qu.qmin
         for r in range(len(qmin)):
             qmin[r] = K.INF
 
 
-@inline
-def _arrival(core: Any, st: Any, job: int) -> int:
-    """The machine ``job`` starts on now, or -1 (then it is queued)."""
-    dims = core.dims
-    R = dims[K.D_R]
-    req = core.req
-    inv2 = st.inv2
-    fl, a = st.fl, st.a
-    jb = job * R
+@inline_always
+def _arrival_query(jb: Any, sr: Any, job: int) -> int:
+    """The arrival's fit floors, packing weights, work factor and work terms per segment (into ``sr``), and
+    how the search uses the work term: 0 left out, 1 per segment, 2 per machine (mode general), -1 the job
+    can run nowhere."""
+    R = jb.dims[K.D_R]
+    req = jb.req
+    inv2 = jb.inv2
+    fl, a = sr.fl, sr.a
+    jbase = job * R
     for r in range(R):
-        x = req[jb + r]
+        x = req[jbase + r]
         fl[r] = K.fit_floor(x)
         a[r] = x * inv2[r]
-    mode = st.info[I_MODE]
-    gseg = st.gseg
-    seg_cfg = st.seg_cfg
+    mode = jb.info[I_MODE]
+    gseg = sr.gseg
+    seg_cfg = sr.seg_cfg
     S = len(gseg)
     use_g = 0
-    gf = _gfac(core, st, job)
-    st.qry[Q_GF] = gf
+    gf = _gfac(jb, job)
+    sr.qry[Q_GF] = gf
     if mode != FIXED:
         # Mode general: the bound's work term, the smaller of the warm and the cold one (the exact
         # one is per machine); mode config: the exact one, per configuration.
-        k = _cls(core, job) if mode == GENERAL else -1
+        k = _cls(jb, job) if mode == GENERAL else -1
         for s in range(S):
             w = K.INF
             for t in range(2 if mode == GENERAL else 1):  # warm (last class k), then cold
-                x = _work(gf, _p(core, st, job, seg_cfg[s], k + t))
+                x = _work(gf, _p(jb, job, seg_cfg[s], k + t))
                 if x < w or t == 0:
                     w = x
             gseg[s] = w
@@ -576,31 +657,26 @@ def _arrival(core: Any, st: Any, job: int) -> int:
                 use_g = 0  # a constant work term cannot change the choice and is left out
                 if gseg[0] == K.INF:
                     use_g = -1  # it can run nowhere
-    m = _best_machine(core, st, job, use_g) if use_g >= 0 else -1
-    if m < 0:
-        _enqueue(core, st, job)
-    return m
+    return use_g
 
 
-@inline
-def _queued_score(core: Any, st: Any, z: int, f: Any, c: int, last: int) -> float:
+@inline_always
+def _queued_score(jb: Any, z: int, f: Any, c: int, last: int) -> float:
     """Queued job z's score on a machine of configuration c (last class ``last``) with free capacity f."""
-    req = core.req
-    inv2 = st.inv2
-    R = core.dims[K.D_R]
+    req = jb.req
+    inv2 = jb.inv2
+    R = jb.dims[K.D_R]
     zb = z * R
     s = (req[zb] * inv2[0]) * f[0]
     for r in range(1, R):
         s += (req[zb + r] * inv2[r]) * f[r]
-    s -= _queued_work(_gfac(core, st, z), _p(core, st, z, c, last if st.info[I_MODE] == GENERAL else -1))
+    s -= _queued_work(_gfac(jb, z), _p(jb, z, c, last if jb.info[I_MODE] == GENERAL else -1))
     return s  # type: ignore[no-any-return]
 
 
 @inline
-def _fits_f(core: Any, z: int, f: Any) -> bool:
+def _fits_f(req: Any, R: int, z: int, f: Any) -> bool:
     """The specification's test on a queued job: its fit floor ``request - EPS <= f`` in every resource."""
-    req = core.req
-    R = core.dims[K.D_R]
     zb = z * R
     for r in range(R):
         if not K.fits_one(f[r], req[zb + r]):
@@ -608,16 +684,11 @@ def _fits_f(core: Any, z: int, f: Any) -> bool:
     return True
 
 
-@inline
-def _read_free(core: Any, st: Any, m: int) -> bool:
-    """Machine m's free capacity into ``st.f``; False if no queued job can fit there (the lower bound)."""
-    free = core.free
-    dims = core.dims
-    N = dims[K.D_N]
-    f = st.f
-    qmin = st.qmin
+@inline_always
+def _read_free(free: Any, N: int, R: int, f: Any, qmin: Any, m: int) -> bool:
+    """Machine m's free capacity into ``f``; False if no queued job can fit there (the lower bound ``qmin``)."""
     ok = True
-    for r in range(dims[K.D_R]):
+    for r in range(R):
         f[r] = free[r * N + m]
         if not K.reaches(f[r], qmin[r]):
             ok = False
@@ -641,37 +712,37 @@ def _bisect_right(e: Any, x: float) -> int:
 
 
 @inline
-def _job_w(core: Any, st: Any, z: int, col: int) -> float:
+def _job_w(jb: Any, z: int, col: int) -> float:
     """A lower bound of queued job z's work term on configuration ``col`` (exact unless mode general)."""
-    gf = _gfac(core, st, z)
-    general = st.info[I_MODE] == GENERAL
-    k = _cls(core, z) if general else -1
+    gf = _gfac(jb, z)
+    general = jb.info[I_MODE] == GENERAL
+    k = _cls(jb, z) if general else -1
     w = K.INF
     for t in range(2 if general else 1):  # mode general: warm (last class k), then cold
-        x = _queued_work(gf, _p(core, st, z, col, k + t))
+        x = _queued_work(gf, _p(jb, z, col, k + t))
         if x < w or t == 0:
             w = x
     return w
 
 
 @inline
-def _cell_reset(st: Any, cell: int) -> None:
-    lo, amax, wmin = st.g_lo, st.g_amax, st.g_wmin
+def _cell_reset(qu: Any, cell: int) -> None:
+    lo, amax, wmin = qu.g_lo, qu.g_amax, qu.g_wmin
     for r in range(lo.shape[1]):
         lo[cell, r] = K.INF
         amax[cell, r] = 0.0
     for c in range(wmin.shape[1]):
         wmin[cell, c] = K.INF
-    st.g_dirty[cell] = 0
+    qu.g_dirty[cell] = 0
 
 
-@inline
-def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
+@inline_always
+def _cell_account(jb: Any, qu: Any, cell: int, z: int) -> None:
     """Widen ``cell``'s bounds to cover job z."""
-    req = core.req
-    R = core.dims[K.D_R]
-    inv2 = st.inv2
-    lo, amax, wmin = st.g_lo, st.g_amax, st.g_wmin
+    req = jb.req
+    R = jb.dims[K.D_R]
+    inv2 = jb.inv2
+    lo, amax, wmin = qu.g_lo, qu.g_amax, qu.g_wmin
     for r in range(R):
         x = req[z * R + r]
         f = K.fit_floor(x)
@@ -681,65 +752,114 @@ def _cell_account(core: Any, st: Any, cell: int, z: int) -> None:
         if a > amax[cell, r]:
             amax[cell, r] = a
     for c in range(wmin.shape[1]):
-        w = _job_w(core, st, z, c)
+        w = _job_w(jb, z, c)
         if w < wmin[cell, c]:
             wmin[cell, c] = w
 
 
 @inline
-def _cell_of(core: Any, st: Any, z: int) -> int:
+def _cell_of(jb: Any, qu: Any, z: int) -> int:
     """Job z's cell: the grid's row and column of its fit floors in resources 0 and 1."""
-    req = core.req
-    R = core.dims[K.D_R]
-    cell = _bisect_right(st.g_e0, K.fit_floor(req[z * R])) * st.info[I_G1]
+    req = jb.req
+    R = jb.dims[K.D_R]
+    cell = _bisect_right(qu.g_e0, K.fit_floor(req[z * R])) * qu.info[I_G1]
     if R > 1:
-        cell += _bisect_right(st.g_e1, K.fit_floor(req[z * R + 1]))
+        cell += _bisect_right(qu.g_e1, K.fit_floor(req[z * R + 1]))
     return cell  # type: ignore[no-any-return]
 
 
 @inline
-def _grid_add(core: Any, st: Any, z: int) -> None:
-    cell = _cell_of(core, st, z)
-    nxt, prv, head, tail = st.g_next, st.g_prev, st.g_head, st.g_tail
-    K.list_append(nxt, prv, head, cell, tail, cell, z)
-    st.g_count[cell] += 1
-    _cell_account(core, st, cell, z)
+def _grid_add(jb: Any, qu: Any, z: int) -> None:
+    cell = _cell_of(jb, qu, z)
+    K.list_append(qu.g_next, qu.g_prev, qu.g_head, cell, qu.g_tail, cell, z)
+    qu.g_count[cell] += 1
+    _cell_account(jb, qu, cell, z)
 
 
 @inline
-def _grid_remove(core: Any, st: Any, z: int) -> None:
-    cell = _cell_of(core, st, z)
-    nxt, prv, head, tail = st.g_next, st.g_prev, st.g_head, st.g_tail
-    K.list_unlink(nxt, prv, head, cell, tail, cell, z)
-    st.g_count[cell] -= 1
-    if st.g_count[cell] == 0:
-        _cell_reset(st, cell)
+def _grid_remove(jb: Any, qu: Any, z: int) -> None:
+    cell = _cell_of(jb, qu, z)
+    K.list_unlink(qu.g_next, qu.g_prev, qu.g_head, cell, qu.g_tail, cell, z)
+    qu.g_count[cell] -= 1
+    if qu.g_count[cell] == 0:
+        _cell_reset(qu, cell)
     else:
-        st.g_dirty[cell] = 1  # bounds still hold, loosely, until the next visit
+        qu.g_dirty[cell] = 1  # bounds still hold, loosely, until the next visit
 
 
 @inline
-def _grid_clear(st: Any) -> None:
+def _grid_clear(qu: Any) -> None:
     """Empty every cell (the grid is then filled again from the queue)."""
-    head = st.g_head
+    head = qu.g_head
     for cell in range(len(head)):
         head[cell] = -1
-        st.g_tail[cell] = -1
-        st.g_count[cell] = 0
-        _cell_reset(st, cell)
+        qu.g_tail[cell] = -1
+        qu.g_count[cell] = 0
+        _cell_reset(qu, cell)
 
 
 @inline
-def _grid_candidates(core: Any, st: Any, c: int) -> int:
-    """The cells that may hold a job fitting in ``st.f``, with their score bounds (``st.g_cand``, ``st.g_ub``)."""
-    f = st.f
-    R = core.dims[K.D_R]
-    G1 = st.info[I_G1]
-    i_hi = _bisect_right(st.g_e0, f[0])
-    j_hi = _bisect_right(st.g_e1, f[1]) if R > 1 else 0
-    col = 0 if st.info[I_MODE] == FIXED else c
-    count, lo, amax, wmin = st.g_count, st.g_lo, st.g_amax, st.g_wmin
-    cand, cub = st.g_cand, st.g_ub
+def _grid_edges(req: Any, R: int, qu: Any, r: int, e: Any) -> None:
+    """The grid's edges ``e`` in resource r: approximate quantiles of the queued jobs' fit floors.
+
+    Any non-decreasing edges keep the search exact (a job's cell and a query's candidate cells
+    are found by the same bisection); edges at the queue's quantiles keep the cells' jobs few
+    and their bounds tight. (Edges fixed from the workload's floors put the month's queue, the
+    large jobs that wait for days, in one corner cell: every completion with room scanned it.)
+    A histogram of ``GRID_BINS`` bins between the least and the largest floor, not a sort:
+    kernels allocate nothing, and numba's sort does.
+    """
+    nxt = qu.qnext
+    head = qu.info[I_HEAD]
+    lo = K.INF
+    hi = NEG_INF
+    z = head
+    while z >= 0:
+        x = K.fit_floor(req[z * R + r])
+        if x < lo:
+            lo = x
+        if x > hi:
+            hi = x
+        z = nxt[z]
+    hist = qu.g_hist
+    B = len(hist)
+    w = (hi - lo) / B
+    if not (w > 0.0 and w < K.INF):
+        for k in range(len(e)):
+            e[k] = lo if lo < K.INF else 0.0  # all floors equal (or not finite): one row holds them
+        return
+    for b in range(B):
+        hist[b] = 0
+    n = 0
+    z = head
+    while z >= 0:
+        t = (K.fit_floor(req[z * R + r]) - lo) / w  # in [0, B] (rounding: the largest may reach B)
+        hist[int(t) if t < B - 1 else B - 1] += 1
+        n += 1
+        z = nxt[z]
+    S = len(e) + 1  # rows: edge k - 1 is the upper end of the bin where the k-th S-quantile falls
+    k = 1
+    c = 0
+    for b in range(B):
+        c += hist[b]
+        while k < S and c * S >= k * n:
+            e[k - 1] = lo + (b + 1) * w
+            k += 1
+    for k in range(1, len(e)):
+        if e[k] < e[k - 1]:
+            e[k] = e[k - 1]
+
+
+@inline
+def _grid_candidates(R: int, qu: Any, c: int) -> int:
+    """The cells that may hold a job fitting in ``qu.f``, with their score bounds (``qu.g_cand``, ``qu.g_ub``)."""
+    f = qu.f
+    G1 = qu.info[I_G1]
+    i_hi = _bisect_right(qu.g_e0, f[0])
+    j_hi = _bisect_right(qu.g_e1, f[1]) if R > 1 else 0
+    col = 0 if qu.info[I_MODE] == FIXED else c
+    count, lo, amax, wmin = qu.g_count, qu.g_lo, qu.g_amax, qu.g_wmin
+    cand, cub = qu.g_cand, qu.g_ub
     nc = 0
     for i in range(i_hi + 1):
         for j in range(j_hi + 1):
@@ -768,23 +888,25 @@ def _grid_candidates(core: Any, st: Any, c: int) -> int:
 
 
 @inline
-def _next_queued(core: Any, st: Any, m: int) -> int:
+def _next_queued(jb: Any, qu: Any, m: int) -> int:
     """The queued job that starts next on the freed machine m (taken off the queue), or -1.
 
     The specification's completion scan, one round (the caller starts the job and asks
     again): the whole queue in arrival order, or with the grid in use, its cells in
-    decreasing bound until the next bound is below the best score found.
+    decreasing bound until the next bound is below the best score found. The caller has
+    read m's free capacity into ``qu.f`` and checked it against the lower bound (:func:`_read_free`).
+    (Takes :class:`Jobs` and :class:`Queue`, about 230 words: LLVM does not inline it.)
     """
-    info = st.info
-    if info[I_QCOUNT] == 0 or not _read_free(core, st, m):
-        return -1
-    f = st.f
-    c = core.config_of[m]
-    last = core.last[m]
+    info = qu.info
+    R = jb.dims[K.D_R]
+    req = jb.req
+    f = qu.f
+    c = jb.config_of[m]
+    last = jb.last[m]
     grid = info[I_GRID] == 1
-    nc = _grid_candidates(core, st, c) if grid else 1
-    cand, cub, dirty = st.g_cand, st.g_ub, st.g_dirty
-    nxt = st.g_next if grid else st.qnext
+    nc = _grid_candidates(R, qu, c) if grid else 1
+    cand, cub, dirty = qu.g_cand, qu.g_ub, qu.g_dirty
+    nxt = qu.g_next if grid else qu.qnext
     best = NEG_INF
     bz = -1
     while nc > 0:
@@ -801,21 +923,21 @@ def _next_queued(core: Any, st: Any, m: int) -> int:
             cell = cand[k]
             cand[k] = cand[nc]
             cub[k] = cub[nc]
-            z = st.g_head[cell]
+            z = qu.g_head[cell]
         redo = cell >= 0 and dirty[cell] == 1
         if redo:
-            _cell_reset(st, cell)  # recomputed from the jobs still there, below
+            _cell_reset(qu, cell)  # recomputed from the jobs still there, below
         while z >= 0:
             if redo:
-                _cell_account(core, st, cell, z)
-            if _fits_f(core, z, f):
-                s = _queued_score(core, st, z, f, c, last)
+                _cell_account(jb, qu, cell, z)
+            if _fits_f(req, R, z, f):
+                s = _queued_score(jb, z, f, c, last)
                 if s > best or (s == best and z < bz):
                     best = s
                     bz = z
             z = nxt[z]
     if bz >= 0:
-        _unlink(core, st, bz)
+        _unlink(jb, qu, bz)
     return bz  # -1: nothing fits, or what fits cannot run here
 
 
@@ -829,6 +951,60 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     R = core.dims[K.D_R]
     T, mval, mroom, theta, inv, room_w, dirs = st.tree, st.mval, st.mroom, st.theta, st.inv, st.room_w, st.dirs
     dirty = st.dirty
+    jb = Jobs(
+        dims=core.dims,
+        work=core.work,
+        dcls=core.dcls,
+        tab=core.tab,
+        tab2=core.tab2,
+        req=core.req,
+        free=free,
+        config_of=core.config_of,
+        last=core.last,
+        info=st.info,
+        inv=inv,
+        inv2=st.inv2,
+        wfac=st.wfac,
+    )
+    sr = Search(
+        tree=T,
+        mval=mval,
+        mroom=mroom,
+        theta=theta,
+        room_w=room_w,
+        dirty=dirty,
+        acc=st.acc,
+        stack=st.stack,
+        stack_ub=st.stack_ub,
+        fl=st.fl,
+        a=st.a,
+        qry=st.qry,
+        seg_of=st.seg_of,
+        seg_cfg=st.seg_cfg,
+        gseg=st.gseg,
+    )
+    qu = Queue(
+        info=st.info,
+        qnext=st.qnext,
+        qprev=st.qprev,
+        qmin=st.qmin,
+        f=st.f,
+        g_next=st.g_next,
+        g_prev=st.g_prev,
+        g_head=st.g_head,
+        g_tail=st.g_tail,
+        g_count=st.g_count,
+        g_dirty=st.g_dirty,
+        g_lo=st.g_lo,
+        g_amax=st.g_amax,
+        g_wmin=st.g_wmin,
+        g_e0=st.g_e0,
+        g_e1=st.g_e1,
+        g_cand=st.g_cand,
+        g_ub=st.g_ub,
+        g_hist=st.g_hist,
+    )
+    info, f, qmin = st.info, st.f, st.qmin
     done = 0
     while True:
         status, kind, t = K.before_event(core, hp, smp, done, budget)
@@ -841,21 +1017,31 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
         # one after the other): the engine's start is compiled once.
         if kind == K.EV_ARRIVAL:
             job = K.arrive(core)
-            m = _arrival(core, st, job)
+            use_g = _arrival_query(jb, sr, job)
+            m = _best_machine(jb, sr, job, use_g) if use_g >= 0 else -1
+            if m < 0:
+                _enqueue(jb, qu, sr.fl, job)
             freed = -1
         else:
             _, freed = K.complete(core, hp)
             _tree_set(free, N, R, T, mval, mroom, theta, inv, room_w, dirs, dirty, freed)
             m = freed
-            job = _next_queued(core, st, freed)
-        while job >= 0 and m >= 0:
+            job = -1
+        while m >= 0:
+            if freed >= 0:
+                # The search is a call: asked only when the queue is not empty and its floors' lower
+                # bound fits in the freed capacity (the specification's early return).
+                job = -1
+                if info[I_QCOUNT] != 0 and _read_free(free, N, R, f, qmin, freed):
+                    job = _next_queued(jb, qu, freed)
+            if job < 0:
+                break
             hp = K.start(core, hp, job, m)
             if ctr[K.ERR] != 0:
                 return K.S_ERROR, hp
             _tree_set(free, N, R, T, mval, mroom, theta, inv, room_w, dirs, dirty, m)
             if freed < 0:
                 break
-            job = _next_queued(core, st, freed)
         done += 1
 
 
@@ -933,7 +1119,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
     n = sim.n_jobs
     request = view.request.reshape(n, R)
     segs = sched.segments
-    info = np.zeros(8, dtype=np.int64)
+    info = np.zeros(N_INFO, dtype=np.int64)
     info[I_MODE] = {"fixed": FIXED, "config": CONFIG, "general": GENERAL}[sched.mode]
     info[I_HEAD] = info[I_TAIL] = -1
     P = 2  # at least two leaves (blocks): the root is never a leaf
@@ -951,10 +1137,9 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         rows += [dirs[k, 0] * x + dirs[k, 1] * y for k in range(DIRECTIONS)]
     n_p = 1 if sched.mode == "fixed" else view.n_configs
     info[I_NP] = n_p
-    # Grid edges: quantiles of the fit floors of (a sample of) the workload's jobs.
-    qs = np.linspace(0.0, 1.0, GRID_SIDE + 1)[1:-1]
-    e0 = np.unique(np.quantile(sample[:, 0], qs)) if n else np.zeros(0)
-    e1 = np.unique(np.quantile(sample[:, 1], qs)) if n and R > 1 else np.zeros(0)
+    # Grid edges: set from the queued jobs' fit floors whenever the grid is built (_grid_build).
+    e0 = np.zeros(GRID_SIDE - 1)
+    e1 = np.zeros(GRID_SIDE - 1 if R > 1 else 0)
     G1 = len(e1) + 1
     info[I_G1] = G1
     C = (len(e0) + 1) * G1
@@ -993,6 +1178,7 @@ def make(sched: Tetris, sim: Simulation) -> Kernel:
         g_e1=np.ascontiguousarray(e1, dtype=np.float64),  # edges in resource 1
         g_cand=np.zeros(C, dtype=np.int64),  # scratch: candidate cells of a query
         g_ub=np.zeros(C),  # scratch: their bounds
+        g_hist=np.zeros(GRID_BINS, dtype=np.int64),  # scratch: the edges' histogram
         theta=theta,  # the levels' thresholds of room (level 0: -inf, every machine)
         room_w=room_w,  # the room's weights
         mval=np.ascontiguousarray(np.stack(rows, axis=1)),  # each machine's values (free capacities, directions)
