@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 # (absent when empty), with S = machines + 1. At most 2N keys live at once in 4N+ slots.
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: numba's njit, untyped: its stubs do not know ``_nrt`` (as in :mod:`simcore.compiled.jit`).
+_njit: Any = numba.njit
 
 _EMPTY = -1
 _MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
@@ -259,7 +261,7 @@ def _stage(fn: F) -> F:
     ``register_jitable`` one, which numba would also compile on its own) makes the caller type and
     lower the function with its own code, once per call site: keep the sites few.
     """
-    return numba.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
+    return _njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
 
 #: ``core.start``, copied into ``step`` at its two call sites: called, it took ``core`` as 223 words.

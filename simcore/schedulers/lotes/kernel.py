@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from simcore.schedulers.lotes.dispatch import LoTESDispatcher
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: numba's njit, untyped: its stubs do not know ``_nrt`` (as in :mod:`simcore.compiled.jit`).
+_njit: Any = numba.njit
 
 # st.info (int64) slots: uniforms consumed, uniforms written, most an arrival uses, jobs queued, runtime mode
 U_POS, U_AVAIL, U_MAX, N_QUEUED, MODE = 0, 1, 2, 3, 4
@@ -200,7 +202,7 @@ def _stage(fn: F) -> F:
     function (not on a ``register_jitable`` one, which numba would also compile on its own) copies
     the function's IR into the caller, which types and lowers it once with its own code.
     """
-    return numba.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
+    return _njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
 
 #: ``core.start``, copied into the kernel where the per-event path starts a job: called, it took
