@@ -28,9 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-import numba
-
-from simcore.compiled.jit import inline
+from simcore.compiled.jit import inline, stage
 from simcore.core.fit import EPS
 
 # ctr (int64) slots
@@ -61,8 +59,6 @@ PW_DEPTH = 256
 
 INF = math.inf
 FIT_EPS = EPS
-#: numba, untyped: its stubs do not know ``njit(_nrt=False)``.
-_nb: Any = numba
 
 
 class Core(NamedTuple):
@@ -647,7 +643,7 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
 #: kernel with one call site of ``start`` on its per-event path. LLVM does not inline ``start`` (too large for
 #: its threshold), and the call it leaves passes every array of ``core`` and ``hp`` as separate words (about
 #: 220 an event). Use it at one site only: each site is another copy of ``start`` to type, lower and optimise.
-start_inlined = _nb.njit(nogil=True, _nrt=False, inline="always")(start)
+start_inlined = stage(start)
 
 
 @inline

@@ -194,3 +194,18 @@ def inline_always(fn: F) -> F:
     """
     deco = _nb.extending.register_jitable(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
     return deco(fn)  # type: ignore[no-any-return]
+
+
+def stage(fn: F) -> F:
+    """A large part of a kernel's per-event path, copied by numba into each caller (its IR, before typing).
+
+    numba as shipped compiles each ``inline`` helper on its own and links it in as a function LLVM may
+    inline; it does not inline large ones, and the call it leaves passes every array of the named tuples
+    it takes as separate words (about 220 for ``core``, 200-260 for a scheduler's state): that cost FCFS
+    a third of its speed and LoTES a quarter against the build that patched numba. ``inline="always"``
+    on an ``njit`` function (not on a ``register_jitable`` one, which numba would also compile on its own
+    first: :func:`inline_always`) makes the caller type and lower the stage with its own code, once per
+    call site, so keep a stage's sites to one or two and its own calls to small helpers: numba builds
+    and copies the IR at every site (the staged kernel's compile was 21-26 CPU-s with 64 such copies).
+    """
+    return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]

@@ -31,23 +31,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numba
 import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit
+from simcore.compiled.jit import inline, njit, stage
 
 if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.fcfs import FCFS
 
-#: numba, untyped: its stubs do not know ``njit(_nrt=False)``.
-_nb: Any = numba
-F = TypeVar("F", bound=Callable[..., Any])
 
 # st.meta (int64) slots
 SINGLE, LONGEST, QHEAD, BLOCKED, CNT, KEYS, PSTART, PSIZE = 0, 1, 2, 3, 4, 5, 6, 7
@@ -62,18 +57,6 @@ class FCFSState(NamedTuple):
     pool: Any  #: the one-slot pool
     last_back: Any  #: the time of the last move to the back
     keys: Any  #: the key tree (see the docstring)
-
-
-def stage(fn: F) -> F:
-    """A part of the loop copied into its caller by numba (its IR, before typing: ``njit(inline="always")``).
-
-    For the helpers on the per-event path that LLVM does not inline (too large for its threshold): the
-    call it leaves passes every array of ``core`` and ``st`` as separate words (about 260), which cost
-    FCFS a third of its speed against the patched build. Each has one call site (numba builds and copies
-    a stage's IR at each site), so the first compile is shorter than with the calls (fewer functions to
-    type, lower and optimise on their own).
-    """
-    return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
 
 
 # The small helpers take the arrays they read, not ``core``: LLVM inlines them, and one that it does not

@@ -10,10 +10,8 @@ the run's generator in batches of ``DRAW_BATCH``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numba
 import numpy as np
 
 from simcore.compiled import core as K
@@ -31,9 +29,6 @@ if TYPE_CHECKING:
 # key ``b * S + p + 1`` -> the machine at position p, key ``b * S`` -> the bucket's size
 # (absent when empty), with S = machines + 1. At most 2N keys live at once in 4N+ slots.
 
-F = TypeVar("F", bound=Callable[..., Any])
-#: numba's njit, untyped: its stubs do not know ``_nrt`` (as in :mod:`simcore.compiled.jit`).
-_njit: Any = numba.njit
 
 _EMPTY = -1
 _MIX = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64 (Fibonacci hashing)
@@ -252,23 +247,6 @@ def _enqueue(qhead: Any, qtail: Any, qnext: Any, m: int, job: int) -> None:
     qtail[m] = job
 
 
-def _stage(fn: F) -> F:
-    """A function whose IR numba copies into each caller, before typing (``njit(inline="always")``).
-
-    Numba as shipped compiles each helper on its own and links it in as a function LLVM may inline;
-    it does not inline large ones, and a call passes every array of the named tuples it takes as
-    separate words (223 for ``core``). Numba's IR inlining of an ``njit`` function (not of a
-    ``register_jitable`` one, which numba would also compile on its own) makes the caller type and
-    lower the function with its own code, once per call site: keep the sites few.
-    """
-    return _njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
-
-
-#: ``core.start``, copied into ``step`` at its two call sites: called, it took ``core`` as 223 words.
-#: The rule stays ``core.start``'s own: this is the same Python function.
-_engine_start = _stage(K.start)
-
-
 @njit
 def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
     """The engine's loop with Greedy's decisions (see :mod:`simcore.compiled.loop`).
@@ -294,7 +272,7 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
             if m >= 0 and dims[K.D_ALL_RUNNABLE] == 0 and not K.can_run(core, job, m):
                 m = _runnable_first_fit(core, st.ranges, job)
             if m >= 0:
-                hp = _engine_start(core, hp, job, m)
+                hp = K.start_inlined(core, hp, job, m)
             else:
                 m = _shortest_queue(core, st, job)
                 if m < 0:
@@ -308,7 +286,7 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
             while qhead[m] >= 0 and K.fits(core, qhead[m], m):
                 head = qhead[m]
                 qhead[m] = qnext[head]
-                hp = _engine_start(core, hp, head, m)
+                hp = K.start_inlined(core, hp, head, m)
                 if ctr[K.ERR] != 0:
                     return K.S_ERROR, hp
                 _move(qlen, minlen, cfg, bk, m, -1)

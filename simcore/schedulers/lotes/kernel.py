@@ -26,23 +26,18 @@ equivalent:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numba
 import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit
+from simcore.compiled.jit import inline, njit, stage
 
 if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.lotes.dispatch import LoTESDispatcher
 
-F = TypeVar("F", bound=Callable[..., Any])
-#: numba's njit, untyped: its stubs do not know ``_nrt`` (as in :mod:`simcore.compiled.jit`).
-_njit: Any = numba.njit
 
 # st.info (int64) slots: uniforms consumed, uniforms written, most an arrival uses, jobs queued, runtime mode
 U_POS, U_AVAIL, U_MAX, N_QUEUED, MODE = 0, 1, 2, 3, 4
@@ -193,24 +188,6 @@ def _any_machine(core: Any, st: Any, k: int, job: int, skip_k: int) -> int:
     return best
 
 
-def _stage(fn: F) -> F:
-    """A stage of the per-event path, its IR copied by numba into its one or two callers, before typing.
-
-    Numba as shipped compiles each helper on its own and links it in as a function LLVM may inline;
-    it does not inline large ones, and a call passes every array of the named tuples it takes as
-    separate words (about 220 for ``core``, 200 for ``st``). ``inline="always"`` on an ``njit``
-    function (not on a ``register_jitable`` one, which numba would also compile on its own) copies
-    the function's IR into the caller, which types and lowers it once with its own code.
-    """
-    return _njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]
-
-
-#: ``core.start``, copied into the kernel where the per-event path starts a job: called, it took
-#: ``core`` as 223 words and left its checks opaque to the caller (0.13 CPU-s of 0.83 on the bench,
-#: measured by inlining it). The rule stays ``core.start``'s own: this is the same function.
-_engine_start = _stage(K.start)
-
-
 @inline
 def _started(core: Any, st: Any, m: int, k: int) -> None:
     """Job started on m (class k): v[k, m] has one less free slot, in the scores and their tree."""
@@ -318,7 +295,7 @@ def _enqueue(core: Any, st: Any, job: int, k: int) -> None:
     _push(core, st, k if planned else K_, job)
 
 
-@_stage
+@stage
 def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
     """``on_arrival``: the wheel's configuration, else ``_fallback``'s, else any machine; else the queue.
 
@@ -344,14 +321,14 @@ def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
     else:
         m = _any_machine(core, st, k, job, -1)
     if m >= 0:
-        hp = _engine_start(core, hp, job, m)
+        hp = K.start_inlined(core, hp, job, m)
         _started(core, st, m, k)
         return hp
     _enqueue(core, st, job, k)
     return hp
 
 
-@_stage
+@stage
 def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
     """``on_completion``: machine m's score back, then its queued jobs by class priority, then orphans."""
     W, labels = st.W, st.labels
@@ -406,7 +383,7 @@ def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
             k = labels[z]
         nxt = qnext[z]
         _unlink(st, q, z)
-        hp = _engine_start(core, hp, z, m)
+        hp = K.start_inlined(core, hp, z, m)
         _started(core, st, m, k)
         if ctr[K.ERR] != 0:
             return hp
