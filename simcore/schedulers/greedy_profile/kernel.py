@@ -24,7 +24,7 @@ import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit
+from simcore.compiled.jit import inline, inline_always, njit
 from simcore.schedulers._profile_queues import kernel as Q
 
 if TYPE_CHECKING:
@@ -86,8 +86,13 @@ def _other_type_cost(st: Any, k: int, j: int) -> float:
     return r
 
 
-@inline
+@inline_always
 def _decide(core: Any, hp: Any, st: Any) -> Any:
+    """The decisions after each event, until no job waits or no machine is idle.
+
+    Inlined by numba into ``step`` (its one call site): as a call it passed every array of ``core``
+    and ``st`` at every event (about 330 words; the kernel ran 3 times slower than the patched build).
+    """
     meta, qhead, qlen, order, gcount = st.q.meta, st.q.qhead, st.q.qlen, st.q.order, st.q.gcount
     cost, entry, best_i, best_b = st.cost, st.entry, st.best_i, st.best_b
     submit = core.submit
