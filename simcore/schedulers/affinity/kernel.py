@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.affinity import Affinity
 
+#: ``core.start`` itself (the engine's one start rule), its IR copied into this kernel by numba: LLVM does
+#: not inline it, and a call passes every array of ``core`` (223 words) at every start
+#: (docs/notes/kmris.md). Drop this once ``core.start`` takes only the arrays it uses.
+_start = inline_always(K.start)
+
 # meta slot: hit groups
 NG = Q.FLAGS
 # st slots after the shared ones
@@ -76,7 +81,7 @@ def _hits(core: Any, hp: Any, st: Any) -> Any:
             if hit < 0:
                 break
             job = Q.queue_pop(st.q, best_k)
-            hp = K.start(core, hp, job, Q.pool_pop(st.q, hit))
+            hp = _start(core, hp, job, Q.pool_pop(st.q, hit))
             if ctr[K.ERR] != 0:
                 return hp
     return hp
@@ -114,7 +119,7 @@ def _waits(core: Any, hp: Any, st: Any) -> Any:
             active[k] = 0
             continue
         Q.queue_pop(st.q, k)
-        hp = K.start(core, hp, job, Q.pool_pop(st.q, chosen))
+        hp = _start(core, hp, job, Q.pool_pop(st.q, chosen))
         if ctr[K.ERR] != 0:
             return hp
         if qlen[k] == 0:

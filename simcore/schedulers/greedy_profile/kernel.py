@@ -31,6 +31,11 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.greedy_profile import _GreedyProfile
 
+#: ``core.start`` itself (the engine's one start rule), its IR copied into this kernel by numba: LLVM does
+#: not inline it, and a call passes every array of ``core`` (223 words) at every start
+#: (docs/notes/kmris.md). Drop this once ``core.start`` takes only the arrays it uses.
+_start = inline_always(K.start)
+
 # meta slots: Greedy-3 learns (1) or not (0)
 LEARN = Q.FLAGS
 # st slots after the shared ones
@@ -142,7 +147,7 @@ def _decide(core: Any, hp: Any, st: Any) -> Any:
         g = order[target]
         m = Q.pool_pop(st.q, target)
         entry[job] = win_k * cost.shape[1] + g  # (type, machine type, last + 1), for Greedy-3's learning
-        hp = K.start(core, hp, job, m)
+        hp = _start(core, hp, job, m)
         if ctr[K.ERR] != 0:
             return hp
     return hp

@@ -39,6 +39,11 @@ if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.mris import MRIS
 
+#: ``core.start`` itself (the engine's one start rule), its IR copied into this kernel by numba: LLVM does
+#: not inline it, and a call passes every array of ``core`` (223 words) at every start
+#: (docs/notes/kmris.md). Drop this once ``core.start`` takes only the arrays it uses.
+_start = inline_always(K.start)
+
 # st.info (int64) slots: slots in use, logical size of the slot arrays, candidates, backlog head and
 # tail, the window, selections run
 USED, SIZE, ALIVE, BL_HEAD, BL_TAIL, WINDOW, SELECTIONS = 0, 1, 2, 3, 4, 5, 6
@@ -481,7 +486,7 @@ def _start_chosen(core: Any, hp: Any, st: Any, m: int, started: int, selected: b
     for i in range(started):
         j = frank[i]
         if not selected or K.fits(core, j, m):
-            hp = K.start(core, hp, j, m)
+            hp = _start(core, hp, j, m)
             if ctr[K.ERR] != 0:
                 return hp, done
             _remove(core, st, j)
