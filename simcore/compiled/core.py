@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-from simcore.compiled.jit import inline, stage
+from simcore.compiled.jit import inline, inline_always
 from simcore.core.fit import EPS
 
 # ctr (int64) slots
@@ -639,11 +639,12 @@ def start(core: Any, hp: Any, job: int, m: int) -> Any:
     return hp
 
 
-#: :func:`start`, copied into its caller by numba (its IR, before typing: ``njit(inline="always")``), for a
-#: kernel with one call site of ``start`` on its per-event path. LLVM does not inline ``start`` (too large for
-#: its threshold), and the call it leaves passes every array of ``core`` and ``hp`` as separate words (about
-#: 220 an event). Use it at one site only: each site is another copy of ``start`` to type, lower and optimise.
-start_inlined = stage(start)
+#: :func:`start`, copied into its caller by numba (:func:`~simcore.compiled.jit.inline_always`), for the one or
+#: two places a kernel starts jobs on its per-event path. LLVM does not inline ``start`` (too large for its
+#: threshold), and the call it leaves passes every array of ``core`` and ``hp`` as separate words (about 220 a
+#: start). The rule stays written once, here. Keep the sites few: each is another copy of ``start`` to type,
+#: lower and optimise (about 1.5 CPU-s of LoTES's first compile each).
+start_inlined = inline_always(start)
 
 
 @inline

@@ -185,27 +185,19 @@ def inline(fn: F) -> F:
 
 
 def inline_always(fn: F) -> F:
-    """A helper numba copies into every caller (its IR, ``inline="always"``), for helpers on the per-event path.
-
-    A call that LLVM does not inline passes every array of the state it is given as separate
-    words (seven per array: about 200 for ``core``), so a helper that takes the state and is
-    too large for LLVM's inliner costs more to call than to run. Use it for helpers called
-    from one or two places (copies multiply the compile time), :func:`inline` for the rest.
-    """
-    deco = _nb.extending.register_jitable(inline="always", no_cpython_wrapper=True, no_cfunc_wrapper=True)
-    return deco(fn)  # type: ignore[no-any-return]
-
-
-def stage(fn: F) -> F:
     """A large part of a kernel's per-event path, copied by numba into each caller (its IR, before typing).
 
-    numba as shipped compiles each ``inline`` helper on its own and links it in as a function LLVM may
-    inline; it does not inline large ones, and the call it leaves passes every array of the named tuples
-    it takes as separate words (about 220 for ``core``, 200-260 for a scheduler's state): that cost FCFS
-    a third of its speed and LoTES a quarter against the build that patched numba. ``inline="always"``
-    on an ``njit`` function (not on a ``register_jitable`` one, which numba would also compile on its own
-    first: :func:`inline_always`) makes the caller type and lower the stage with its own code, once per
-    call site, so keep a stage's sites to one or two and its own calls to small helpers: numba builds
-    and copies the IR at every site (the staged kernel's compile was 21-26 CPU-s with 64 such copies).
+    numba as shipped compiles each :func:`inline` helper on its own and links it in as a function LLVM
+    may inline; it does not inline large ones, and the call it leaves passes every array of the named
+    tuples it takes as separate words (seven per array: about 220 for ``core``, 200-400 for a scheduler's
+    state). That cost FCFS a third of its speed, LoTES a quarter and MRIS a sixth against the build that
+    patched numba (docs/notes/kfcfs.md, klotes.md, kmris.md). Use it for the stages with one or two call
+    sites, :func:`inline` for the rest: numba builds and copies the IR at every site, so the copies
+    multiply the compile time (the staged kernel's was 21-26 CPU-s with 64 of them).
+
+    An ``njit`` function, not a ``register_jitable`` one: numba inlines the former's untyped IR
+    before typing, once per call site, where an overload with ``inline="always"`` is compiled
+    whole for typing and then inlined after it (the MRIS kernel's first compile: 55 CPU-s so,
+    30 CPU-s as here, side by side at load 6-10; docs/notes/kmris.md).
     """
     return _nb.njit(nogil=True, _nrt=False, inline="always")(fn)  # type: ignore[no-any-return]

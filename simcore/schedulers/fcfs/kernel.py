@@ -37,7 +37,7 @@ import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit, stage
+from simcore.compiled.jit import inline, inline_always, njit
 
 if TYPE_CHECKING:
     from simcore.core.engine import Simulation
@@ -63,7 +63,7 @@ class FCFSState(NamedTuple):
 # costs a call of a few dozen words.
 
 
-@stage
+@inline_always
 def _least_free(free: Any, dims: Any, m: int) -> float:
     """Machine m's least free capacity over its resources (``-inf`` for no machine: an empty leaf)."""
     if m < 0:
@@ -77,7 +77,7 @@ def _least_free(free: Any, dims: Any, m: int) -> float:
     return v  # type: ignore[no-any-return]
 
 
-@stage
+@inline_always
 def _key_leaf(free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> None:
     """Refresh a leaf's key from the machine it holds, and the maxima above it.
 
@@ -97,7 +97,7 @@ def _key_leaf(free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> Non
         i >>= 1
 
 
-@stage
+@inline_always
 def _leaf(tree: Any, free: Any, dims: Any, machine_at: Any, key: Any, leaf: int) -> None:
     """A leaf now holds another machine (or none): refresh both trees above it.
 
@@ -121,7 +121,7 @@ def _leaf(tree: Any, free: Any, dims: Any, machine_at: Any, key: Any, leaf: int)
     _key_leaf(free, dims, machine_at, key, leaf)
 
 
-@stage
+@inline_always
 def _changed(core: Any, st: Any, m: int) -> None:
     """Machine m's free capacity changed (a start; the engine refreshed its own tree)."""
     if st.meta[LONGEST] == 1 and st.meta[SINGLE] == 0:
@@ -168,7 +168,7 @@ def _compact(meta: Any, tree: Any, free: Any, dims: Any, leaf_of: Any, mat: Any,
     _build_keys(free, dims, mat, key)
 
 
-@stage
+@inline_always
 def _to_back(core: Any, st: Any, m: int, now: float) -> None:
     """Machine m's last job finished at ``now``: move it to its place in the ``(idle_since, index)`` order.
 
@@ -217,7 +217,7 @@ def _runnable(core: Any, job: int, c: int) -> bool:
     return core.dims[K.D_ALL_RUNNABLE] == 1 or K.runnable_config(core, job, c)
 
 
-@stage
+@inline_always
 def _idle_fit(tree: Any, key: Any, req: Any, dims: Any, stack: Any, job: int, lo: int, hi: int) -> int:
     """The lowest leaf in ``lo..hi-1`` whose machine fits ``job``, or -1.
 
@@ -258,7 +258,7 @@ def _idle_fit(tree: Any, key: Any, req: Any, dims: Any, stack: Any, job: int, lo
     return -1
 
 
-@stage
+@inline_always
 def _next_start(core: Any, st: Any, mc: int) -> tuple[int, int]:
     """The queue's head and the machine it starts on now, or ``(-1, -1)``: it waits (multi-resource clusters).
 
@@ -307,7 +307,7 @@ def _next_start(core: Any, st: Any, mc: int) -> tuple[int, int]:
     return job, m
 
 
-@stage
+@inline_always
 def _pool_take(core: Any, st: Any) -> tuple[int, int]:
     """One-slot machines: the queue's head and the idle machine it takes from the pool, in the
     specification's order, or ``(-1, -1)``."""

@@ -32,7 +32,7 @@ import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit, stage
+from simcore.compiled.jit import inline, inline_always, njit
 
 if TYPE_CHECKING:
     from simcore.core.engine import Simulation
@@ -295,7 +295,7 @@ def _enqueue(core: Any, st: Any, job: int, k: int) -> None:
     _push(core, st, k if planned else K_, job)
 
 
-@stage
+@inline_always
 def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
     """``on_arrival``: the wheel's configuration, else ``_fallback``'s, else any machine; else the queue.
 
@@ -328,7 +328,7 @@ def _arrival(core: Any, hp: Any, st: Any, job: int) -> Any:
     return hp
 
 
-@stage
+@inline_always
 def _completion(core: Any, hp: Any, st: Any, job: int, m: int) -> Any:
     """``on_completion``: machine m's score back, then its queued jobs by class priority, then orphans."""
     W, labels = st.W, st.labels

@@ -33,11 +33,12 @@ import numpy as np
 
 from simcore.compiled import core as K
 from simcore.compiled.driver import Kernel
-from simcore.compiled.jit import inline, njit
+from simcore.compiled.jit import inline, inline_always, njit
 
 if TYPE_CHECKING:
     from simcore.core.engine import Simulation
     from simcore.schedulers.mris import MRIS
+
 
 # st.info (int64) slots: slots in use, logical size of the slot arrays, candidates, backlog head and
 # tail, the window, selections run
@@ -112,8 +113,14 @@ def _compact(core: Any, st: Any, grow: bool) -> None:
             total[r] = acc
 
 
-@inline
+@inline_always
 def _add(core: Any, st: Any, job: int) -> None:
+    """``MRIS._add``: ``job`` joins the candidates in the next slot (the slots compacted first when full).
+
+    On the arrival path (one call per job). numba inlines it (``inline_always``): LLVM would not,
+    because of the call to :func:`_compact` in it (every array of ``core`` and ``st``, 378 words),
+    and each arrival would pay a call of the same size.
+    """
     ids, creq, slot_of, total, info = st.ids, st.creq, st.slot_of, st.total, st.info
     req = core.req
     R = core.dims[K.D_R]
@@ -153,13 +160,14 @@ def _remove(core: Any, st: Any, job: int) -> None:
             total[r] -= req[jb + r]
 
 
-@inline
+@inline_always
 def _refill(core: Any, st: Any, out: Any, off: int, extra: int) -> int:
     """``MRIS._refill`` (written to ``out[off:]``; returns how many joined), after ``extra`` if >= 0.
 
     ``extra``: an arriving job that joins the candidates (``MRIS._add``) when there is room. The
     backlog is then empty (it holds jobs only while the candidates fill the window: every
     start is followed by a refill), so it is the only job added, as in the specification.
+    Inlined by numba, as :func:`_add` (its one call site, in :func:`_place`).
     """
     backlog, info = st.backlog, st.info
     cnt = 0
@@ -391,23 +399,6 @@ def _select(core: Any, st: Any, m: int, nr: int) -> None:
 
 
 @inline
-def _select_on(core: Any, hp: Any, st: Any, m: int, js: int) -> tuple[Any, int]:
-    """``MRIS._select_on``: the selection on machine m over the candidates; starts them. Returns how many started.
-
-    ``js >= 0``: no selection, start candidate ``js`` on m (``MRIS._start``; the one place that starts
-    candidates, so it is compiled once).
-    """
-    if js >= 0:
-        st.rank[0] = js
-        started = 1
-    else:
-        started = _choose(core, st, m)
-        if started < 0:
-            return hp, 0
-    return _start_chosen(core, hp, st, m, started, js < 0)
-
-
-@inline
 def _choose(core: Any, st: Any, m: int) -> int:
     """The selection of ``MRIS._select_on``: the chosen candidates in ``st.rank``, how many (-1: none fits)."""
     ids, creq, app, info = st.ids, st.creq, st.app, st.info
@@ -478,16 +469,20 @@ def _choose(core: Any, st: Any, m: int) -> int:
     return started
 
 
-@inline
+@inline_always
 def _start_chosen(core: Any, hp: Any, st: Any, m: int, started: int, selected: bool) -> tuple[Any, int]:
-    """Start the candidates ``st.rank[:started]`` on m; after a selection, each only if the fit rule admits it."""
+    """Start the candidates ``st.rank[:started]`` on m; after a selection, each only if the fit rule admits it.
+
+    Every placement ends here (one call site, in :func:`_place`): inlined by numba, so a start costs
+    no call of ``core`` and ``st`` (393 words) besides ``core.start``'s own.
+    """
     frank, info = st.rank, st.info
     ctr = core.ctr
     done = 0
     for i in range(started):
         j = frank[i]
         if not selected or K.fits(core, j, m):
-            hp = K.start(core, hp, j, m)
+            hp = K.start_inlined(core, hp, j, m)
             if ctr[K.ERR] != 0:
                 return hp, done
             _remove(core, st, j)
@@ -497,14 +492,20 @@ def _start_chosen(core: Any, hp: Any, st: Any, m: int, started: int, selected: b
     return hp, done
 
 
-@inline
+@inline_always
 def _place(core: Any, hp: Any, st: Any, m0: int, job: int) -> Any:
     """``MRIS.on_completion`` on machine ``m0`` (``m0 >= 0``), or ``MRIS.on_arrival`` of ``job`` with room.
 
-    One function for both, so the selection, first fit and starts are compiled once (numba's
-    compile time grows with every inlined copy). An arriving job joins the candidates and is
-    placed by ``_place_new``; when there was no queue this is the specification's direct first
-    fit: the job fits (it starts, and the candidate set is empty again, as before) or it waits.
+    One function for both, called from one place in ``step``, so numba copies it (``inline_always``)
+    and the selection, first fit and starts once: its compile time grows with every inlined copy,
+    and a call of ``_place`` passes every array of ``core`` and ``st`` (393 words), once per event.
+    Only the path of every job is inlined (``_refill``, ``_add``, ``_start_chosen``); the selection
+    (:func:`_choose`, with its own helpers) stays a call: it runs only once the candidates queue (none
+    at load 0.9 on the google scenario), and its work is many times the call's.
+
+    An arriving job joins the candidates and is placed by ``_place_new``; when there was no queue this
+    is the specification's direct first fit: the job fits (it starts, and the candidate set is empty
+    again, as before) or it waits.
     """
     pend, ffm = st.new_jobs, st.new_fit
     ctr = core.ctr
@@ -517,7 +518,19 @@ def _place(core: Any, hp: Any, st: Any, m0: int, job: int) -> Any:
     extra = job
     while True:
         if m_sel >= 0 or js >= 0:
-            hp, done = _select_on(core, hp, st, ms if js >= 0 else m_sel, js)
+            # ``MRIS._select_on``: the selection on machine m_sel over the candidates, and its starts;
+            # or (js >= 0) candidate js started on ms (``MRIS._start``, the one other place that starts
+            # candidates: both share _start_chosen, so it is compiled once).
+            if js >= 0:
+                st.rank[0] = js
+                started = 1
+                m = ms
+            else:
+                started = _choose(core, st, m_sel)
+                m = m_sel
+            done = 0
+            if started >= 0:
+                hp, done = _start_chosen(core, hp, st, m, started, js < 0)
             if ctr[K.ERR] != 0:
                 return hp
             if js < 0 and done == 0 and looped:
@@ -572,18 +585,22 @@ def step(core: Any, hp: Any, st: Any, smp: Any, budget: int) -> tuple[int, Any]:
         if status != K.GO:
             return status, hp
         fl[K.NOW] = t
+        # One call site of _place, so numba copies its IR into step once.
         if kind == K.EV_ARRIVAL:
             job = K.arrive(core)
+            m = -1
             info = st.info
-            if info[ALIVE] < info[WINDOW]:
-                hp = _place(core, hp, st, -1, job)
-            else:
+            if info[ALIVE] >= info[WINDOW]:
                 st.backlog[info[BL_TAIL]] = job
                 info[BL_TAIL] += 1
+                job = -1
         else:
-            job, m = K.complete(core, hp)
-            if st.info[ALIVE] > 0:
-                hp = _place(core, hp, st, m, -1)
+            _, m = K.complete(core, hp)
+            job = -1
+            if st.info[ALIVE] == 0:
+                m = -1
+        if m >= 0 or job >= 0:
+            hp = _place(core, hp, st, m, job)
         if ctr[K.ERR] != 0:
             return K.S_ERROR, hp
         done += 1
