@@ -27,9 +27,9 @@ def execute_probe(probe_id: int, worker: str = "") -> str:
     """Claim a pending probe, run it, store the result, move the plan on; returns the outcome.
 
     A probe that is gone, claimed by another worker, or of a plan that ended is left alone
-    (:func:`dashboard.common.units.execute`).
+    (:func:`dashboard.common.units.execute_unit`).
     """
-    return units.execute(UNITS, probe_id, worker, _run)
+    return units.execute_unit(UNITS, probe_id, worker, _run)
 
 
 def _run(row: CapacityProbe, plan: CapacityPlan) -> str:

@@ -101,7 +101,7 @@ class Units:
         return Q(**{f"{self.parent_field}__status__in": ACTIVE}, **lookups)
 
 
-def execute(
+def execute_unit(
     units: Units, unit_id: int, worker: str, run: Callable[[Any, Any], str], related: Iterable[str] = ()
 ) -> str:
     """Claim pending unit ``unit_id``, ``run(unit, parent)`` under a heartbeat, move the parent on once it is done.

@@ -83,11 +83,11 @@ def execute_evaluation(evaluation_id: int, worker: str = "") -> str:
     """Claim a pending evaluation, simulate its policy, store the result, move the search on; returns the outcome.
 
     An evaluation that is gone, claimed by another worker, or of a search that
-    ended is left alone (:func:`dashboard.common.units.execute`). A policy the
+    ended is left alone (:func:`dashboard.common.units.execute_unit`). A policy the
     simulation refuses fails the search with its message (the search cannot rank
     an individual it cannot score).
     """
-    return units.execute(
+    return units.execute_unit(
         UNITS, evaluation_id, worker, _simulate, related=("search__cluster_upload", "search__trace_upload")
     )
 

@@ -36,6 +36,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
+from django.db.models import BigIntegerField, Func
 
 from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.common.models import Status
@@ -59,11 +60,11 @@ def parse_scale(text: str) -> dict[str, Any]:
     return out
 
 
-def database_bytes() -> int:
+def database_bytes(user: User) -> int:
+    """The database's size: PostgreSQL's ``pg_database_size`` through the ORM (on any row), or SQLite's file."""
     if connection.vendor == "postgresql":
-        with connection.cursor() as cur:
-            cur.execute("SELECT pg_database_size(current_database())")
-            return int(cur.fetchone()[0])
+        size = Func(Func(function="current_database"), function="pg_database_size", output_field=BigIntegerField())
+        return int(User.objects.filter(pk=user.pk).annotate(size=size).values_list("size", flat=True).get())
     name = str(settings.DATABASES["default"]["NAME"])
     return sum(Path(p).stat().st_size for p in (name, name + "-wal") if Path(p).exists())
 
@@ -149,9 +150,9 @@ class Command(BaseCommand):
         for name in scenario["schedulers"]:
             warm_one(name)
         out.write(f"kernels of {', '.join(scenario['schedulers'])} ready in {time.perf_counter() - t0:.1f} s")
-        before = database_bytes()
+        before = database_bytes(user)
         exp, wall, peaks = self.platform(user, rep, scale, scenario, opts["workers"])
-        after = database_bytes()
+        after = database_bytes(user)
         finished = exp.runs.filter(status=Status.FINISHED).count()
         out.write(
             f"platform: {finished}/{exp.runs.count()} cells finished ({exp.status}) in {wall:.1f} s; "
