@@ -162,4 +162,9 @@ def test_two_workers_with_their_own_var_dirs_both_take_cells_of_one_sweep(owner,
         b.stop()
     assert exp.status == Status.FINISHED and exp.runs.count() == 10
     workers = {w.split("@")[0] for w in exp.runs.values_list("worker", flat=True)}
-    assert workers == {a.name, b.name}  # each worker took cells of the one sweep
+    # Each of the two took cells of the one sweep. The session's worker may take one too: while these two
+    # compile their kernels into their own empty caches (20-30 CPU-s each), its periodic repair can find a
+    # cell's message unheld and send it again, to its own queue (queueing.requeue_stale; a duplicate is
+    # harmless, claiming is conditional), which is the product working, not a leak between the var dirs.
+    assert {a.name, b.name} <= workers, workers
+    assert workers - {a.name, b.name} <= {"celery"}, workers
