@@ -19,12 +19,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection
 
 from dashboard.celery import READY_FILE_ENV, both_queues
 from dashboard.models import Experiment, Membership, Role, Status, Team
@@ -122,11 +120,12 @@ def owner_client(client: Any, owner: User) -> Any:
 
 
 def _test_database_url() -> str:
-    name = connection.settings_dict["NAME"]
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{name}"
-    parts = urlsplit(os.environ["DATABASE_URL"])
-    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+    """The test database as DATABASE_URL, for the worker processes a test starts (the platform's own rule)."""
+    from dashboard.management.commands.bench_reproduction import this_database_url
+
+    url = this_database_url()
+    assert url, "PostgreSQL tests need DATABASE_URL"
+    return url
 
 
 @pytest.fixture(scope="session")
